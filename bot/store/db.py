@@ -1,0 +1,268 @@
+"""tracebot's SQLite store: events seen, diagnoses, feedback, channel settings, trace runs.
+
+Plain Python over sqlite-utils; nothing here knows Slack. One connection shared by the bot's threads,
+serialised by a lock (SQLite writes are serial anyway); WAL so ``tracebot stats`` can read while the
+bot writes. Every SQLite failure surfaces as :class:`StoreError` with the path and what to do: a
+locked or corrupt database is reported, never silently skipped.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+import sqlite_utils
+
+from bot.result import Match
+from bot.store.migrations import apply_migrations
+
+T = TypeVar("T")
+EVENT_TTL_S = 7 * 24 * 3600  # Slack retries within minutes; a week is far beyond any redelivery
+
+
+class StoreError(RuntimeError):
+    """The database could not be read or written; the message says which file and why."""
+
+
+@dataclass
+class ChannelSettings:
+    channel: str
+    auto_reply: bool = True
+    threshold: float | None = None  # None: the configured default
+    updated_by: str | None = None
+
+
+@dataclass
+class DiagnosisRecord:
+    id: int
+    channel: str
+    thread_ts: str | None
+    message_ts: str | None
+    user: str | None
+    source: str
+    matches: list[Match]
+    confident: bool
+    reply_ts: str | None
+    created_at: float
+
+
+class Store:
+    def __init__(self, path: str | Path, *, timeout_s: float = 5.0) -> None:
+        self.path = str(path)
+        self._lock = threading.RLock()
+        if self.path != ":memory:":
+            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+        try:
+            conn = sqlite3.connect(self.path, timeout=timeout_s, check_same_thread=False)
+            self.db = sqlite_utils.Database(conn, execute_plugins=False)
+            self._run(self._open)
+        except StoreError:
+            raise
+        except sqlite3.Error as exc:  # connect itself can fail (directory missing, permissions)
+            raise self._error(exc) from exc
+
+    def _open(self) -> None:
+        if self.path != ":memory:":
+            self.db.enable_wal()
+        self.db.execute("PRAGMA foreign_keys=ON")
+        apply_migrations(self.db)
+        self.db.execute("DELETE FROM events WHERE seen_at < ?", [time.time() - EVENT_TTL_S])
+
+    def _error(self, exc: sqlite3.Error) -> StoreError:
+        text = str(exc)
+        if "locked" in text or "busy" in text:
+            hint = "another process holds a write lock; stop it or point TRACEBOT_DB elsewhere"
+        elif isinstance(exc, sqlite3.DatabaseError) and ("not a database" in text or "malformed" in text):
+            hint = "the file is corrupt; move it aside (tracebot will create a new one) or restore a backup"
+        else:
+            hint = "check the path and its permissions"
+        return StoreError(f"tracebot database {self.path}: {text} ({hint})")
+
+    def _run(self, fn: Callable[[], T]) -> T:
+        with self._lock:
+            try:
+                return fn()
+            except sqlite3.Error as exc:
+                raise self._error(exc) from exc
+
+    @contextmanager
+    def _tx(self) -> Iterator[None]:
+        with self._lock:
+            try:
+                with self.db.conn:
+                    yield
+            except sqlite3.Error as exc:
+                raise self._error(exc) from exc
+
+    def close(self) -> None:
+        with self._lock:
+            self.db.conn.close()
+
+    # -- events seen ---------------------------------------------------------------------------------
+    def claim_event(self, *keys: str) -> bool:
+        """Record ``keys`` as seen; True only for the first caller to present any of them.
+
+        Several keys name one delivery (event_id, channel+ts): a retry may repeat either.
+        """
+        keys = tuple(k for k in keys if k)
+        if not keys:
+            return True
+        now = time.time()
+
+        def claim() -> bool:
+            placeholders = ",".join("?" * len(keys))
+            seen = self.db.execute(f"SELECT 1 FROM events WHERE key IN ({placeholders}) LIMIT 1", keys)
+            if seen.fetchone():
+                return False
+            self.db.conn.executemany(
+                "INSERT OR IGNORE INTO events(key, seen_at) VALUES (?, ?)", [(k, now) for k in keys]
+            )
+            return True
+
+        with self._tx():
+            return claim()
+
+    # -- diagnoses -----------------------------------------------------------------------------------
+    def record_diagnosis(
+        self,
+        *,
+        channel: str,
+        matches: list[Match],
+        confident: bool,
+        source: str,
+        thread_ts: str | None = None,
+        message_ts: str | None = None,
+        user: str | None = None,
+        reply_ts: str | None = None,
+    ) -> int:
+        row = {
+            "channel": channel,
+            "thread_ts": thread_ts,
+            "message_ts": message_ts,
+            "user": user,
+            "source": source,
+            "entry_ids": json.dumps([m.entry_id for m in matches]),
+            "scores": json.dumps([round(m.score, 1) for m in matches]),
+            "matches": json.dumps([m.to_dict() for m in matches]),
+            "confident": int(confident),
+            "reply_ts": reply_ts,
+            "created_at": time.time(),
+        }
+        return self._run(lambda: int(self.db["diagnoses"].insert(row).last_pk))
+
+    def set_reply_ts(self, diagnosis_id: int, reply_ts: str) -> None:
+        self._run(lambda: self.db["diagnoses"].update(diagnosis_id, {"reply_ts": reply_ts}))
+
+    def diagnosis(self, diagnosis_id: int) -> DiagnosisRecord | None:
+        rows = self.query("SELECT * FROM diagnoses WHERE id = ?", [diagnosis_id])
+        return _to_record(rows[0]) if rows else None
+
+    def earlier_answer(
+        self, channel: str, thread_ts: str, entry_id: str, within_s: float
+    ) -> DiagnosisRecord | None:
+        """The latest answer in this thread whose best match was ``entry_id``, if recent enough."""
+        rows = self.query(
+            "SELECT * FROM diagnoses WHERE channel = ? AND thread_ts = ? AND reply_ts IS NOT NULL"
+            " AND json_extract(entry_ids, '$[0]') = ? AND created_at >= ? ORDER BY id DESC LIMIT 1",
+            [channel, thread_ts, entry_id, time.time() - within_s],
+        )
+        return _to_record(rows[0]) if rows else None
+
+    def recent_diagnoses(self, channel: str | None = None, limit: int = 10) -> list[DiagnosisRecord]:
+        where, params = ("WHERE channel = ?", [channel]) if channel else ("", [])
+        rows = self.query(f"SELECT * FROM diagnoses {where} ORDER BY id DESC LIMIT ?", [*params, limit])
+        return [_to_record(r) for r in rows]
+
+    def count(self, table: str) -> int:
+        return self._run(lambda: self.db[table].count)
+
+    # -- feedback ------------------------------------------------------------------------------------
+    def record_feedback(self, *, diagnosis_id: int | None, entry_id: str, user: str, helpful: bool) -> int:
+        row = {
+            "diagnosis_id": diagnosis_id,
+            "entry_id": entry_id,
+            "user": user,
+            "helpful": int(helpful),
+            "created_at": time.time(),
+        }
+        return self._run(lambda: int(self.db["feedback"].insert(row).last_pk))
+
+    # -- channel settings ----------------------------------------------------------------------------
+    def channel_settings(self, channel: str) -> ChannelSettings:
+        rows = self.query("SELECT * FROM channel_settings WHERE channel = ?", [channel])
+        if not rows:
+            return ChannelSettings(channel)
+        r = rows[0]
+        return ChannelSettings(channel, bool(r["auto_reply"]), r["threshold"], r["updated_by"])
+
+    def update_channel_settings(
+        self,
+        channel: str,
+        *,
+        updated_by: str,
+        auto_reply: bool | None = None,
+        threshold: float | None = None,
+    ) -> ChannelSettings:
+        def update() -> None:
+            current = self.channel_settings(channel)
+            self.db["channel_settings"].upsert(
+                {
+                    "channel": channel,
+                    "auto_reply": int(current.auto_reply if auto_reply is None else auto_reply),
+                    "threshold": current.threshold if threshold is None else threshold,
+                    "updated_by": updated_by,
+                    "updated_at": time.time(),
+                },
+                pk="channel",
+            )
+
+        self._run(update)
+        return self.channel_settings(channel)
+
+    # -- trace runs ----------------------------------------------------------------------------------
+    def start_trace_run(
+        self, *, command: str, args: list[str], dedupe_key: str | None, user: str | None, channel: str
+    ) -> int:
+        row = {
+            "command": command,
+            "args": json.dumps(args),
+            "dedupe_key": dedupe_key,
+            "user": user,
+            "channel": channel,
+            "status": "running",
+            "started_at": time.time(),
+        }
+        return self._run(lambda: int(self.db["trace_runs"].insert(row).last_pk))
+
+    def update_trace_run(self, run_id: int, **fields: Any) -> None:
+        if fields.get("status") not in (None, "running"):
+            fields.setdefault("finished_at", time.time())
+        self._run(lambda: self.db["trace_runs"].update(run_id, fields))
+
+    def trace_runs(self, limit: int = 20) -> list[dict[str, Any]]:
+        return self.query("SELECT * FROM trace_runs ORDER BY id DESC LIMIT ?", [limit])
+
+    def query(self, sql: str, params: list[Any]) -> list[dict[str, Any]]:
+        return self._run(lambda: list(self.db.query(sql, params)))
+
+
+def _to_record(row: dict[str, Any]) -> DiagnosisRecord:
+    return DiagnosisRecord(
+        id=row["id"],
+        channel=row["channel"],
+        thread_ts=row["thread_ts"],
+        message_ts=row["message_ts"],
+        user=row["user"],
+        source=row["source"],
+        matches=[Match(**m) for m in json.loads(row["matches"] or "[]")],
+        confident=bool(row["confident"]),
+        reply_ts=row["reply_ts"],
+        created_at=row["created_at"],
+    )

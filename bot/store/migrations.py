@@ -1,0 +1,95 @@
+"""Named, ordered schema migrations (the sqlite-utils ``migrations.py`` idiom).
+
+Each migration runs once, in list order, and is recorded by name in ``_migrations``. Never edit or
+reorder an applied migration: append a new one.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+import sqlite_utils
+
+Migration = tuple[str, Callable[[sqlite_utils.Database], None]]
+
+
+def _m001_initial(db: sqlite_utils.Database) -> None:
+    db["events"].create({"key": str, "seen_at": float}, pk="key")
+    db["diagnoses"].create(
+        {
+            "id": int,
+            "channel": str,
+            "thread_ts": str,
+            "message_ts": str,
+            "user": str,
+            "source": str,  # "auto", "mention", "dm", "shortcut", "command", "console"
+            "entry_ids": str,  # JSON list, best first
+            "scores": str,  # JSON list, parallel to entry_ids
+            "matches": str,  # JSON list of Match dicts, for "Other matches" after a restart
+            "confident": int,
+            "reply_ts": str,
+            "created_at": float,
+        },
+        pk="id",
+        not_null={"channel", "created_at"},
+    )
+    db["diagnoses"].create_index(["channel", "thread_ts", "created_at"])
+    db["feedback"].create(
+        {
+            "id": int,
+            "diagnosis_id": int,
+            "entry_id": str,
+            "user": str,
+            "helpful": int,
+            "created_at": float,
+        },
+        pk="id",
+        foreign_keys=[("diagnosis_id", "diagnoses", "id")],
+    )
+    db["channel_settings"].create(
+        {"channel": str, "auto_reply": int, "threshold": float, "updated_by": str, "updated_at": float},
+        pk="channel",
+    )
+    db["trace_runs"].create(
+        {
+            "id": int,
+            "command": str,
+            "args": str,
+            "dedupe_key": str,
+            "user": str,
+            "channel": str,
+            "parent_ts": str,
+            "status": str,  # running, ok, info, warning, error
+            "summary": str,
+            "started_at": float,
+            "finished_at": float,
+        },
+        pk="id",
+    )
+
+
+MIGRATIONS: list[Migration] = [
+    ("001_initial", _m001_initial),
+]
+
+
+def apply_migrations(db: sqlite_utils.Database, migrations: list[Migration] = MIGRATIONS) -> list[str]:
+    """Apply the migrations not yet recorded; return the names applied now."""
+    db["_migrations"].create({"name": str, "applied_at": float}, pk="name", if_not_exists=True)
+    done = {row["name"] for row in db["_migrations"].rows}
+    applied = []
+    for name, migrate in migrations:
+        if name in done:
+            continue
+        # One explicit transaction per migration: a failure leaves the schema as it was.
+        db.conn.execute("BEGIN")
+        try:
+            migrate(db)
+            db["_migrations"].insert({"name": name, "applied_at": time.time()})
+        except BaseException:
+            db.conn.rollback()
+            raise
+        db.conn.commit()
+        applied.append(name)
+    return applied

@@ -1,0 +1,142 @@
+"""The store against real SQLite files (no mocks): it survives restarts and fails loudly."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+import time
+
+import pytest
+
+from bot.result import Match
+from bot.store import Store, StoreError
+from bot.store.migrations import MIGRATIONS
+from bot.store.stats import entry_stats, most_helpful, not_this_feedback
+
+
+def _match(entry_id: str, score: float = 90.0, line: str = "NCCL watchdog timeout") -> Match:
+    return Match(entry_id=entry_id, title=entry_id, score=score, confident=score >= 75, line=line, line_no=3)
+
+
+def test_a_new_database_is_created_in_wal_mode_with_every_migration_applied(tmp_path):
+    store = Store(tmp_path / "sub" / "t.sqlite3")
+    assert store.db.journal_mode == "wal"
+    applied = [r["name"] for r in store.db["_migrations"].rows]
+    assert applied == [name for name, _ in MIGRATIONS]
+    assert {"events", "diagnoses", "feedback", "channel_settings", "trace_runs"} <= set(
+        store.db.table_names()
+    )
+
+
+def test_everything_recorded_survives_a_restart(tmp_path):
+    path = tmp_path / "t.sqlite3"
+    store = Store(path)
+    assert store.claim_event("Ev1", "msg:C1:1.0")
+    diag_id = store.record_diagnosis(
+        channel="C1",
+        thread_ts="1.0",
+        message_ts="1.0",
+        user="U1",
+        source="auto",
+        matches=[_match("nccl-timeout"), _match("cuda-oom", 60)],
+        confident=True,
+        reply_ts="2.0",
+    )
+    store.record_feedback(diagnosis_id=diag_id, entry_id="nccl-timeout", user="U2", helpful=False)
+    store.update_channel_settings("C1", updated_by="UADMIN", auto_reply=False, threshold=82.5)
+    run_id = store.start_trace_run(command="job", args=["123"], dedupe_key="job:123", user="U1", channel="C1")
+    store.update_trace_run(run_id, status="ok", summary="3 ranks stuck")
+    store.close()
+
+    again = Store(path)
+    assert not again.claim_event("msg:C1:1.0"), "an event seen before the restart is still a duplicate"
+    record = again.diagnosis(diag_id)
+    assert record is not None
+    assert [m.entry_id for m in record.matches] == ["nccl-timeout", "cuda-oom"]
+    assert record.matches[0].line_no == 3
+    settings = again.channel_settings("C1")
+    assert (settings.auto_reply, settings.threshold, settings.updated_by) == (False, 82.5, "UADMIN")
+    run = again.trace_runs()[0]
+    assert (run["status"], run["summary"]) == ("ok", "3 ranks stuck") and run["finished_at"]
+    assert not_this_feedback(again)[0]["line"] == "NCCL watchdog timeout"
+
+
+def test_an_event_is_claimed_once_even_when_many_threads_race_for_it(tmp_path):
+    store = Store(tmp_path / "t.sqlite3")
+    wins: list[bool] = []
+    barrier = threading.Barrier(8)
+
+    def claim() -> None:
+        barrier.wait()
+        wins.append(store.claim_event("Ev-race", "msg:C1:5.5"))
+
+    threads = [threading.Thread(target=claim) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert wins.count(True) == 1
+
+
+def test_a_redelivery_under_a_different_event_id_is_still_a_duplicate(tmp_path):
+    store = Store(":memory:")
+    assert store.claim_event("Ev-A", "msg:C1:7.0")
+    assert not store.claim_event("Ev-B", "msg:C1:7.0")
+
+
+def test_a_corrupt_database_file_gives_a_clear_error(tmp_path):
+    path = tmp_path / "broken.sqlite3"
+    path.write_bytes(b"this is not sqlite" * 100)
+    with pytest.raises(StoreError, match="corrupt"):
+        Store(path)
+    assert path.read_bytes().startswith(b"this is not sqlite"), "the broken file is left for inspection"
+
+
+def test_a_database_locked_by_another_process_gives_a_clear_error_not_a_lost_write(tmp_path):
+    path = tmp_path / "t.sqlite3"
+    store = Store(path, timeout_s=0.2)
+    other = sqlite3.connect(path)
+    other.execute("BEGIN EXCLUSIVE")
+    try:
+        with pytest.raises(StoreError, match="locked"):
+            store.record_feedback(diagnosis_id=None, entry_id="x", user="U1", helpful=True)
+    finally:
+        other.rollback()
+        other.close()
+    store.record_feedback(diagnosis_id=None, entry_id="x", user="U1", helpful=True)
+    assert store.count("feedback") == 1
+
+
+def test_the_earlier_answer_in_a_thread_is_found_only_within_the_window(tmp_path):
+    store = Store(":memory:")
+    diag_id = store.record_diagnosis(
+        channel="C1",
+        thread_ts="1.0",
+        matches=[_match("cuda-oom")],
+        confident=True,
+        source="auto",
+        reply_ts="1.5",
+    )
+    assert store.earlier_answer("C1", "1.0", "cuda-oom", within_s=60).id == diag_id
+    assert store.earlier_answer("C1", "9.0", "cuda-oom", within_s=60) is None
+    assert store.earlier_answer("C1", "1.0", "nccl-timeout", within_s=60) is None
+    store.db.execute("UPDATE diagnoses SET created_at = ?", [time.time() - 120])
+    assert store.earlier_answer("C1", "1.0", "cuda-oom", within_s=60) is None
+
+
+def test_stats_count_matches_per_entry_and_the_helpful_rate(tmp_path):
+    store = Store(":memory:")
+    ids = [
+        store.record_diagnosis(channel="C1", matches=[_match("cuda-oom")], confident=True, source="auto")
+        for _ in range(3)
+    ]
+    store.record_diagnosis(channel="C1", matches=[_match("nccl-timeout")], confident=True, source="auto")
+    store.record_diagnosis(channel="C1", matches=[], confident=False, source="mention")
+    store.record_feedback(diagnosis_id=ids[0], entry_id="cuda-oom", user="U1", helpful=True)
+    store.record_feedback(diagnosis_id=ids[1], entry_id="cuda-oom", user="U2", helpful=True)
+    store.record_feedback(diagnosis_id=ids[2], entry_id="cuda-oom", user="U3", helpful=False)
+    stats = {s.entry_id: s for s in entry_stats(store)}
+    assert stats["cuda-oom"].matched == 3 and stats["nccl-timeout"].matched == 1
+    assert stats["cuda-oom"].helpful_rate == pytest.approx(2 / 3)
+    assert stats["nccl-timeout"].helpful_rate is None
+    assert [s.entry_id for s in most_helpful(store)] == ["cuda-oom"]
