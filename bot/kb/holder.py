@@ -1,0 +1,132 @@
+"""Holds the current knowledge base and matcher; reloads when files under ``knowledge/`` change.
+
+A reload that reports errors keeps the last good knowledge base and exposes the errors (the App Home
+and the log show them), so one broken pull request never silences tracebot. Change detection polls
+file mtimes and sizes: cheap for a few hundred files, and works on every filesystem.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+Snapshot = dict[str, tuple[int, int]]
+
+
+@dataclass
+class Loaded:
+    kb: Any  # bot.kb.loader.KnowledgeBase
+    matcher: Any  # bot.matcher.Matcher
+    errors: list[Any] = field(default_factory=list)  # errors of the *latest* load attempt
+    loaded_at: float = field(default_factory=time.time)
+    version: int = 1
+
+
+def _default_loader(directory: Path) -> tuple[Any, list[Any]]:
+    from bot.kb.loader import load_knowledge_base
+
+    return load_knowledge_base(directory)
+
+
+def _default_matcher(kb: Any, threshold: float) -> Any:
+    from bot.matcher import Matcher
+
+    return Matcher(kb, threshold=threshold)
+
+
+class KnowledgeHolder:
+    def __init__(
+        self,
+        directory: Path,
+        threshold: float = 75.0,
+        loader: Callable[[Path], tuple[Any, list[Any]]] = _default_loader,
+        matcher_factory: Callable[[Any, float], Any] = _default_matcher,
+    ) -> None:
+        self.directory = Path(directory)
+        self.threshold = threshold
+        self._loader = loader
+        self._matcher_factory = matcher_factory
+        self._lock = threading.Lock()
+        self._snapshot: Snapshot = {}
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._state = self._load(previous=None)
+
+    @property
+    def current(self) -> Loaded:
+        return self._state
+
+    @property
+    def kb(self) -> Any:
+        return self._state.kb
+
+    @property
+    def matcher(self) -> Any:
+        return self._state.matcher
+
+    @property
+    def errors(self) -> list[Any]:
+        return list(self._state.errors)
+
+    def _scan(self) -> Snapshot:
+        snap: Snapshot = {}
+        if not self.directory.is_dir():
+            return snap
+        for path in self.directory.rglob("*"):
+            try:
+                if path.is_file():
+                    st = path.stat()
+                    snap[str(path)] = (st.st_mtime_ns, st.st_size)
+            except OSError:  # deleted between listing and stat: the next scan sees it gone
+                continue
+        return snap
+
+    def _load(self, previous: Loaded | None) -> Loaded:
+        self._snapshot = self._scan()
+        try:
+            kb, errors = self._loader(self.directory)
+        except Exception as exc:  # the loader should not raise, but a bug there must not kill the bot
+            log.exception("knowledge base failed to load from %s", self.directory)
+            errors, kb = [f"{self.directory}: loader failed: {exc}"], None
+        for err in errors:
+            log.error("knowledge base: %s", err)
+        if errors and previous is not None:
+            log.error("keeping the last good knowledge base (%d entries)", len(previous.kb.entries))
+            return Loaded(previous.kb, previous.matcher, list(errors), previous.loaded_at, previous.version)
+        if kb is None:
+            raise RuntimeError(f"cannot load the knowledge base from {self.directory}: {errors[0]}")
+        version = previous.version + 1 if previous else 1
+        return Loaded(kb, self._matcher_factory(kb, self.threshold), list(errors), time.time(), version)
+
+    def reload_if_changed(self) -> bool:
+        """Reload when any file was added, removed or modified; True if a reload was attempted."""
+        with self._lock:
+            if self._scan() == self._snapshot:
+                return False
+            self._state = self._load(previous=self._state)
+            return True
+
+    def watch(self, interval_s: float = 2.0) -> None:
+        """Poll in a daemon thread until :meth:`stop`."""
+        if self._thread is not None:
+            return
+
+        def loop() -> None:
+            while not self._stop.wait(interval_s):
+                try:
+                    self.reload_if_changed()
+                except Exception:
+                    log.exception("knowledge base reload failed")
+
+        self._thread = threading.Thread(target=loop, name="kb-watch", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
