@@ -1,0 +1,153 @@
+"""``/trace pid <pid> [--host H] [--native]``: dump a process (and its ranks) with py-spy and group the stacks."""
+
+from __future__ import annotations
+
+import re
+import socket
+import subprocess
+from typing import Any
+
+from bot.plugin_api import Command, CommandContext, NotAllowed, UsageError, hookimpl
+from bot.plugin_host import attach_matches
+from bot.result import Attachment, Frame, Result, Section, Table
+from plugins.pyspy import procs
+from plugins.pyspy.dump import DEFAULT_MAX_WORKERS, DEFAULT_TIMEOUT_S, ProcessDump, dump_many, find_pyspy
+from plugins.pyspy.group import group_stacks
+from plugins.pyspy.knowledge import stacks_text
+from plugins.pyspy.render import PNG_MIN_RANKS, ranks_png, stack_text, summarise_groups
+
+USAGE = "/trace pid <pid> [--host H] [--native]"
+PID_MAX = 4_194_304  # the kernel's upper bound for pid_max
+_PID = re.compile(r"^[0-9]{1,7}$")
+_LABEL = r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
+_HOST = re.compile(rf"^(?=.{{1,253}}$){_LABEL}(?:\.{_LABEL})*$")
+DEFAULT_SSH = ["ssh", "-o", "BatchMode=yes", "-o", "ConnectTimeout=5"]
+
+
+def parse(words: list[str]) -> dict[str, Any]:
+    """Validate everything before any process is started; refuse rather than guess."""
+    pid: int | None = None
+    host: str | None = None
+    native = False
+    rest = list(words)
+    while rest:
+        word = rest.pop(0)
+        if word == "--native":
+            native = True
+        elif word == "--host" or word.startswith("--host="):
+            value = word.split("=", 1)[1] if "=" in word else (rest.pop(0) if rest else "")
+            if not _HOST.match(value):
+                raise UsageError(f"--host needs a host name (letters, digits, dots, dashes), got {value[:60]!r}.")
+            host = value
+        elif word.startswith("-"):
+            raise UsageError(f"Unknown option {word[:40]!r}.")
+        elif pid is None:
+            if not _PID.match(word) or not 1 <= int(word) <= PID_MAX:
+                raise UsageError(f"A pid is a number from 1 to {PID_MAX}, got {word[:40]!r}.")
+            pid = int(word)
+        else:
+            raise UsageError(f"Unexpected argument {word[:40]!r}: one pid at a time.")
+    if pid is None:
+        raise UsageError("Which process? Give its pid.")
+    return {"pid": pid, "host": host, "native": native}
+
+
+def run(ctx: CommandContext, pid: int, host: str | None = None, native: bool = False) -> Result:
+    settings = ctx.config.extra.get("pyspy") or {}
+    where = f" on {host}" if host else f" on {socket.gethostname()}"
+    title = f"py-spy: pid {pid}{where}"
+    remote = _remote_prefix(settings, host) if host else None
+    if remote:
+        _check_remote_owner(ctx, remote, pid)
+        targets = [procs.Target(pid, f"pid {pid}")]
+    else:
+        if not procs.exists(pid):
+            return Result(title=title, summary=f"No process {pid}{where}.", status="error",
+                          data={"error": "no_such_process", "pid": pid})
+        _check_owner(ctx, pid)
+        targets = procs.targets(pid)
+    dumps, unreadable = _dump(ctx, settings, targets, native, remote)
+    groups = group_stacks(dumps)
+    result = Result(title=title, summary=summarise_groups(groups, unreadable), stack_groups=groups,
+                    unreadable=unreadable)
+    result.status = "error" if not groups else ("warning" if unreadable or any(g.odd_one_out for g in groups)
+                                                else "ok")
+    result.sections = [Section(f"Stack of {len(g.ranks)} process{'es' if len(g.ranks) > 1 else ''}",
+                               f"```\n{stack_text(g)}\n```") for g in groups]
+    result.tables = [Table("Processes", ["rank", "pid"], [[t.label, str(t.pid)] for t in targets])]
+    result.data.update({"pid": pid, "host": host, "native": native,
+                        "processes": {t.label: t.pid for t in targets}})
+    if len(targets) >= PNG_MIN_RANKS:
+        png = ranks_png(groups, unreadable, title=f"{len(targets)} ranks of pid {pid} by stack")
+        result.attachments.append(Attachment("ranks.png", png, "image/png", "Ranks coloured by stack group"))
+    return attach_matches(result, ctx, stacks_text(groups, unreadable))
+
+
+def _dump(ctx: CommandContext, settings: dict[str, Any], targets: list[procs.Target], native: bool,
+          remote: list[str] | None) -> tuple[dict[str, list[Frame] | str], dict[str, str]]:
+    pyspy = [str(settings.get("remote_path", "py-spy"))] if remote else find_pyspy(settings.get("path"))
+    timeout = min(float(settings.get("timeout", DEFAULT_TIMEOUT_S)), max(1.0, ctx.remaining() - 1.0))
+    ctx.progress(f"Dumping {len(targets)} process{'es' if len(targets) > 1 else ''} with py-spy…")
+    raw = dump_many([t.pid for t in targets], native=native, timeout=timeout, pyspy=pyspy, remote=remote,
+                    max_workers=int(settings.get("max_workers", DEFAULT_MAX_WORKERS)))
+    dumps: dict[str, list[Frame] | str] = {}
+    unreadable: dict[str, str] = {}
+    for target in targets:
+        outcome = raw[target.pid]
+        if isinstance(outcome, ProcessDump):
+            dumps[target.label] = outcome.frames
+        else:
+            unreadable[target.label] = f"pid {target.pid}: {outcome}"
+    return dumps, unreadable
+
+
+def _check_owner(ctx: CommandContext, pid: int) -> None:
+    if ctx.caller.is_admin:
+        return
+    if not ctx.caller.cluster_user:
+        raise NotAllowed("Your Slack user is not mapped to a cluster user, so you may not trace processes; "
+                         "ask an admin to add you to the users mapping.")
+    if procs.owner(pid) != ctx.caller.cluster_user:
+        raise NotAllowed(f"Process {pid} is not yours ({ctx.caller.cluster_user}); "
+                         "you may trace only your own processes.")
+
+
+def _remote_prefix(settings: dict[str, Any], host: str) -> list[str]:
+    if not settings.get("ssh"):
+        raise UsageError("Tracing on another host (--host) is not enabled here; an admin can enable it "
+                         "with `pyspy: {ssh: true}` in TRACEBOT_CONFIG.")
+    ssh = settings.get("ssh_command") or DEFAULT_SSH
+    # ssh joins the remote words into one shell line: only validated words (host, pid, fixed flags)
+    # and the admin's configured py-spy path ever reach it.
+    return [*map(str, ssh), "--", host]
+
+
+def _check_remote_owner(ctx: CommandContext, remote: list[str], pid: int) -> None:
+    if ctx.caller.is_admin:
+        return
+    if not ctx.caller.cluster_user:
+        raise NotAllowed("Your Slack user is not mapped to a cluster user, so you may not trace processes.")
+    try:
+        proc = subprocess.run([*remote, "ps", "-o", "user=", "-p", str(pid)], capture_output=True, text=True,
+                              timeout=min(15.0, max(1.0, ctx.remaining())), check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise NotAllowed(f"Could not check who owns process {pid} on that host ({type(exc).__name__}).") from exc
+    if proc.stdout.strip() != ctx.caller.cluster_user:
+        raise NotAllowed(f"Process {pid} on that host is not yours or does not exist; "
+                         "you may trace only your own processes.")
+
+
+def dedupe_key(parsed: dict[str, Any]) -> str:
+    return f"pid:{parsed.get('host') or ''}:{parsed['pid']}:{int(bool(parsed.get('native')))}"
+
+
+PID_COMMAND = Command(
+    name="pid", usage=USAGE,
+    help="Dump a process (or a launcher's ranks) with py-spy; group identical stacks and say where each is stuck.",
+    parse=parse, run=run, timeout_s=60.0, dedupe_key=dedupe_key,
+)
+
+
+@hookimpl
+def register_commands() -> list[Command]:
+    return [PID_COMMAND]

@@ -1,0 +1,145 @@
+"""Run ``py-spy dump --json`` on processes and turn its output into :class:`Frame` stacks.
+
+Each pid yields either a :class:`ProcessDump` or a short reason it could not be read (permission,
+exited, not Python, timeout): one unreadable rank never spoils the others.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from bot.result import Frame
+
+DEFAULT_TIMEOUT_S = 10.0
+DEFAULT_MAX_WORKERS = 16
+
+
+@dataclass
+class ProcessDump:
+    pid: int
+    frames: list[Frame]  # the chosen thread's stack, innermost first
+    thread_name: str
+    threads: int  # how many Python threads py-spy saw
+
+
+def find_pyspy(configured: str | Sequence[str] | None = None) -> list[str]:
+    """The py-spy argv prefix: configured (path or argv, e.g. ``["sudo", "-n", "py-spy"]``), else the
+    py-spy installed next to this interpreter, else the one on PATH."""
+    if configured:
+        return [configured] if isinstance(configured, str) else [str(a) for a in configured]
+    beside = Path(sys.executable).parent / "py-spy"
+    if beside.exists():
+        return [str(beside)]
+    found = shutil.which("py-spy")
+    return [found or "py-spy"]
+
+
+def dump_argv(pid: int, native: bool = False, pyspy: Sequence[str] | None = None) -> list[str]:
+    argv = [*(pyspy or find_pyspy()), "dump", "--json", "--pid", str(int(pid))]
+    if native:
+        argv.append("--native")
+    return argv
+
+
+def dump_pid(pid: int, native: bool = False, timeout: float = DEFAULT_TIMEOUT_S,
+             pyspy: Sequence[str] | None = None, remote: Sequence[str] | None = None) -> ProcessDump | str:
+    """Dump one process. ``remote`` is an argv prefix (``ssh -o BatchMode=yes host``) to run it elsewhere."""
+    argv = [*(remote or []), *dump_argv(pid, native, pyspy)]
+    env = {**os.environ, "RUST_BACKTRACE": "0"}  # keep py-spy's errors to their first line
+    try:
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, env=env, check=False)
+    except subprocess.TimeoutExpired:
+        return f"py-spy timed out after {timeout:.0f}s (the process may be stopped or in uninterruptible IO)"
+    except FileNotFoundError:
+        return f"py-spy not found ({argv[0]}); install it or set pyspy.path in the config"
+    except OSError as exc:
+        return f"could not run py-spy: {exc.strerror or exc}"
+    if proc.returncode != 0:
+        return classify_failure(proc.stderr, native=native, remote=bool(remote))
+    try:
+        return parse_dump_json(proc.stdout, pid)
+    except ValueError as exc:
+        return f"unreadable py-spy output: {exc}"
+
+
+def dump_many(pids: Sequence[int], parallel: bool = True, max_workers: int = DEFAULT_MAX_WORKERS,
+              native: bool = False, timeout: float = DEFAULT_TIMEOUT_S, pyspy: Sequence[str] | None = None,
+              remote: Sequence[str] | None = None) -> dict[int, ProcessDump | str]:
+    """Dump every pid, in parallel by default (each py-spy is a separate process waiting on ptrace)."""
+    prefix = list(pyspy or find_pyspy())
+
+    def one(pid: int) -> ProcessDump | str:
+        return dump_pid(pid, native=native, timeout=timeout, pyspy=prefix, remote=remote)
+
+    if not parallel or len(pids) <= 1:
+        return {pid: one(pid) for pid in pids}
+    with ThreadPoolExecutor(max_workers=max(1, min(max_workers, len(pids)))) as pool:
+        return dict(zip(pids, pool.map(one, pids), strict=True))
+
+
+def classify_failure(stderr: str, native: bool = False, remote: bool = False) -> str:
+    """A short human reason from py-spy's stderr."""
+    text = stderr.strip()
+    low = text.lower()
+    if "permission denied" in low or "operation not permitted" in low:
+        return "permission denied: py-spy needs ptrace rights (run as the process owner or root)"
+    if "failed to get process executable name" in low or "no such process" in low:
+        return "no such process (it exited)"
+    if "failed to find python version" in low or "failed to find a python interpreter" in low:
+        hint = "; --native could not read it either" if native else ""
+        return f"not a Python process (py-spy found no interpreter){hint}"
+    if remote and ("could not resolve" in low or "connection" in low or "host key" in low):
+        return f"ssh failed: {_first_line(text)}"
+    return f"py-spy failed: {_first_line(text) or 'no error message'}"
+
+
+def _first_line(text: str) -> str:
+    for line in text.splitlines():
+        line = line.strip()
+        if line:
+            return line.removeprefix("Error: ")[:200]
+    return ""
+
+
+def parse_dump_json(text: str, pid: int | None = None) -> ProcessDump:
+    """Parse ``py-spy dump --json`` output (a list of threads) and keep the thread that says most.
+
+    The main thread is the one whose OS thread id is the pid (or is named MainThread); a training
+    loop's main thread is where a hang shows. Raises ValueError on anything that is not that shape.
+    """
+    try:
+        threads = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"not JSON ({exc.msg})") from exc
+    if not isinstance(threads, list) or not all(isinstance(t, dict) for t in threads):
+        raise ValueError("expected a list of threads")
+    if not threads:
+        raise ValueError("py-spy saw no Python threads")
+    chosen = _choose_thread(threads, pid)
+    frames = [_frame(f) for f in chosen.get("frames") or [] if isinstance(f, dict)]
+    dumped_pid = chosen.get("pid") if isinstance(chosen.get("pid"), int) else pid
+    return ProcessDump(pid=int(dumped_pid or 0), frames=frames,
+                       thread_name=str(chosen.get("thread_name") or ""), threads=len(threads))
+
+
+def _choose_thread(threads: list[dict[str, Any]], pid: int | None) -> dict[str, Any]:
+    def rank(t: dict[str, Any]) -> tuple[bool, bool, bool, bool]:
+        return (pid is not None and t.get("os_thread_id") == pid, t.get("thread_name") == "MainThread",
+                bool(t.get("owns_gil")), bool(t.get("active")))
+
+    return max(threads, key=rank)  # max keeps the first of equals: py-spy lists the main thread first
+
+
+def _frame(raw: dict[str, Any]) -> Frame:
+    line = raw.get("line")
+    return Frame(function=str(raw.get("name") or "?"), filename=str(raw.get("filename") or ""),
+                 line=line if isinstance(line, int) and line > 0 else None)
