@@ -1,0 +1,207 @@
+"""A knowledge entry as loaded from YAML, and the schema every entry file must follow.
+
+The schema is checked here, in plain Python, so each problem can name the file and the line of the
+offending key (see ``bot/kb/loader.py``). CONTRIBUTING.md documents the same format for authors.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ID_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+ROLES = ("root-cause", "symptom")
+
+# Size limits: entries come from pull requests, so nothing in one may be big enough to hurt the bot.
+MAX_PATTERN_CHARS = 500
+MAX_PATTERNS_PER_KIND = 40
+MAX_EXAMPLE_CHARS = 64_000
+MAX_EXAMPLES = 40
+MAX_TEXT_CHARS = 8_000
+MIN_ANCHOR_CHARS = 6
+
+REQUIRED = ("id", "title", "summary", "role", "recognise", "cause", "fix", "sources", "examples")
+KNOWN_KEYS = set(REQUIRED) | {"priority", "tags", "related", "trace"}
+RECOGNISE_KEYS = ("anchors", "regex", "exemplars", "phrases", "unless")
+EXAMPLE_KEYS = ("match", "no_match", "todo_match")
+
+
+@dataclass
+class Entry:
+    id: str
+    title: str
+    summary: str
+    role: str
+    cause: str
+    fix: list[str]
+    sources: list[dict[str, str]]
+    priority: int = 50
+    tags: list[str] = field(default_factory=list)
+    related: list[str] = field(default_factory=list)
+    trace: list[str] = field(default_factory=list)
+    anchors: list[str] = field(default_factory=list)
+    regex: list[str] = field(default_factory=list)
+    exemplars: list[str] = field(default_factory=list)
+    phrases: list[str] = field(default_factory=list)
+    unless: list[str] = field(default_factory=list)
+    examples_match: list[str] = field(default_factory=list)
+    examples_no_match: list[str] = field(default_factory=list)
+    examples_todo: list[str] = field(default_factory=list)
+    path: Path | None = None
+    lines: dict[str, int] = field(default_factory=dict)  # dotted key path -> 1-based line in the file
+
+    def line_of(self, key: str) -> int:
+        """Line of ``key`` (e.g. ``examples.match.2``), falling back to its closest parent, then 1."""
+        while key:
+            if key in self.lines:
+                return self.lines[key]
+            key = key.rpartition(".")[0]
+        return 1
+
+    def source_text(self) -> str:
+        parts = []
+        for s in self.sources:
+            if "doc" in s:
+                parts.append(f"{s['doc']} § {s.get('section', '')}".strip(" §"))
+            elif "url" in s:
+                parts.append(s["url"])
+        return "; ".join(parts)
+
+
+class SchemaError(ValueError):
+    def __init__(self, key: str, message: str):
+        super().__init__(message)
+        self.key = key
+        self.message = message
+
+
+def _str(data: dict[str, Any], key: str, errors: list[SchemaError], limit: int = MAX_TEXT_CHARS) -> str:
+    value = data.get(key)
+    if not isinstance(value, str) or not value.strip():
+        errors.append(SchemaError(key, f"'{key}' must be a non-empty string"))
+        return ""
+    if len(value) > limit:
+        errors.append(SchemaError(key, f"'{key}' is {len(value)} characters; the limit is {limit}"))
+    return value.strip()
+
+
+def _str_list(
+    value: Any, key: str, errors: list[SchemaError], *, limit: int, max_items: int, required: bool = False
+) -> list[str]:
+    if value is None:
+        if required:
+            errors.append(SchemaError(key, f"'{key}' is required"))
+        return []
+    if not isinstance(value, list):
+        errors.append(SchemaError(key, f"'{key}' must be a list"))
+        return []
+    if len(value) > max_items:
+        errors.append(SchemaError(key, f"'{key}' has {len(value)} items; the limit is {max_items}"))
+    out = []
+    for i, item in enumerate(value):
+        if not isinstance(item, str) or not item.strip():
+            errors.append(SchemaError(f"{key}.{i}", f"'{key}' item {i + 1} must be a non-empty string"))
+            continue
+        if len(item) > limit:
+            errors.append(
+                SchemaError(f"{key}.{i}", f"'{key}' item {i + 1} is {len(item)} characters; the limit is {limit}")
+            )
+            continue
+        out.append(item)
+    return out
+
+
+def build_entry(data: Any) -> tuple[Entry | None, list[SchemaError]]:
+    """Validate one parsed YAML document and build the :class:`Entry`; return every problem found."""
+    errors: list[SchemaError] = []
+    if not isinstance(data, dict):
+        return None, [SchemaError("", "an entry file must hold one mapping (key: value pairs)")]
+    for key in REQUIRED:
+        if key not in data:
+            errors.append(SchemaError("", f"missing required key '{key}'"))
+    for key in data:
+        if key not in KNOWN_KEYS:
+            errors.append(SchemaError(str(key), f"unknown key '{key}' (known: {', '.join(sorted(KNOWN_KEYS))})"))
+
+    entry_id = data.get("id")
+    if not isinstance(entry_id, str) or not ID_RE.match(entry_id):
+        errors.append(SchemaError("id", f"'id' must match [a-z0-9-]+, got {entry_id!r}"))
+        entry_id = str(entry_id)
+    role = data.get("role")
+    if role not in ROLES:
+        errors.append(SchemaError("role", f"'role' must be one of {', '.join(ROLES)}, got {role!r}"))
+    priority = data.get("priority", 50)
+    if not isinstance(priority, int) or isinstance(priority, bool) or not 0 <= priority <= 100:
+        errors.append(SchemaError("priority", f"'priority' must be an integer 0-100, got {priority!r}"))
+        priority = 50
+
+    recognise = data.get("recognise") or {}
+    if not isinstance(recognise, dict):
+        errors.append(SchemaError("recognise", "'recognise' must be a mapping"))
+        recognise = {}
+    for key in recognise:
+        if key not in RECOGNISE_KEYS:
+            errors.append(SchemaError(f"recognise.{key}", f"unknown key 'recognise.{key}'"))
+    kinds = {
+        k: _str_list(
+            recognise.get(k), f"recognise.{k}", errors, limit=MAX_PATTERN_CHARS, max_items=MAX_PATTERNS_PER_KIND
+        )
+        for k in RECOGNISE_KEYS
+    }
+    if not any(kinds[k] for k in ("anchors", "regex", "exemplars", "phrases")):
+        errors.append(SchemaError("recognise", "'recognise' needs at least one of anchors, regex, exemplars, phrases"))
+
+    examples = data.get("examples") or {}
+    if not isinstance(examples, dict):
+        errors.append(SchemaError("examples", "'examples' must be a mapping"))
+        examples = {}
+    for key in examples:
+        if key not in EXAMPLE_KEYS:
+            errors.append(SchemaError(f"examples.{key}", f"unknown key 'examples.{key}'"))
+    ex = {
+        k: _str_list(examples.get(k), f"examples.{k}", errors, limit=MAX_EXAMPLE_CHARS, max_items=MAX_EXAMPLES)
+        for k in EXAMPLE_KEYS
+    }
+    if not ex["match"]:
+        errors.append(SchemaError("examples.match", "'examples.match' needs at least one snippet that matches"))
+
+    sources = data.get("sources")
+    clean_sources: list[dict[str, str]] = []
+    if not isinstance(sources, list) or not sources:
+        errors.append(SchemaError("sources", "'sources' must be a non-empty list of {doc, section} or {url}"))
+    else:
+        for i, s in enumerate(sources):
+            if not isinstance(s, dict) or not ({"doc", "url"} & set(s)):
+                errors.append(SchemaError(f"sources.{i}", f"source {i + 1} needs 'doc' (+ 'section') or 'url'"))
+                continue
+            if "doc" in s and not s.get("section"):
+                errors.append(SchemaError(f"sources.{i}", f"source {i + 1} cites a doc without a 'section'"))
+            clean_sources.append({str(k): str(v) for k, v in s.items()})
+
+    fix_raw = data.get("fix")
+    if isinstance(fix_raw, str):
+        fix_raw = [fix_raw]
+    entry = Entry(
+        id=entry_id,
+        title=_str(data, "title", errors, limit=200),
+        summary=_str(data, "summary", errors),
+        role=str(role),
+        cause=_str(data, "cause", errors),
+        fix=_str_list(fix_raw, "fix", errors, limit=MAX_TEXT_CHARS, max_items=30, required=True),
+        sources=clean_sources,
+        priority=priority,
+        tags=_str_list(data.get("tags"), "tags", errors, limit=40, max_items=20),
+        related=_str_list(data.get("related"), "related", errors, limit=80, max_items=20),
+        trace=_str_list(data.get("trace"), "trace", errors, limit=200, max_items=10),
+        anchors=kinds["anchors"],
+        regex=kinds["regex"],
+        exemplars=kinds["exemplars"],
+        phrases=kinds["phrases"],
+        unless=kinds["unless"],
+        examples_match=ex["match"],
+        examples_no_match=ex["no_match"],
+        examples_todo=ex["todo_match"],
+    )
+    return entry, errors

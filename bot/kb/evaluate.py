@@ -1,0 +1,160 @@
+"""``tracebot kb eval CASES.jsonl``: how well the knowledge base answers a labelled corpus.
+
+Each case: ``{"id", "text" | "file", "expected": ENTRY_ID | null, "also_ok": [ids]}``. Figures:
+top-1 / top-3 on positives (the expected entry, or one in also_ok, is first / in the first three),
+confident top-1 (what a channel would see unprompted), the false-positive rate (confident answers on
+null cases that are not in also_ok) and, for long multi-rank logs, how often the root cause is first.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from bot.matcher import Matcher
+
+LONG_LOG_LINES = 200
+
+
+@dataclass
+class Case:
+    id: str
+    expected: str | None
+    also_ok: list[str]
+    text: str | None = None
+    file: Path | None = None
+    kind: str = ""
+
+
+@dataclass
+class CaseResult:
+    id: str
+    expected: str | None
+    answers: list[str]  # entry ids, best first (top 5)
+    confident: list[str]
+    top1: bool
+    top3: bool
+    false_positive: bool
+    long_log: bool
+
+
+@dataclass
+class EvalReport:
+    positives: int = 0
+    negatives: int = 0
+    top1: float = 0.0
+    top3: float = 0.0
+    confident_top1: float = 0.0
+    confident_wrong: int = 0  # positives whose confident first answer is wrong: worse than silence
+    false_positive_rate: float = 0.0
+    long_logs: int = 0
+    long_log_root_first: float = 0.0
+    misses: list[dict[str, Any]] = field(default_factory=list)
+    false_positives: list[dict[str, Any]] = field(default_factory=list)
+    results: list[CaseResult] = field(default_factory=list)
+
+    def to_dict(self, with_results: bool = False) -> dict[str, Any]:
+        d = asdict(self)
+        if not with_results:
+            d.pop("results")
+        return d
+
+
+class CaseError(ValueError):
+    pass
+
+
+def load_cases(path: Path) -> list[Case]:
+    cases = []
+    seen: set[str] = set()
+    for no, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            raw = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise CaseError(f"{path}:{no}: not JSON: {exc.msg}") from exc
+        if not isinstance(raw, dict) or "id" not in raw or ("text" not in raw and "file" not in raw):
+            raise CaseError(f"{path}:{no}: a case needs 'id' and 'text' (or 'file')")
+        cid = str(raw["id"])
+        if cid in seen:
+            raise CaseError(f"{path}:{no}: duplicate case id {cid!r}")
+        seen.add(cid)
+        file = path.parent / raw["file"] if raw.get("file") else None
+        cases.append(
+            Case(cid, raw.get("expected"), list(raw.get("also_ok") or []), raw.get("text"), file, raw.get("kind", ""))
+        )
+    return cases
+
+
+def run_case(matcher: Matcher, case: Case) -> CaseResult:
+    if case.file is not None:
+        d = matcher.diagnose_file(case.file)
+        long_log = d.lines_total >= LONG_LOG_LINES
+    else:
+        d = matcher.diagnose(case.text or "")
+        long_log = (case.text or "").count("\n") >= LONG_LOG_LINES
+    answers = [m.entry_id for m in d.matches[:5]]
+    confident = [m.entry_id for m in d.matches if m.confident]
+    ok = {case.expected, *case.also_ok} - {None}
+    if case.expected is None:
+        fp = any(c not in ok for c in confident)
+        return CaseResult(case.id, None, answers, confident, False, False, fp, long_log)
+    top1 = bool(answers) and answers[0] in ok
+    top3 = any(a in ok for a in answers[:3])
+    return CaseResult(case.id, case.expected, answers, confident, top1, top3, False, long_log)
+
+
+def evaluate(matcher: Matcher, cases: list[Case]) -> EvalReport:
+    rep = EvalReport()
+    c_top1 = root_first = 0
+    for case in cases:
+        r = run_case(matcher, case)
+        rep.results.append(r)
+        if case.expected is None:
+            rep.negatives += 1
+            if r.false_positive:
+                rep.false_positives.append({"id": case.id, "confident": r.confident})
+            continue
+        rep.positives += 1
+        rep.top1 += r.top1
+        rep.top3 += r.top3
+        first_confident = r.confident[0] if r.confident else None
+        if first_confident is not None and r.answers and r.answers[0] == first_confident:
+            if r.top1:
+                c_top1 += 1
+            else:
+                rep.confident_wrong += 1
+        if r.long_log:
+            rep.long_logs += 1
+            root_first += r.top1
+        if not r.top1:
+            rep.misses.append({"id": case.id, "expected": case.expected, "got": r.answers[:3], "confident": r.confident})
+    if rep.positives:
+        rep.top1 = round(rep.top1 / rep.positives, 4)
+        rep.top3 = round(rep.top3 / rep.positives, 4)
+        rep.confident_top1 = round(c_top1 / rep.positives, 4)
+    if rep.negatives:
+        rep.false_positive_rate = round(len(rep.false_positives) / rep.negatives, 4)
+    if rep.long_logs:
+        rep.long_log_root_first = round(root_first / rep.long_logs, 4)
+    return rep
+
+
+def format_report(rep: EvalReport) -> str:
+    lines = [
+        f"positives {rep.positives}, negatives {rep.negatives}, long logs {rep.long_logs}",
+        f"top-1 {rep.top1:.1%}   top-3 {rep.top3:.1%}   confident top-1 {rep.confident_top1:.1%}",
+        f"false positives {rep.false_positive_rate:.1%} ({len(rep.false_positives)}/{rep.negatives})"
+        f"   confident wrong answers {rep.confident_wrong}",
+        f"long logs: root cause first {rep.long_log_root_first:.1%}",
+    ]
+    if rep.misses:
+        lines.append("misses:")
+        lines += [f"  {m['id']}: expected {m['expected']}, got {m['got']} (confident {m['confident']})" for m in rep.misses]
+    if rep.false_positives:
+        lines.append("false positives:")
+        lines += [f"  {f['id']}: {f['confident']}" for f in rep.false_positives]
+    return "\n".join(lines)

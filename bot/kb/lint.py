@@ -1,0 +1,99 @@
+"""``tracebot kb lint``: everything wrong with the knowledge base, each problem with file and line.
+
+Schema, ids, pattern safety (loader), then every entry's own examples run through the real matcher:
+``examples.match`` must come out first and confident, ``examples.no_match`` must not be a confident
+match for the entry, ``examples.todo_match`` must still fail (strict xfail: a fixed gap must be moved).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from bot.kb.entry import Entry
+from bot.kb.loader import KnowledgeBase, LoadError, load_knowledge_base
+from bot.matcher import Matcher
+
+TODO_MARK = "TODO"
+
+# Extra checks other modules contribute (e.g. the clean-corpus check): (kb, matcher) -> problems.
+EXTRA_CHECKS: list[Callable[[KnowledgeBase, Matcher], list[LoadError]]] = []
+
+
+@dataclass(frozen=True)
+class ExampleResult:
+    entry: str
+    kind: str  # match | no_match | todo_match
+    index: int
+    ok: bool
+    detail: str
+
+
+def _where(entry: Entry) -> str:
+    return str(entry.path) if entry.path else entry.id
+
+
+def check_example(matcher: Matcher, entry: Entry, kind: str, index: int, text: str) -> ExampleResult:
+    d = matcher.diagnose(text)
+    best = d.best
+    if kind in ("match", "todo_match"):
+        ok = best is not None and best.entry_id == entry.id and best.confident
+        if ok:
+            detail = f"matched by {best.kind} {best.signature!r} (score {best.score})"
+        elif best is None:
+            detail = "nothing matched"
+        else:
+            mine = next((m for m in d.matches if m.entry_id == entry.id), None)
+            detail = f"first was {best.entry_id} ({best.score}{'' if best.confident else ', not confident'})"
+            detail += f"; {entry.id} scored {mine.score}" if mine else f"; {entry.id} did not match"
+    else:
+        mine = next((m for m in d.matches if m.entry_id == entry.id and m.confident), None)
+        ok = mine is None
+        detail = "" if ok else f"confidently matched by {mine.kind} {mine.signature!r} (score {mine.score})"
+    return ExampleResult(entry.id, kind, index, ok, detail)
+
+
+def example_problems(kb: KnowledgeBase, matcher: Matcher) -> list[LoadError]:
+    problems: list[LoadError] = []
+    for e in kb.entries:
+        for kind, texts in (("match", e.examples_match), ("no_match", e.examples_no_match), ("todo_match", e.examples_todo)):
+            for i, text in enumerate(texts):
+                r = check_example(matcher, e, kind, i, text)
+                line = e.line_of(f"examples.{kind}.{i}")
+                if kind == "match" and not r.ok:
+                    problems.append(LoadError(_where(e), line, f"examples.match[{i}] does not make {e.id} win: {r.detail}"))
+                elif kind == "no_match" and not r.ok:
+                    problems.append(LoadError(_where(e), line, f"examples.no_match[{i}] {r.detail}"))
+                elif kind == "todo_match" and r.ok:
+                    problems.append(
+                        LoadError(_where(e), line, f"examples.todo_match[{i}] now passes ({r.detail}): move it to match")
+                    )
+    return problems
+
+
+def todo_problems(kb: KnowledgeBase) -> list[LoadError]:
+    out = []
+    for e in kb.entries:
+        for key, value in (("cause", e.cause), ("summary", e.summary), ("title", e.title)):
+            if TODO_MARK in value:
+                out.append(LoadError(_where(e), e.line_of(key), f"'{key}' still has a TODO"))
+        for i, step in enumerate(e.fix):
+            if TODO_MARK in step:
+                out.append(LoadError(_where(e), e.line_of(f"fix.{i}"), "a fix step still has a TODO"))
+        for i, s in enumerate(e.sources):
+            if any(TODO_MARK in v for v in s.values()):
+                out.append(LoadError(_where(e), e.line_of(f"sources.{i}"), "a source still has a TODO"))
+    return out
+
+
+def lint(root: Path, *, examples: bool = True) -> tuple[KnowledgeBase, list[LoadError]]:
+    kb, problems = load_knowledge_base(root)
+    problems = list(problems) + todo_problems(kb)
+    if kb.entries:
+        matcher = Matcher(kb)
+        if examples:
+            problems += example_problems(kb, matcher)
+        for check in EXTRA_CHECKS:
+            problems += check(kb, matcher)
+    return kb, problems

@@ -1,0 +1,214 @@
+"""Load the knowledge base from ``knowledge/**/*.yaml``, safely, reporting every problem with file:line.
+
+Entries arrive by pull request, so a file is treated as untrusted data:
+- YAML is parsed with the safe loader, with anchors/aliases refused (no "billion laughs") and any tag
+  that would construct an object refused;
+- files, patterns and examples have size limits (``bot/kb/entry.py``);
+- regexes are compiled with RE2, which runs in linear time: a pattern RE2 cannot compile (for example
+  a backreference or lookaround, the constructs that make backtracking engines blow up) is an error.
+
+A broken file never stops the others from loading; the caller decides whether to keep an older,
+good knowledge base (``KnowledgeHolder`` in the bot does).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import re2
+import yaml
+
+from bot.kb.entry import MIN_ANCHOR_CHARS, Entry, SchemaError, build_entry
+
+MAX_FILE_BYTES = 256 * 1024
+
+
+@dataclass(frozen=True)
+class LoadError:
+    path: str
+    line: int
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}: {self.message}"
+
+
+@dataclass
+class KnowledgeBase:
+    entries: list[Entry] = field(default_factory=list)
+    root: Path | None = None
+
+    def __post_init__(self) -> None:
+        self._by_id = {e.id: e for e in self.entries}
+
+    def get(self, entry_id: str) -> Entry | None:
+        return self._by_id.get(entry_id)
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        return iter(self.entries)
+
+
+class _UntrustedLoader(yaml.SafeLoader):
+    """SafeLoader that also refuses anchors/aliases, so a small file can never expand into a huge one."""
+
+    def compose_node(self, parent: Any, index: Any) -> Any:  # type: ignore[override]
+        if self.check_event(yaml.AliasEvent):
+            event = self.peek_event()
+            raise yaml.constructor.ConstructorError(
+                None, None, "YAML aliases (*name) are not allowed in knowledge entries", event.start_mark
+            )
+        event = self.peek_event()
+        anchor = getattr(event, "anchor", None)
+        if anchor is not None:
+            raise yaml.constructor.ConstructorError(
+                None, None, f"YAML anchors (&{anchor}) are not allowed in knowledge entries", event.start_mark
+            )
+        return super().compose_node(parent, index)
+
+
+def _key_lines(node: yaml.Node, prefix: str = "") -> dict[str, int]:
+    """Map dotted key paths (``recognise.regex.0``) to 1-based line numbers from the composed node tree."""
+    lines: dict[str, int] = {}
+    if isinstance(node, yaml.MappingNode):
+        for key_node, value_node in node.value:
+            key = f"{prefix}.{key_node.value}" if prefix else str(key_node.value)
+            lines[key] = key_node.start_mark.line + 1
+            lines.update(_key_lines(value_node, key))
+    elif isinstance(node, yaml.SequenceNode):
+        for i, item in enumerate(node.value):
+            key = f"{prefix}.{i}"
+            lines[key] = item.start_mark.line + 1
+            lines.update(_key_lines(item, key))
+    return lines
+
+
+def parse_entry_file(path: Path, display: str | None = None) -> tuple[Entry | None, list[LoadError]]:
+    """Parse and validate one entry file. Never raises for bad content; returns the problems."""
+    shown = display or str(path)
+    try:
+        size = path.stat().st_size
+        if size > MAX_FILE_BYTES:
+            return None, [LoadError(shown, 1, f"file is {size} bytes; the limit is {MAX_FILE_BYTES}")]
+        raw = path.read_bytes()
+    except OSError as exc:
+        return None, [LoadError(shown, 1, f"cannot read: {exc.strerror or exc}")]
+    return parse_entry_text(raw, shown, path)
+
+
+def parse_entry_text(raw: bytes | str, shown: str, path: Path | None = None) -> tuple[Entry | None, list[LoadError]]:
+    if isinstance(raw, bytes):
+        try:
+            raw = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            return None, [LoadError(shown, 1, f"not UTF-8 text ({exc.reason} at byte {exc.start})")]
+    loader = _UntrustedLoader(raw)
+    try:
+        node = loader.get_single_node()
+        data = loader.construct_document(node) if node is not None else None
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 if mark else 1
+        what = exc.problem or exc.context or "invalid YAML"
+        return None, [LoadError(shown, line, f"YAML: {what}")]
+    except yaml.YAMLError as exc:
+        return None, [LoadError(shown, 1, f"YAML: {exc}")]
+    finally:
+        loader.dispose()
+    entry, schema_errors = build_entry(data)
+    lines = _key_lines(node) if node is not None else {}
+    errors = [LoadError(shown, _line_for(lines, e), e.message) for e in schema_errors]
+    if entry is None:
+        return None, errors
+    entry.lines = lines
+    entry.path = path
+    errors += [LoadError(shown, entry.line_of(key), msg) for key, msg in check_patterns(entry)]
+    if path is not None and path.stem != entry.id:
+        errors.append(LoadError(shown, entry.line_of("id"), f"id '{entry.id}' must equal the file name '{path.stem}'"))
+    return entry, errors
+
+
+def _line_for(lines: dict[str, int], err: SchemaError) -> int:
+    key = err.key
+    while key:
+        if key in lines:
+            return lines[key]
+        key = key.rpartition(".")[0]
+    return 1
+
+
+def compile_pattern(pattern: str) -> Any:
+    """Compile an entry regex with RE2, case-insensitive. Raises ``re2.error`` when RE2 refuses it."""
+    options = re2.Options()
+    options.case_sensitive = False
+    options.max_mem = 8 << 20  # bound the compiled program; a pathological pattern fails to compile
+    return re2.compile(pattern, options)
+
+
+def check_patterns(entry: Entry) -> list[tuple[str, str]]:
+    """Problems with an entry's anchors and regexes: (dotted key, message)."""
+    problems: list[tuple[str, str]] = []
+    for i, anchor in enumerate(entry.anchors):
+        if len(anchor.strip()) < MIN_ANCHOR_CHARS:
+            problems.append(
+                (f"recognise.anchors.{i}", f"anchor {anchor!r} is too short to be specific (min {MIN_ANCHOR_CHARS})")
+            )
+    for kind in ("regex", "unless"):
+        for i, pattern in enumerate(getattr(entry, kind)):
+            key = f"recognise.{kind}.{i}"
+            try:
+                compiled = compile_pattern(pattern)
+            except Exception as exc:  # re2.error, or TypeError/ValueError on odd input
+                problems.append((key, f"regex {pattern!r} is not valid RE2 (linear-time) syntax: {exc}"))
+                continue
+            if kind == "regex" and compiled.search("") is not None:
+                problems.append((key, f"regex {pattern!r} matches the empty string, so it would match every line"))
+    seen: dict[str, str] = {}
+    for kind in ("anchors", "regex", "exemplars"):
+        for i, pattern in enumerate(getattr(entry, kind)):
+            low = pattern.lower()
+            if low in seen:
+                problems.append((f"recognise.{kind}.{i}", f"duplicate pattern {pattern!r} (also in {seen[low]})"))
+            seen[low] = kind
+    return problems
+
+
+def entry_files(root: Path) -> list[Path]:
+    return sorted(p for p in root.rglob("*.yaml") if p.is_file() and not p.name.startswith("."))
+
+
+def load_knowledge_base(root: Path | str) -> tuple[KnowledgeBase, list[LoadError]]:
+    """Load every entry under ``root``. Entries with errors are left out; every problem is returned."""
+    root = Path(root)
+    errors: list[LoadError] = []
+    entries: list[Entry] = []
+    if not root.is_dir():
+        return KnowledgeBase([], root), [LoadError(str(root), 1, "knowledge directory not found")]
+    ids: dict[str, str] = {}
+    for path in entry_files(root):
+        shown = str(path.relative_to(root.parent)) if root.parent != path else str(path)
+        entry, errs = parse_entry_file(path, shown)
+        errors += errs
+        if entry is None or errs:
+            continue
+        if entry.id in ids:
+            errors.append(LoadError(shown, entry.line_of("id"), f"duplicate id '{entry.id}' (also in {ids[entry.id]})"))
+            continue
+        ids[entry.id] = shown
+        entries.append(entry)
+    known = set(ids)
+    for entry in entries:
+        for i, rel in enumerate(entry.related):
+            if rel not in known:
+                errors.append(
+                    LoadError(_shown(entry, root), entry.line_of(f"related.{i}"), f"related entry '{rel}' does not exist")
+                )
+    return KnowledgeBase(entries, root), errors
+
+
+def _shown(entry: Entry, root: Path) -> str:
+    return str(entry.path.relative_to(root.parent)) if entry.path else entry.id

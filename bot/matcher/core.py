@@ -1,0 +1,260 @@
+"""The matcher: text in, known problems out, best first, each with a calibrated score.
+
+Pipeline: lines (all of a short text, trigger-selected ones of a long log) → clean (prefixes off,
+rank/host kept) → dedupe by masked form → strong evidence (RE2 set of anchors + regexes) and, for
+error-looking lines, fuzzy evidence (rapidfuzz against exemplars sharing a rare token) → per-entry
+aggregate (first line, occurrences, ranks, hosts) → prose evidence (character n-grams vs phrases) for
+short texts → ranking: confident first, line evidence before prose, root causes before symptoms, then
+strong before fuzzy, explicit priority, score, and first appearance.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rapidfuzz import fuzz
+
+from bot.kb.loader import KnowledgeBase
+from bot.matcher.index import CompiledKB, looks_like_error, tokens
+from bot.matcher.normalize import clean, mask, to_text
+from bot.matcher.scan import ScanStats, bytes_stream, candidate_lines, open_log, text_lines
+from bot.result import Diagnosis, Match
+
+STRONG_SCORE = 92.0
+FULL_SCAN_CHARS = 256 * 1024  # texts up to this size get every line examined
+PROSE_MAX_CHARS = 4000  # phrase (prose) matching only on texts a person would type
+MAX_UNIQUE_LINES = 20_000  # fuzzy scoring stops after this many distinct candidate lines
+MAX_EXEMPLARS_PER_LINE = 64
+MAX_MATCHES = 10
+MIN_REPORTED_SCORE = 45.0
+KEEP_LINE_NOS = 20
+KEEP_RANKS = 200
+
+# Fuzzy and prose scores are mapped so that the same threshold means the same confidence for every kind
+# of evidence: a raw partial_ratio of 90 maps to 75 (the default threshold), 100 to 100.
+FUZZY_FLOOR = 60.0
+PHRASE_FULL = 0.62  # blended n-gram similarity that maps to 100
+
+
+@dataclass
+class _Hit:
+    entry: int
+    kind: str
+    signature: str
+    score: float
+
+
+@dataclass
+class _Agg:
+    score: float = 0.0
+    kind: str = ""
+    signature: str = ""
+    line: str = ""
+    first_line: int | None = None
+    occurrences: int = 0
+    line_nos: list[int] = field(default_factory=list)
+    ranks: dict[str, None] = field(default_factory=dict)
+    hosts: dict[str, None] = field(default_factory=dict)
+
+
+class Matcher:
+    def __init__(self, kb: KnowledgeBase, threshold: float = 75.0):
+        self.kb = kb
+        self.threshold = threshold
+        self.index = CompiledKB(kb)
+
+    # ---- public API -------------------------------------------------------------------------------
+    def diagnose(self, text: str | bytes, *, threshold: float | None = None) -> Diagnosis:
+        """Diagnose a pasted text (or bytes). Long texts are scanned like logs."""
+        if isinstance(text, bytes):
+            if len(text) > FULL_SCAN_CHARS or text[:2] == b"\x1f\x8b":
+                return self._diagnose_stream(bytes_stream(text), len(text), threshold=threshold)
+            text = to_text(text)
+        stats = ScanStats()
+        if len(text) > FULL_SCAN_CHARS:
+            data = text.encode("utf-8", errors="replace")
+            return self._diagnose_stream(bytes_stream(data), len(data), threshold=threshold)
+        aggs = self._score_lines(text_lines(text, stats), full=True)
+        prose = text if len(text) <= PROSE_MAX_CHARS else ""
+        return self._finish(aggs, stats, prose, threshold)
+
+    def diagnose_file(
+        self, path: Path | str, progress=None, *, deadline_s: float | None = 60.0, threshold: float | None = None
+    ) -> Diagnosis:
+        """Diagnose a log file of any size: gzip is unpacked, binary junk tolerated, memory bounded."""
+        path = Path(path)
+        stream, size = open_log(path)
+        with stream:
+            if size <= FULL_SCAN_CHARS:
+                data = stream.read(FULL_SCAN_CHARS + 1)
+                if len(data) <= FULL_SCAN_CHARS:
+                    return self.diagnose(data, threshold=threshold)
+                stream.seek(0)
+            return self._diagnose_stream(stream, size, progress=progress, deadline_s=deadline_s, threshold=threshold)
+
+    def search(self, query: str, limit: int = 5) -> list[Match]:
+        """Entries whose title, summary, tags or phrases resemble ``query`` (for ``kb search``)."""
+        sims = self.index.search_index.similarities(query)
+        ranked = sorted(sims.items(), key=lambda kv: -(kv[1][0] + kv[1][1]))
+        out = []
+        for i, (cos, cover) in ranked[:limit]:
+            e = self.index.entries[i]
+            score = round(min(100.0, 100 * (cos + cover) / 2 / PHRASE_FULL), 1)
+            out.append(Match(e.id, e.title, score, False, e.role, kind="search"))
+        return out
+
+    # ---- internals --------------------------------------------------------------------------------
+    def _diagnose_stream(self, stream, size, *, progress=None, deadline_s=60.0, threshold=None) -> Diagnosis:
+        stats = ScanStats()
+        deadline = time.monotonic() + deadline_s if deadline_s else None
+        lines = candidate_lines(
+            stream, self.index.trigger, stats, size_hint=size, deadline=deadline, progress=progress
+        )
+        aggs = self._score_lines(lines, full=False)
+        return self._finish(aggs, stats, "", threshold)
+
+    def _score_lines(self, lines, *, full: bool) -> dict[int, _Agg]:
+        idx = self.index
+        seen: dict[str, list[_Hit]] = {}
+        aggs: dict[int, _Agg] = {}
+        for no, raw in lines:
+            cl = clean(raw)
+            if not cl.text:
+                continue
+            key = mask(cl.text)
+            hits = seen.get(key)
+            if hits is None:
+                hits = self._line_hits(cl.text, key, fuzzy=len(seen) < MAX_UNIQUE_LINES)
+                seen[key] = hits
+            for h in hits:
+                a = aggs.get(h.entry)
+                if a is None:
+                    a = aggs[h.entry] = _Agg()
+                if h.score > a.score:
+                    a.score, a.kind, a.signature = h.score, h.kind, h.signature
+                    if a.first_line is None or a.kind != "exemplar":
+                        a.line = raw.strip()[:500]
+                if a.first_line is None:
+                    a.first_line = no
+                    a.line = raw.strip()[:500]
+                a.occurrences += 1
+                if len(a.line_nos) < KEEP_LINE_NOS:
+                    a.line_nos.append(no)
+                if cl.rank is not None and len(a.ranks) < KEEP_RANKS:
+                    a.ranks[cl.rank] = None
+                if cl.host is not None and len(a.hosts) < KEEP_RANKS:
+                    a.hosts[cl.host] = None
+        return aggs
+
+    def _line_hits(self, text: str, masked: str, *, fuzzy: bool) -> list[_Hit]:
+        idx = self.index
+        best: dict[int, _Hit] = {}
+        for s in idx.strong_hits(text):
+            if s.entry not in best and not idx.vetoed(s.entry, text):
+                best[s.entry] = _Hit(s.entry, s.kind, s.signature, STRONG_SCORE)
+        if fuzzy and idx.exemplars and _scorable(masked) and looks_like_error(masked):
+            cands: dict[int, None] = {}
+            for t in tokens(masked):
+                for xi in idx.token_index.get(t, ()):
+                    cands[xi] = None
+                    if len(cands) >= MAX_EXEMPLARS_PER_LINE:
+                        break
+            for xi in cands:
+                x = idx.exemplars[xi]
+                if x.entry in best and best[x.entry].kind != "exemplar":
+                    continue
+                raw = _fuzzy(x.masked, masked)
+                score = (raw - FUZZY_FLOOR) / (100 - FUZZY_FLOOR) * 100
+                if score >= MIN_REPORTED_SCORE and not idx.vetoed(x.entry, text):
+                    prev = best.get(x.entry)
+                    if prev is None or score > prev.score:
+                        best[x.entry] = _Hit(x.entry, "exemplar", x.text, round(score, 1))
+        return list(best.values())
+
+    def _prose_hits(self, text: str) -> dict[int, _Hit]:
+        idx = self.index
+        out: dict[int, _Hit] = {}
+        if len(text.strip()) < 12:
+            return out
+        for pi, (cos, cover) in idx.phrases.similarities(text).items():
+            blended = 0.5 * cos + 0.5 * cover
+            score = min(100.0, 100.0 * blended / PHRASE_FULL)
+            ei = idx.phrase_owner[pi]
+            if score >= MIN_REPORTED_SCORE and (ei not in out or score > out[ei].score):
+                out[ei] = _Hit(ei, "phrase", idx.phrase_texts[pi], round(score, 1))
+        return out
+
+    def _finish(self, aggs: dict[int, _Agg], stats: ScanStats, prose: str, threshold: float | None) -> Diagnosis:
+        thr = self.threshold if threshold is None else threshold
+        idx = self.index
+        if prose:
+            for ei, h in self._prose_hits(prose).items():
+                a = aggs.get(ei)
+                if a is None:
+                    aggs[ei] = _Agg(score=h.score, kind="phrase", signature=h.signature)
+                elif a.kind == "exemplar" and h.score > a.score:
+                    # Prose agreeing with a fuzzy line is extra evidence, not a replacement for the line.
+                    a.score = min(100.0, max(a.score, h.score))
+        matches: list[Match] = []
+        for ei, a in aggs.items():
+            if a.score < MIN_REPORTED_SCORE:
+                continue
+            e = idx.entries[ei]
+            matches.append(
+                Match(
+                    entry_id=e.id,
+                    title=e.title,
+                    score=round(a.score, 1),
+                    confident=a.score >= thr,
+                    role=e.role,
+                    signature=a.signature,
+                    kind=a.kind,
+                    line=a.line,
+                    line_no=a.first_line,
+                    occurrences=a.occurrences,
+                    line_nos=a.line_nos,
+                    ranks=list(a.ranks),
+                    hosts=list(a.hosts),
+                )
+            )
+        matches.sort(key=lambda m: _rank_key(m, idx.kb))
+        return Diagnosis(
+            matches=matches[:MAX_MATCHES],
+            lines_total=stats.lines_total,
+            lines_scored=sum(a.occurrences for a in aggs.values()),
+            bytes_read=stats.bytes_read,
+            truncated=stats.truncated,
+            notes=stats.notes,
+        )
+
+
+def _rank_key(m: Match, kb: KnowledgeBase) -> tuple:
+    e = kb.get(m.entry_id)
+    priority = e.priority if e else 50
+    line_evidence = m.kind in ("anchor", "regex", "exemplar")
+    strong = m.kind in ("anchor", "regex")
+    return (
+        not m.confident,
+        not line_evidence,
+        m.role != "root-cause",
+        not strong,
+        -priority,
+        -m.score,
+        m.line_no if m.line_no is not None else 1 << 62,
+    )
+
+
+def _fuzzy(exemplar: str, line: str) -> float:
+    if len(exemplar) <= len(line):
+        # The line may carry more context than the exemplar; a short exemplar is weaker evidence.
+        raw = fuzz.partial_ratio(exemplar, line)
+        return raw * min(1.0, (len(exemplar) / 30) ** 0.25)
+    return fuzz.ratio(exemplar, line) * min(1.0, (len(line) / 30) ** 0.25)
+
+
+def _scorable(masked: str) -> bool:
+    # Traceback frames and C++ frame dumps carry paths, not the error.
+    return not (masked.startswith("file \"") or masked.startswith("frame #") or len(masked) < 8)
+

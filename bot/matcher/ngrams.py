@@ -1,0 +1,93 @@
+"""Character n-gram vectors for prose, in any script.
+
+Token-based fuzzy scorers fail on Chinese and Japanese (no spaces between words), so prose questions
+are compared as bags of character n-grams: trigrams inside Latin words, bigrams over runs of CJK
+characters, weighted by inverse document frequency over the knowledge base's phrases so that common
+n-grams ("the", "ing", "する") carry little weight.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+
+_CJK = r"\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
+_CJK_RUN = re.compile(f"[{_CJK}]+")
+_WORD = re.compile(r"[a-z][a-z0-9_]*")
+_NUM = re.compile(r"\d+")
+
+Vector = dict[str, float]
+
+
+def grams(text: str) -> Counter[str]:
+    """N-grams of ``text``: ``#word`` unigrams and trigrams of Latin words, bigrams of CJK runs."""
+    text = _NUM.sub(" ", text.lower())
+    out: Counter[str] = Counter()
+    for word in _WORD.findall(text):
+        if len(word) < 2:
+            continue
+        out["#" + word] += 1
+        padded = f" {word} "
+        for i in range(len(padded) - 2):
+            out[padded[i : i + 3]] += 1
+    for run in _CJK_RUN.findall(text):
+        if len(run) == 1:
+            out[run] += 1
+        for i in range(len(run) - 1):
+            out[run[i : i + 2]] += 1
+    return out
+
+
+class NgramIndex:
+    """IDF-weighted n-gram vectors of a set of short documents (phrases), with cosine / coverage."""
+
+    def __init__(self, documents: list[str]):
+        counts = [grams(d) for d in documents]
+        df: Counter[str] = Counter()
+        for c in counts:
+            df.update(c.keys())
+        n = max(1, len(documents))
+        self.idf = {g: math.log((n + 1) / (k + 0.5)) for g, k in df.items()}
+        self.default_idf = math.log(n + 1)
+        self.vectors = [self._weigh(c) for c in counts]
+        self.norms = [_norm(v) for v in self.vectors]
+        self.postings: dict[str, list[int]] = {}
+        for i, v in enumerate(self.vectors):
+            for g in v:
+                self.postings.setdefault(g, []).append(i)
+
+    def _weigh(self, c: Counter[str]) -> Vector:
+        return {g: (1 + math.log(k)) * self.idf.get(g, self.default_idf) for g, k in c.items()}
+
+    def vector(self, text: str) -> Vector:
+        # Unknown n-grams get no weight: they cannot overlap any phrase but would dilute the cosine of a
+        # long message that contains a known question.
+        return {g: (1 + math.log(k)) * self.idf[g] for g, k in grams(text).items() if g in self.idf}
+
+    def similarities(self, text: str) -> dict[int, tuple[float, float]]:
+        """For each document sharing an n-gram with ``text``: (cosine, coverage of the document).
+
+        Coverage is the share of the document's weight found in the text: a long message that contains
+        a whole known question has low cosine but full coverage.
+        """
+        q = self.vector(text)
+        if not q:
+            return {}
+        qn = _norm(q)
+        dots: dict[int, float] = {}
+        for g, w in q.items():
+            for i in self.postings.get(g, ()):
+                dots[i] = dots.get(i, 0.0) + w * self.vectors[i][g]
+        out = {}
+        for i, dot in dots.items():
+            dn = self.norms[i]
+            if dn == 0 or qn == 0:
+                continue
+            cover = sum(self.vectors[i][g] ** 2 for g in self.vectors[i] if g in q) / (dn * dn)
+            out[i] = (dot / (dn * qn), cover)
+        return out
+
+
+def _norm(v: Vector) -> float:
+    return math.sqrt(sum(x * x for x in v.values()))

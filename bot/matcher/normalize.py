@@ -1,0 +1,116 @@
+"""Turn one raw log line into the forms the matcher compares.
+
+``clean``: what a person would call "the message" — Unicode NFKC, no ANSI colours, no leading
+timestamps and no rank / host prefixes (those are returned separately so matches can report them).
+Anchors and regexes of knowledge entries are searched in this form.
+
+``mask``: the clean line with its variable parts replaced by placeholders (numbers, hex addresses,
+paths, IPs, ids), lower-cased: the form fuzzy exemplars are compared in and repeated lines are
+deduplicated by, so that a PID or a rank number never decides a match.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+_MONTH = r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)"
+_DAY = r"(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)"
+
+# Each prefix pattern is tried at the start of the line, repeatedly, in any order: real logs stack them
+# ("2024-04-28 22:15:57 slurm0-a3-ghpc-8: [rank17]:[E ...").
+_TIMESTAMP = re.compile(
+    r"""^\[?(?:
+        \d{4}-\d{2}-\d{2}[T\ _]\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?(?:\ ?Z|\ ?[+-]\d{2}:?\d{2}|\ ?UTC)?
+      | \d{4}/\d{2}/\d{2}\ \d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?
+      | (?:"""
+    + _DAY
+    + r""",?\ )?"""
+    + _MONTH
+    + r"""\ +\d{1,2},?\ \d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:\ \d{4})?
+      | \d{2}:\d{2}:\d{2}(?:[.,]\d+)?
+      | \d{10}(?:\.\d+)?
+    )\]?(?:\s*[|:,-]\s*|\s+|$)""",
+    re.VERBOSE,
+)
+# [rank17]: / rank17: / [Rank 3]: / [default3]: (torchrun --tee) / [1,3]<stderr>: (Open MPI --tag-output)
+# / [1,mpirank:3,algo-2]<stdout>: (SageMaker MPI) / "3: " (srun --label)
+_RANK_PREFIXES = [
+    re.compile(r"^\[?rank\s*(?P<rank>\d+)\]?\s*:\s*", re.IGNORECASE),
+    re.compile(r"^\[default(?P<rank>\d+)\]\s*:\s*"),
+    re.compile(r"^\[\d+,mpirank:(?P<rank>\d+),(?P<host>[\w.-]+)\]<std(?:out|err)>\s*:\s*"),
+    re.compile(r"^\[\d+,(?P<rank>\d+)\]<std(?:out|err)>\s*:\s*"),
+    re.compile(r"^(?P<rank>\d{1,5}):\s+(?=\S)"),
+]
+# host: a token with a digit or a hyphen (slurm0-a3-ghpc-8, algo-1, node017, ip-10-0-0-1, gpu-a100-3)
+# followed by ": ". Exception names ("RuntimeError: ") have neither, and are excluded explicitly too.
+_HOST = re.compile(
+    r"^(?P<host>(?=[\w.-]*[\d-])(?![\w.]*(?:Error|Exception|Warning|Failure|Exit)\b)"
+    r"[A-Za-z][A-Za-z0-9._-]{0,62}[A-Za-z0-9])\s*:\s+(?=\S)"
+)
+_LOGLEVEL_HOST = re.compile(r"^(?P<host>localhost)\s*:\s+")
+
+_HEX = re.compile(r"\b0x[0-9a-fA-F]+\b")
+_IP = re.compile(r"\b\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?\b|\[?[0-9a-fA-F]{1,4}(?::[0-9a-fA-F]{0,4}){3,7}\]?")
+_PATH = re.compile(r"(?:[A-Za-z]:)?(?:~|\.{1,2})?(?:/[\w.@+-]+){2,}/?")
+_LONG_ID = re.compile(r"\b[0-9a-fA-F]{8,}(?:-[0-9a-fA-F]{4,}){0,4}\b")
+_NUMBER = re.compile(r"\d+(?:\.\d+)?")
+_SPACE = re.compile(r"\s+")
+
+
+@dataclass(frozen=True)
+class CleanLine:
+    text: str  # the message, prefixes removed
+    rank: str | None = None
+    host: str | None = None
+
+
+def to_text(raw: str | bytes) -> str:
+    """Decode bytes as UTF-8 (undecodable bytes become U+FFFD), drop NULs and control characters."""
+    if isinstance(raw, bytes):
+        raw = raw.decode("utf-8", errors="replace")
+    return raw
+
+
+def clean(line: str) -> CleanLine:
+    """Strip colours, control characters, timestamps, and rank / host prefixes from one line."""
+    text = _ANSI.sub("", line)
+    if not text.isascii():
+        text = unicodedata.normalize("NFKC", text)
+    text = _CONTROL.sub(" ", text).strip()
+    rank: str | None = None
+    host: str | None = None
+    for _ in range(6):  # bounded: a line has at most a handful of stacked prefixes
+        before = text
+        m = _TIMESTAMP.match(text)
+        if m:
+            text = text[m.end() :]
+        for pat in _RANK_PREFIXES:
+            m = pat.match(text)
+            if m:
+                if rank is None:
+                    rank = m.group("rank")
+                if "host" in pat.groupindex and host is None:
+                    host = m.group("host")
+                text = text[m.end() :]
+                break
+        m = _HOST.match(text) or _LOGLEVEL_HOST.match(text)
+        if m and host is None:
+            host = m.group("host")
+            text = text[m.end() :]
+        if text == before:
+            break
+    return CleanLine(text.strip(), rank, host)
+
+
+def mask(text: str) -> str:
+    """Replace variable parts with placeholders and lower-case: ``<hex> <ip> <path> <id> <n>``."""
+    text = _HEX.sub("<hex>", text)
+    text = _IP.sub("<ip>", text)
+    text = _PATH.sub("<path>", text)
+    text = _LONG_ID.sub("<id>", text)
+    text = _NUMBER.sub("<n>", text)
+    return _SPACE.sub(" ", text).strip().lower()

@@ -1,0 +1,120 @@
+"""Where lines come from: every line of a short text, or only candidate lines of a long log.
+
+Long logs are read in chunks of bytes (never whole into memory); one RE2 trigger regex finds the lines
+worth scoring, so a 20 MB log costs one linear scan plus work proportional to its error lines.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, BinaryIO
+
+CHUNK_BYTES = 4 << 20
+MAX_LINE_BYTES = 16 << 10  # longer "lines" (minified JSON, binary junk) are cut to this for scoring
+GZIP_MAGIC = b"\x1f\x8b"
+
+Progress = Callable[[int, int], None]  # (bytes done, bytes total or 0 when unknown)
+
+
+@dataclass
+class ScanStats:
+    bytes_read: int = 0
+    lines_total: int = 0
+    truncated: bool = False
+    binary: bool = False
+    notes: list[str] = field(default_factory=list)
+
+
+def text_lines(text: str, stats: ScanStats) -> Iterator[tuple[int, str]]:
+    lines = text.splitlines()
+    stats.lines_total = len(lines)
+    stats.bytes_read = len(text)
+    for no, line in enumerate(lines, 1):
+        yield no, line[:MAX_LINE_BYTES]
+
+
+def open_log(path: Path) -> tuple[BinaryIO, int]:
+    """Open a log, transparently gunzipping it; returns (stream, size on disk)."""
+    raw = path.open("rb")
+    size = path.stat().st_size
+    if raw.read(2) == GZIP_MAGIC:
+        raw.seek(0)
+        return gzip.GzipFile(fileobj=raw), size  # type: ignore[return-value]
+    raw.seek(0)
+    return raw, size
+
+
+def candidate_lines(
+    stream: BinaryIO,
+    trigger: Any,
+    stats: ScanStats,
+    *,
+    size_hint: int = 0,
+    max_bytes: int = 8 << 30,
+    deadline: float | None = None,
+    progress: Progress | None = None,
+) -> Iterator[tuple[int, str]]:
+    """Yield (line number, decoded line) for each line of ``stream`` that the trigger regex hits."""
+    carry = b""
+    lines_before = 0  # newlines in everything before the current block
+    done = False
+    while not done:
+        try:
+            data = stream.read(CHUNK_BYTES)
+        except (OSError, EOFError) as exc:  # truncated gzip, I/O error: keep what was read
+            stats.notes.append(f"stopped reading after {stats.bytes_read} bytes: {exc}")
+            stats.truncated = True
+            data = b""
+        stats.bytes_read += len(data)
+        if not data:
+            block, carry, done = carry, b"", True
+        else:
+            buf = carry + data
+            cut = buf.rfind(b"\n")
+            if cut == -1 and len(buf) < MAX_LINE_BYTES * 4:
+                carry = buf
+                continue
+            cut = len(buf) - 1 if cut == -1 else cut
+            block, carry = buf[: cut + 1], buf[cut + 1 :]
+        if not stats.binary and block.count(b"\x00") > len(block) // 100 + 1:
+            stats.binary = True
+            stats.notes.append("binary content found; only text-like lines were read")
+        counted_pos, counted_lines, last_end = 0, lines_before, -1
+        for m in trigger.finditer(block):
+            start = m.start()
+            if start <= last_end:
+                continue
+            line_start = block.rfind(b"\n", 0, start) + 1
+            line_end = block.find(b"\n", start)
+            if line_end == -1:
+                line_end = len(block)
+            counted_lines += block.count(b"\n", counted_pos, line_start)
+            counted_pos = line_start
+            last_end = line_end
+            raw = block[line_start : min(line_end, line_start + MAX_LINE_BYTES)]
+            yield counted_lines + 1, raw.decode("utf-8", errors="replace")
+        lines_before += block.count(b"\n")
+        if block and not block.endswith(b"\n"):
+            lines_before += 1
+        if progress:
+            progress(stats.bytes_read, size_hint)
+        if stats.bytes_read >= max_bytes and not done:
+            stats.truncated = True
+            stats.notes.append(f"read the first {stats.bytes_read // (1 << 20)} MB only (limit)")
+            break
+        if deadline is not None and time.monotonic() > deadline and not done:
+            stats.truncated = True
+            stats.notes.append(f"time limit reached after {stats.bytes_read // (1 << 20)} MB; the rest was not read")
+            break
+    stats.lines_total = lines_before
+
+
+def bytes_stream(data: bytes) -> BinaryIO:
+    if data[:2] == GZIP_MAGIC:
+        return gzip.GzipFile(fileobj=io.BytesIO(data))  # type: ignore[return-value]
+    return io.BytesIO(data)

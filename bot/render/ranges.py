@@ -1,0 +1,21 @@
+"""Compact lists of ranks: ``0, 2–63, 65``."""
+
+from __future__ import annotations
+
+
+def format_ranks(ranks: list[str] | list[int], limit: int = 12) -> str:
+    """Numeric ranks become ranges (``2–63``); other labels are listed as they are, up to ``limit`` items."""
+    nums = sorted({int(r) for r in ranks if str(r).isdigit()})
+    others = [str(r) for r in ranks if not str(r).isdigit()]
+    parts: list[str] = []
+    i = 0
+    while i < len(nums):
+        j = i
+        while j + 1 < len(nums) and nums[j + 1] == nums[j] + 1:
+            j += 1
+        parts.append(str(nums[i]) if i == j else f"{nums[i]}–{nums[j]}" if j > i + 1 else f"{nums[i]}, {nums[j]}")
+        i = j + 1
+    parts += others
+    if len(parts) > limit:
+        return ", ".join(parts[:limit]) + f" and {len(parts) - limit} more"
+    return ", ".join(parts)

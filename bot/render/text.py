@@ -1,0 +1,110 @@
+"""Terminal rendering of a :class:`Diagnosis` or a plugin :class:`Result` (CLI, console, admins)."""
+
+from __future__ import annotations
+
+import textwrap
+
+from bot.kb.loader import KnowledgeBase
+from bot.render.ranges import format_ranks
+from bot.result import Diagnosis, Match, Result
+
+
+def where_text(m: Match) -> str:
+    """"line 1234 (rank 3 on slurm0-a3-ghpc-8; 17 times, ranks 3, 5–9)" — where a match was found."""
+    if m.line_no is None:
+        return f"the question resembles “{m.signature}”" if m.kind == "phrase" else ""
+    parts = [f"line {m.line_no}"]
+    first = []
+    if m.ranks:
+        first.append(f"rank {m.ranks[0]}")
+    if m.hosts:
+        first.append(f"on {m.hosts[0]}")
+    if first:
+        parts.append("(" + " ".join(first) + ")")
+    if m.occurrences > 1:
+        extra = f"{m.occurrences} times"
+        if len(m.ranks) > 1:
+            extra += f", ranks {format_ranks(m.ranks)}"
+        if len(m.hosts) > 1:
+            extra += f", {len(m.hosts)} hosts"
+        parts.append(f"— {extra}")
+    return " ".join(parts)
+
+
+def render_match(m: Match, kb: KnowledgeBase | None, *, n: int | None = None, detail: bool = True) -> str:
+    head = f"{n}. " if n is not None else ""
+    flags = "confident" if m.confident else "not confident"
+    role = "symptom" if m.role == "symptom" else "root cause"
+    out = [f"{head}{m.title}  [{m.entry_id}]  score {m.score:g} · {flags} · {role}"]
+    where = where_text(m)
+    if where:
+        out.append(f"   found at {where}")
+    if m.line:
+        out.append(f"     {m.line[:300]}")
+    if m.kind and m.kind != "phrase":
+        out.append(f"   why: {m.kind} “{m.signature[:120]}”")
+    entry = kb.get(m.entry_id) if kb else None
+    if detail and entry:
+        out.append("   " + "\n   ".join(textwrap.wrap(entry.summary, 100)))
+        if m.role == "symptom":
+            out.append("   This is a symptom: look for the first error on another rank for the cause.")
+        out.append("   fix:")
+        for i, step in enumerate(entry.fix, 1):
+            lines = step.strip().splitlines() or [""]
+            out.append(f"     {i}. {lines[0]}")
+            out += [f"        {ln}" for ln in lines[1:]]
+        if entry.trace:
+            out.append(f"   try: {' · '.join(entry.trace)}")
+        if entry.sources:
+            out.append(f"   source: {entry.source_text()}")
+    return "\n".join(out)
+
+
+def render_diagnosis(d: Diagnosis, kb: KnowledgeBase | None, *, show_all: bool = False) -> str:
+    shown = d.matches if show_all else [m for m in d.matches if m.confident] or d.matches[:3]
+    out: list[str] = []
+    if not d.matches:
+        out.append(f"No known problem matched ({d.lines_total} lines read).")
+    elif not d.confident:
+        out.append("No confident match. Closest entries:")
+    for i, m in enumerate(shown, 1):
+        out.append(render_match(m, kb, n=i, detail=m.confident or show_all))
+    if d.truncated or d.notes:
+        out += [f"note: {n}" for n in d.notes]
+    return "\n\n".join(out) if len(out) > 1 else (out[0] if out else "")
+
+
+def render_result(r: Result, kb: KnowledgeBase | None = None) -> str:
+    icon = {"ok": "✔", "info": "ℹ", "warning": "⚠", "error": "✖"}.get(r.status, "")
+    out = [f"{icon} {r.title}".strip(), r.summary]
+    for s in r.sections:
+        out.append(f"── {s.title}\n{s.text}")
+    for t in r.tables:
+        out.append(_table(t.title, t.columns, t.rows))
+    if r.stack_groups:
+        lines = ["── Stack groups (smallest first)"]
+        for g in r.stack_groups:
+            where = g.where.label() if g.where else (g.frames[0].label() if g.frames else "?")
+            mark = "  ← odd one out" if g.odd_one_out else ""
+            lines.append(f"ranks {format_ranks(g.ranks)}: {where}{mark}")
+            lines += [f"    {f.label()}" for f in g.frames[:12]]
+        out.append("\n".join(lines))
+    if r.unreadable:
+        out.append("── Could not read\n" + "\n".join(f"{k}: {v}" for k, v in r.unreadable.items()))
+    if r.matches:
+        out.append("── Knowledge base")
+        out += [render_match(m, kb, n=i, detail=i == 1) for i, m in enumerate(r.matches, 1)]
+    for a in r.attachments:
+        out.append(f"[attachment] {a.filename} ({len(a.content)} bytes) {a.title}")
+    return "\n\n".join(x for x in out if x)
+
+
+def _table(title: str, columns: list[str], rows: list[list[str]]) -> str:
+    widths = [len(c) for c in columns]
+    for row in rows:
+        for i, cell in enumerate(row[: len(widths)]):
+            widths[i] = min(60, max(widths[i], len(str(cell))))
+    fmt = "  ".join(f"{{:<{w}}}" for w in widths)
+    lines = [f"── {title}", fmt.format(*columns)]
+    lines += [fmt.format(*[str(c)[:60] for c in row[: len(widths)]]) for row in rows]
+    return "\n".join(lines)

@@ -1,0 +1,126 @@
+"""The one result type every producer returns and every renderer consumes.
+
+The matcher (a :class:`Diagnosis`) and plugins (a :class:`Result`) return plain data; Slack Block Kit,
+the console and ``--json`` are three views of it (``bot/render/``). Nothing here imports Slack.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+Status = Literal["ok", "info", "warning", "error"]
+
+
+@dataclass
+class Match:
+    """One knowledge entry the matcher found in a text, with where and why."""
+
+    entry_id: str
+    title: str
+    score: float  # 0..100, calibrated: >= the confidence threshold means "would reply unprompted"
+    confident: bool
+    role: str = "root-cause"  # or "symptom"
+    signature: str = ""  # the anchor / regex / exemplar / phrase that fired
+    kind: str = ""  # "anchor", "regex", "exemplar", "phrase"
+    line: str = ""  # the original line that matched (prefixes kept, trimmed to 500 chars)
+    line_no: int | None = None  # 1-based line number of the first occurrence
+    occurrences: int = 0
+    line_nos: list[int] = field(default_factory=list)  # first few line numbers where it fired
+    ranks: list[str] = field(default_factory=list)  # ranks seen on matching lines, in order of first sight
+    hosts: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class Diagnosis:
+    """What the matcher says about one text. ``matches`` is best first; empty means "no match"."""
+
+    matches: list[Match] = field(default_factory=list)
+    lines_total: int = 0
+    lines_scored: int = 0
+    bytes_read: int = 0
+    truncated: bool = False  # input was larger than the configured cap; only the head+tail was read
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def confident(self) -> list[Match]:
+        return [m for m in self.matches if m.confident]
+
+    @property
+    def best(self) -> Match | None:
+        return self.matches[0] if self.matches else None
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["matches"] = [m.to_dict() for m in self.matches]
+        return d
+
+
+@dataclass
+class Section:
+    title: str
+    text: str  # plain text with `code` / ```blocks``` (mrkdwn-compatible subset)
+
+
+@dataclass
+class Table:
+    title: str
+    columns: list[str]
+    rows: list[list[str]]
+
+
+@dataclass
+class Frame:
+    function: str
+    filename: str
+    line: int | None = None
+
+    def label(self) -> str:
+        short = self.filename.rsplit("/", 1)[-1] if self.filename else "?"
+        return f"{self.function} ({short}:{self.line})" if self.line else f"{self.function} ({short})"
+
+
+@dataclass
+class StackGroup:
+    """Ranks whose (main-thread) stacks are identical, and the frame that says where they are."""
+
+    ranks: list[str]
+    frames: list[Frame]  # innermost first
+    where: Frame | None = None  # innermost frame in user code or torch.distributed
+    hosts: list[str] = field(default_factory=list)
+    odd_one_out: bool = False
+
+
+@dataclass
+class Attachment:
+    filename: str
+    content: bytes
+    mimetype: str = "text/plain"
+    title: str = ""
+
+
+@dataclass
+class Result:
+    """What a plugin command (or a diagnose) returns; renderers turn it into Slack / text / JSON."""
+
+    title: str
+    summary: str
+    status: Status = "ok"
+    sections: list[Section] = field(default_factory=list)
+    tables: list[Table] = field(default_factory=list)
+    stack_groups: list[StackGroup] = field(default_factory=list)
+    unreadable: dict[str, str] = field(default_factory=dict)  # rank/pid -> reason py-spy could not read it
+    attachments: list[Attachment] = field(default_factory=list)
+    matches: list[Match] = field(default_factory=list)
+    data: dict[str, Any] = field(default_factory=dict)  # machine-readable extras for --json
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["attachments"] = [
+            {"filename": a.filename, "mimetype": a.mimetype, "title": a.title, "size": len(a.content)}
+            for a in self.attachments
+        ]
+        return d
