@@ -1,0 +1,148 @@
+"""boto3 clients for the SageMaker plugin, and AWS failures turned into sentences a user can act on.
+
+Region and credentials come from the standard AWS chain (environment, shared config/credentials files,
+container or instance role). The endpoint comes from ``AWS_ENDPOINT_URL`` / ``AWS_ENDPOINT_URL_SAGEMAKER``
+(honoured by botocore itself since 1.31) or from ``sagemaker.endpoint_url`` in the TRACEBOT_CONFIG file.
+Nothing here ever formats a credential or an AWS error message into user-facing text: AWS messages
+can carry account ids and principal ARNs, so users get our own wording plus the error code.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import boto3
+import botocore.config
+from botocore.exceptions import (
+    ClientError,
+    ConnectTimeoutError,
+    EndpointConnectionError,
+    NoCredentialsError,
+    NoRegionError,
+    PartialCredentialsError,
+    ReadTimeoutError,
+)
+
+CONNECT_TIMEOUT_S = 5.0
+READ_TIMEOUT_S = 20.0
+MAX_ATTEMPTS = 3  # standard retry mode: throttling and 5xx are retried with backoff, then surfaced
+
+_ACCESS_DENIED = {"AccessDenied", "AccessDeniedException", "UnauthorizedOperation", "UnauthorizedAccess"}
+_THROTTLED = {
+    "Throttling",
+    "ThrottlingException",
+    "ThrottledException",
+    "RequestLimitExceeded",
+    "TooManyRequestsException",
+    "ProvisionedThroughputExceededException",
+    "LimitExceededException",
+}
+_BAD_CREDENTIALS = {
+    "UnrecognizedClientException",
+    "InvalidClientTokenId",
+    "InvalidSignatureException",
+    "SignatureDoesNotMatch",
+    "ExpiredToken",
+    "ExpiredTokenException",
+    "RequestExpired",
+}
+
+
+class AwsProblem(Exception):
+    """An AWS call failed in a way the user should be told about; ``str()`` is the user message."""
+
+    def __init__(self, message: str, code: str = "") -> None:
+        super().__init__(message)
+        self.code = code
+
+
+class JobNotFound(AwsProblem):
+    """describe_training_job said the job does not exist (in this account and region)."""
+
+
+@dataclass
+class AwsClients:
+    sagemaker: Any
+    logs: Any
+    region: str
+
+
+def make_clients(settings: dict[str, Any] | None = None) -> AwsClients:
+    """Build the two clients with bounded timeouts and retries; raise :class:`AwsProblem` if no region."""
+    settings = settings or {}
+    session = boto3.session.Session(region_name=settings.get("region") or None)
+    region = session.region_name
+    if not region:
+        raise AwsProblem(
+            "No AWS region is configured for tracebot. Set AWS_REGION (or AWS_DEFAULT_REGION), "
+            "a region in ~/.aws/config, or `sagemaker: {region: ...}` in the TRACEBOT_CONFIG file.",
+            code="NoRegion",
+        )
+    config = botocore.config.Config(
+        connect_timeout=CONNECT_TIMEOUT_S,
+        read_timeout=READ_TIMEOUT_S,
+        retries={"max_attempts": int(settings.get("max_attempts", MAX_ATTEMPTS)), "mode": "standard"},
+    )
+    endpoint = settings.get("endpoint_url") or None
+    try:
+        return AwsClients(
+            sagemaker=session.client("sagemaker", config=config, endpoint_url=endpoint),
+            logs=session.client("logs", config=config, endpoint_url=endpoint),
+            region=region,
+        )
+    except NoRegionError as exc:  # a malformed region can still fail here
+        raise AwsProblem(f"AWS region {region!r} is not usable: check AWS_REGION.", code="NoRegion") from exc
+    except ValueError as exc:  # botocore refuses a malformed endpoint URL
+        raise AwsProblem("The configured AWS endpoint URL is not a valid URL.", code="BadEndpoint") from exc
+
+
+def explain(exc: Exception, action: str, region: str) -> AwsProblem:
+    """Turn a boto3/botocore failure of ``action`` (an IAM action name) into an :class:`AwsProblem`."""
+    if isinstance(exc, AwsProblem):
+        return exc
+    if isinstance(exc, NoCredentialsError | PartialCredentialsError):
+        return AwsProblem(
+            "No AWS credentials found. tracebot uses the standard AWS chain: AWS_ACCESS_KEY_ID / "
+            "AWS_SECRET_ACCESS_KEY, AWS_PROFILE with ~/.aws/credentials, or an instance/container role.",
+            code="NoCredentials",
+        )
+    if isinstance(exc, NoRegionError):
+        return AwsProblem("No AWS region is configured: set AWS_REGION.", code="NoRegion")
+    if isinstance(exc, ConnectTimeoutError | ReadTimeoutError | EndpointConnectionError):
+        return AwsProblem(
+            f"Could not reach AWS in {region} for {action} (network error or timeout). "
+            "Check the bot host's network / AWS_ENDPOINT_URL and try again.",
+            code="Unreachable",
+        )
+    if isinstance(exc, ClientError):
+        code = str(exc.response.get("Error", {}).get("Code", ""))
+        message = str(exc.response.get("Error", {}).get("Message", ""))
+        if code in _ACCESS_DENIED:
+            return AwsProblem(
+                f"AWS denied {action} ({code}) in {region}: the IAM identity tracebot runs as needs "
+                f"permission for `{action}`.",
+                code=code,
+            )
+        if code in _THROTTLED:
+            return AwsProblem(
+                f"AWS is throttling {action} in {region} ({code}) even after {MAX_ATTEMPTS} attempts. "
+                "Nothing is wrong with the job; try again in a minute.",
+                code=code,
+            )
+        if code in _BAD_CREDENTIALS:
+            return AwsProblem(
+                f"AWS rejected tracebot's credentials ({code}): they are invalid or expired.", code=code
+            )
+        if is_not_found(code, message):
+            return JobNotFound(f"AWS says the resource for {action} does not exist in {region}.", code=code)
+        return AwsProblem(f"{action} failed in {region} with AWS error {code or 'unknown'}.", code=code)
+    return AwsProblem(f"{action} failed in {region}: {type(exc).__name__}.", code=type(exc).__name__)
+
+
+def is_not_found(code: str, message: str) -> bool:
+    """SageMaker reports a missing job as ValidationException "Requested resource not found"."""
+    if code in {"ResourceNotFound", "ResourceNotFoundException", "NoSuchEntity"}:
+        return True
+    lowered = message.lower()
+    return code == "ValidationException" and ("not found" in lowered or "could not find" in lowered)

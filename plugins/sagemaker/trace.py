@@ -1,0 +1,88 @@
+"""``/trace sagemaker <job>``: describe the job, check its configuration, read its logs, match the errors.
+
+Only the describe call is essential: when a later step (the shared-checkpoint search, the logs) fails,
+the reply keeps what is known and says in a note what could not be read and why.
+"""
+
+from __future__ import annotations
+
+from botocore.exceptions import BotoCoreError, ClientError
+
+from bot.plugin_api import CommandContext
+from bot.result import Match, Result
+from plugins.sagemaker.aws import AwsProblem, JobNotFound, explain, make_clients
+from plugins.sagemaker.checks import find_shared_checkpoint, shared_checkpoint_warning, static_warnings
+from plugins.sagemaker.diagnose import diagnose_job
+from plugins.sagemaker.job import facts_from_description
+from plugins.sagemaker.logs import LOG_GROUP, JobLogs, LogLimits, read_job_logs
+from plugins.sagemaker.report import build_result, problem_result
+
+_AWS_ERRORS = (ClientError, BotoCoreError)
+
+
+def trace_training_job(ctx: CommandContext, job_name: str, limits: LogLimits | None = None) -> Result:
+    limits = limits or LogLimits()
+    settings = ctx.config.extra.get("sagemaker") or {}
+    try:
+        clients = make_clients(settings if isinstance(settings, dict) else {})
+    except AwsProblem as problem:
+        return problem_result(job_name, str(problem), problem.code)
+    region = clients.region
+
+    ctx.progress(f"Asking SageMaker about `{job_name}` in {region}…")
+    try:
+        description = clients.sagemaker.describe_training_job(TrainingJobName=job_name)
+    except _AWS_ERRORS as exc:
+        problem = explain(exc, "sagemaker:DescribeTrainingJob", region)
+        if isinstance(problem, JobNotFound):
+            return problem_result(
+                job_name,
+                f"No such training job `{job_name}` in {region} (for the AWS account tracebot runs as). "
+                "Check the name and the region.",
+                "NoSuchTrainingJob",
+            )
+        return problem_result(job_name, str(problem), problem.code)
+    facts = facts_from_description(description)
+    warnings = static_warnings(facts)
+    notes: list[str] = []
+
+    try:
+        shared = find_shared_checkpoint(clients.sagemaker, facts, ctx.remaining)
+        warning = shared_checkpoint_warning(facts, shared)
+        if warning:
+            warnings.append(warning)
+        if not shared.complete:
+            notes.append(
+                f"Checked {shared.examined} InProgress jobs for a shared checkpoint_s3_uri, not all of them."
+            )
+    except _AWS_ERRORS as exc:
+        problem = explain(exc, "sagemaker:ListTrainingJobs", region)
+        notes.append(f"Could not look for other jobs sharing the checkpoint URI: {problem}")
+
+    ctx.progress(f"Reading the CloudWatch logs of `{job_name}`…")
+    logs: JobLogs | None = None
+    try:
+        logs = read_job_logs(clients.logs, job_name, ctx.remaining, limits)
+        if not logs.hosts:
+            notes.append(
+                f"No log streams for this job in {LOG_GROUP} (its containers may never have started)."
+            )
+    except _AWS_ERRORS as exc:
+        problem = explain(exc, "logs:GetLogEvents", region)
+        if isinstance(problem, JobNotFound):
+            notes.append(
+                f"The log group {LOG_GROUP} does not exist in {region}: no job there has logged yet."
+            )
+        else:
+            notes.append(f"Could not read the job's logs: {problem}")
+
+    matches: list[Match] = []
+    if ctx.matcher is None:
+        notes.append("The knowledge base is not loaded, so the errors were not matched against it.")
+    else:
+        ctx.progress("Matching the errors against the knowledge base…")
+        try:
+            matches = diagnose_job(ctx.matcher, facts.failure_reason, logs.combined_text() if logs else "")
+        except Exception as exc:  # a matcher bug must not hide what SageMaker said about the job
+            notes.append(f"Matching against the knowledge base failed ({type(exc).__name__}).")
+    return build_result(facts, region, warnings, logs, matches, notes, limits.first_errors_per_host)
