@@ -113,8 +113,8 @@ class PluginHost:
             return self._commands
         commands: dict[str, Command] = {}
         errors: list[str] = []
-        # pluggy calls the most recently registered first; reverse so built-ins come first.
-        for impl in reversed(self.pm.hook.register_commands.get_hookimpls()):
+        # get_hookimpls() lists plugins in registration order: built-ins first, so they win a clash.
+        for impl in self.pm.hook.register_commands.get_hookimpls():
             try:
                 provided = impl.function()
             except Exception as exc:
@@ -173,7 +173,7 @@ class PluginHost:
             return outcome
         if outcome is None:
             return _error_result(title, f"`/trace {cmd.name}` did not finish within its time limit "
-                                 f"({cmd.timeout_s:.0f}s); nothing was returned.", kind="timeout")
+                                 f"({cmd.timeout_s:g}s); nothing was returned.", kind="timeout")
         if isinstance(outcome, UsageError):
             return _usage_result(title, str(outcome), cmd.usage)
         if isinstance(outcome, NotAllowed):

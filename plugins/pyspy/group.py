@@ -47,21 +47,6 @@ def rank_sort_key(label: str) -> tuple[int, int | str]:
     return (0, int(label)) if label.isdigit() else (1, label)
 
 
-def format_ranks(labels: list[str]) -> str:
-    """``["0", "2", "3", "4"]`` -> ``"0, 2–4"``; non-numeric labels are listed as they are."""
-    numbers = sorted(int(label) for label in labels if label.isdigit())
-    others = sorted(label for label in labels if not label.isdigit())
-    parts: list[str] = []
-    i = 0
-    while i < len(numbers):
-        j = i
-        while j + 1 < len(numbers) and numbers[j + 1] == numbers[j] + 1:
-            j += 1
-        parts.append(str(numbers[i]) if i == j else f"{numbers[i]}–{numbers[j]}")
-        i = j + 1
-    return ", ".join(parts + others)
-
-
 def group_stacks(dumps: Mapping[str, list[Frame] | str], hosts: Mapping[str, str] | None = None) -> list[StackGroup]:
     """Group readable ranks by identical stacks, smallest group first, and mark the odd ones out.
 

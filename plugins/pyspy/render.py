@@ -9,8 +9,9 @@ from collections.abc import Mapping
 
 from PIL import Image, ImageDraw, ImageFont
 
+from bot.render.ranges import format_ranks
 from bot.result import Frame, StackGroup
-from plugins.pyspy.group import format_ranks, rank_sort_key
+from plugins.pyspy.group import rank_sort_key
 
 MAX_SUMMARY_GROUPS = 6
 PNG_MIN_RANKS = 9  # "for more than 8 ranks, a picture"

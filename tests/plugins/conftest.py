@@ -1,0 +1,54 @@
+"""Shared plugin fixtures: a fresh plugin host without third-party plugins, a datasette-style fixture
+that registers a temporary plugin and always unregisters it, and contexts for callers."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+
+import pytest
+
+from bot.config import Config
+from bot.plugin_api import Caller, CommandContext
+from bot.plugin_host import PluginHost
+
+
+def need(ok: bool, why: str) -> None:
+    """Skip outside CI when a dependency is missing; in CI (CI=true) fail loudly instead."""
+    if ok:
+        return
+    if os.environ.get("CI") == "true":
+        pytest.fail(f"missing in CI: {why}")
+    pytest.skip(why)
+
+
+@pytest.fixture
+def host() -> PluginHost:
+    """Only the py-spy built-in, no entry points: tests see exactly the plugins they register."""
+    return PluginHost(builtins=("plugins.pyspy",), entry_points=False)
+
+
+@pytest.fixture
+def register_plugin(host: PluginHost) -> Iterator[Callable[[object, str], None]]:
+    registered: list[str] = []
+
+    def register(plugin: object, name: str) -> None:
+        assert host.register(plugin, name=name), host.load_errors()
+        registered.append(name)
+
+    try:
+        yield register
+    finally:
+        for name in registered:
+            if host.pm.get_plugin(name) is not None:
+                host.unregister(name=name)
+
+
+@pytest.fixture
+def make_ctx() -> Callable[..., CommandContext]:
+    def make(cluster_user: str | None = "root", is_admin: bool = False, config: Config | None = None,
+             matcher: object | None = None) -> CommandContext:
+        return CommandContext(caller=Caller(slack_user="U1", cluster_user=cluster_user, is_admin=is_admin),
+                              config=config or Config(), matcher=matcher)  # type: ignore[arg-type]
+
+    return make

@@ -1,0 +1,225 @@
+"""The plugin host: commands come from built-ins, temporary plugins and real entry points, and no plugin
+failure (import, registration, listing, run, overrun) takes tracebot down or leaks a secret."""
+
+from __future__ import annotations
+
+import sys
+import textwrap
+import threading
+import time
+import types
+from pathlib import Path
+
+import pytest
+
+from bot.config import Config
+from bot.kb.loader import load_knowledge_base
+from bot.matcher import Matcher
+from bot.plugin_api import Command, NotAllowed, UsageError, hookimpl
+from bot.plugin_host import PluginHost, attach_matches
+from bot.result import Result
+
+
+def _plugin(*commands: Command) -> types.SimpleNamespace:
+    @hookimpl
+    def register_commands() -> list[Command]:
+        return list(commands)
+
+    return types.SimpleNamespace(register_commands=register_commands)
+
+
+def _echo_parse(words: list[str]) -> dict[str, object]:
+    if not words:
+        raise UsageError("Say something.")
+    return {"text": " ".join(words)}
+
+
+ECHO = Command(name="echo", usage="/trace echo <text>", help="Repeat the words.", parse=_echo_parse,
+               run=lambda ctx, text: Result(title="echo", summary=text))
+
+
+def test_a_registered_plugin_adds_its_command_and_it_runs(host, register_plugin, make_ctx):
+    register_plugin(_plugin(ECHO), "echo-plugin")
+    assert {"echo", "pid"} <= set(host.get_commands())
+    assert host.run_command("echo", make_ctx(), ["hello", "there"]).summary == "hello there"
+
+
+def test_the_temporary_plugin_is_gone_after_unregistering(host, register_plugin):
+    register_plugin(_plugin(ECHO), "echo-plugin")
+    host.unregister(name="echo-plugin")
+    assert "echo" not in host.get_commands()
+
+
+def test_bad_arguments_give_the_usage_not_an_exception(host, register_plugin, make_ctx):
+    register_plugin(_plugin(ECHO), "echo-plugin")
+    result = host.run_command("echo", make_ctx(), [])
+    assert result.status == "error"
+    assert "Say something." in result.summary and "/trace echo <text>" in result.summary
+
+
+def test_unknown_command_lists_the_commands_there_are(host, make_ctx):
+    result = host.run_command("jbo", make_ctx(), ["1"])
+    assert result.status == "error" and "pid" in result.summary
+
+
+def test_help_lists_every_command_with_its_usage(host, register_plugin, make_ctx):
+    register_plugin(_plugin(ECHO), "echo-plugin")
+    text = host.run_command("help", make_ctx(), []).sections[0].text
+    assert "/trace echo <text>" in text and "/trace pid <pid>" in text
+
+
+def test_a_plugin_that_fails_to_import_is_reported_and_the_others_still_work(tmp_path, monkeypatch, make_ctx):
+    (tmp_path / "half_written_plugin.py").write_text("raise RuntimeError('not finished yet')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    host = PluginHost(builtins=("half_written_plugin", "plugins.pyspy"), entry_points=False)
+    assert any("half_written_plugin" in e and "not finished yet" in e for e in host.load_errors())
+    assert "pid" in host.get_commands()
+
+
+def test_a_plugin_whose_command_listing_raises_is_reported_and_the_others_still_work(host, register_plugin):
+    @hookimpl
+    def register_commands() -> list[Command]:
+        raise KeyError("missing setting")
+
+    register_plugin(types.SimpleNamespace(register_commands=register_commands), "broken-listing")
+    assert "pid" in host.get_commands()
+    assert any("broken-listing" in e and "missing setting" in e for e in host.load_errors())
+
+
+def test_a_misspelled_hook_is_refused_at_registration_and_reported(host):
+    @hookimpl
+    def register_comands() -> list[Command]:
+        return [ECHO]
+
+    assert not host.register(types.SimpleNamespace(register_comands=register_comands), name="typo")
+    assert host.pm.get_plugin("typo") is None
+    assert any("typo" in e and "register_comands" in e for e in host.load_errors())
+
+
+def test_a_second_plugin_cannot_take_over_a_builtin_command_name(host, register_plugin, make_ctx):
+    impostor = Command(name="pid", usage="/trace pid", help="", parse=lambda w: {},
+                       run=lambda ctx: Result(title="impostor", summary="gotcha"))
+    register_plugin(_plugin(impostor), "impostor")
+    assert host.get_commands()["pid"].run is not impostor.run
+    assert any("impostor" in e and "already provided" in e for e in host.load_errors())
+
+
+def test_a_command_that_raises_gives_an_error_result_without_the_secret(host, register_plugin, make_ctx):
+    token = "xoxb-1111-2222-abcdefSECRET"
+
+    def run(ctx, **_):
+        raise RuntimeError(f"could not connect with {token} and xoxp-9-9-other")
+
+    register_plugin(_plugin(Command(name="leaky", usage="/trace leaky", help="", parse=lambda w: {}, run=run)),
+                    "leaky")
+    result = host.run_command("leaky", make_ctx(config=Config(slack_bot_token=token)), [])
+    assert result.status == "error"
+    assert "RuntimeError: could not connect" in result.summary
+    assert "SECRET" not in result.summary and "xoxp-9" not in result.summary
+
+
+def test_a_command_that_overruns_its_time_limit_is_answered_at_the_deadline(host, register_plugin, make_ctx):
+    release = threading.Event()
+    stuck = Command(name="stuck", usage="/trace stuck", help="", parse=lambda w: {}, timeout_s=0.5,
+                    run=lambda ctx: Result(title="late", summary=str(release.wait(30))))
+    register_plugin(_plugin(stuck), "stuck")
+    started = time.monotonic()
+    try:
+        result = host.run_command("stuck", make_ctx(), [])
+    finally:
+        release.set()
+    assert time.monotonic() - started < 5
+    assert result.status == "error" and "time limit (0.5s)" in result.summary
+
+
+def test_admin_only_commands_are_refused_to_others_and_run_for_admins(host, register_plugin, make_ctx):
+    drain = Command(name="drain", usage="/trace drain", help="", parse=lambda w: {}, admin_only=True,
+                    run=lambda ctx: Result(title="drain", summary="drained"))
+    register_plugin(_plugin(drain), "drain")
+    assert "admins only" in host.run_command("drain", make_ctx(is_admin=False), []).summary
+    assert host.run_command("drain", make_ctx(is_admin=True), []).summary == "drained"
+
+
+def test_not_allowed_raised_by_a_command_is_shown_as_is(host, register_plugin, make_ctx):
+    def run(ctx):
+        raise NotAllowed("That job belongs to someone else.")
+
+    register_plugin(_plugin(Command(name="mine", usage="/trace mine", help="", parse=lambda w: {}, run=run)),
+                    "mine")
+    result = host.run_command("mine", make_ctx(), [])
+    assert result.status == "error" and result.summary == "That job belongs to someone else."
+
+
+def _write_dist(site: Path, dist: str, module: str, module_source: str) -> None:
+    """What ``pip install`` leaves behind: the module and a .dist-info with entry_points.txt."""
+    (site / f"{module}.py").write_text(textwrap.dedent(module_source))
+    info = site / f"{dist.replace('-', '_')}-1.0.dist-info"  # pip's escaping: '-' would end the name
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text(f"[tracebot.plugins]\n{dist} = {module}\n")
+
+
+def test_an_installed_package_adds_its_command_through_the_entry_point_group(tmp_path, monkeypatch, make_ctx):
+    _write_dist(tmp_path, "tracebot-hello", "tracebot_hello", """
+        from bot.plugin_api import Command, hookimpl
+        from bot.result import Result
+
+        @hookimpl
+        def register_commands():
+            return [Command(name="hello", usage="/trace hello", help="Say hello.", parse=lambda w: {},
+                            run=lambda ctx: Result(title="hello", summary="hello from a package"))]
+    """)
+    _write_dist(tmp_path, "tracebot-broken", "tracebot_broken", "import no_such_module_anywhere\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    host = PluginHost(builtins=(), entry_points=True)
+    assert host.run_command("hello", make_ctx(), []).summary == "hello from a package"
+    assert any("tracebot-broken" in e and "no_such_module_anywhere" in e for e in host.load_errors())
+    sys.modules.pop("tracebot_hello", None)
+
+
+def test_entry_points_stay_off_when_switched_off(tmp_path, monkeypatch):
+    _write_dist(tmp_path, "tracebot-hello2", "tracebot_hello2", "raise SystemError('must not load')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setenv("TRACEBOT_LOAD_ENTRYPOINTS", "0")
+    assert PluginHost(builtins=()).load_errors() == []
+
+
+def test_without_a_knowledge_base_the_result_says_no_entries_were_matched(make_ctx):
+    result = attach_matches(Result(title="t", summary="s"), make_ctx(matcher=None), "stuck in all_reduce")
+    assert result.matches == [] and any("knowledge base not loaded" in n for n in result.data["notes"])
+
+
+@pytest.fixture
+def small_kb(tmp_path: Path) -> Matcher:
+    entry = tmp_path / "stuck-collective.yaml"
+    entry.write_text(textwrap.dedent("""
+        id: stuck-collective
+        title: Ranks stuck in a collective
+        summary: Some ranks wait in a collective for a rank that never arrives.
+        role: root-cause
+        sources:
+          - url: "https://github.com/benfred/py-spy"
+        recognise:
+          anchors:
+            - "stuck in all_reduce (torch/distributed/distributed_c10d.py)"
+        cause: One rank took another path.
+        fix:
+          - "Find the odd rank."
+        examples:
+          match:
+            - "py-spy: rank 0 stuck in all_reduce (torch/distributed/distributed_c10d.py)"
+          no_match:
+            - "all ranks finished"
+    """))
+    kb, errors = load_knowledge_base(tmp_path)
+    assert not errors, errors
+    return Matcher(kb)
+
+
+def test_what_a_plugin_found_brings_the_matching_knowledge_entry_once(make_ctx, small_kb):
+    ctx = make_ctx(matcher=small_kb)
+    text = "py-spy: ranks 0, 2–63 stuck in all_reduce (torch/distributed/distributed_c10d.py)"
+    result = attach_matches(Result(title="t", summary="s"), ctx, text)
+    result = attach_matches(result, ctx, text)
+    assert [m.entry_id for m in result.matches] == ["stuck-collective"]
+    assert attach_matches(Result(title="t", summary="s"), ctx, "all ranks finished").matches == []
