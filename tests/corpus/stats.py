@@ -1,0 +1,146 @@
+"""Validate tests/corpus/cases.jsonl and print its counts per kind and per label.
+
+Run: `python tests/corpus/stats.py` (exit status 1 and one line per problem when the file is
+invalid; the counts are printed either way so the README table can be pasted from it).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections import Counter
+from pathlib import Path
+
+HERE = Path(__file__).parent
+CASES = HERE / "cases.jsonl"
+
+LABELS = frozenset(
+    {
+        "smp-debugger-checkpoint-uploading",
+        "sagemaker-checkpoint-internal-error",
+        "smp-tf-input-order-convergence",
+        "efa-security-group-init-stall",
+        "smp-checkpoint-stall-state-dict",
+        "cuda-oom",
+        "gpu-ecc-error",
+        "smp-network-timeout-processes-per-host",
+        "sagemaker-checkpoint-s3-uri-reuse",
+        "fsx-lustre-large-data",
+        "nccl-system-error-gpu-memory",
+        "smdebug-checkpointing-unsupported",
+        "state-dict-unexpected-prefix",
+        "uneven-batches-stall-at-end",
+        "trcomp-convergence-single-gpu",
+        "trcomp-convergence-distributed",
+        "xla-missing-gpu-num-devices",
+        "trcomp-no-speedup",
+        "slurm-job-stopped-triage",
+        "slurm-log-error-search",
+        "nccl-watchdog-timeout",
+        "master-port-in-use",
+        "gpu-zombie-process",
+        "distributed-hang-py-spy",
+        "nccl-network-hang",
+        "isolate-bad-gpus",
+        "python-trace-unresponsive",
+        "amd-iommu-hang",
+        "cuda-illegal-memory-access",
+        "cuda-device-side-assert",
+        "nccl-invalid-usage-duplicate-gpu",
+        "host-oom-killed",
+        "ddp-unused-parameters",
+        "gpu-fallen-off-bus",
+        "dataloader-shm-bus-error",
+        "nccl-remote-error",
+        "torchrun-child-failed",
+        "rendezvous-timeout",
+        "cuda-driver-version-insufficient",
+        "cuda-no-kernel-image",
+        "slurm-time-limit",
+        "slurm-node-fail",
+        "deepspeed-loss-scale-minimum",
+        "process-group-not-initialized",
+        "nccl-unhandled-cuda-error",
+    }
+)
+KINDS = frozenset({"line", "traceback", "log", "prose", "ja", "negative", "near-miss"})
+LONG_LOG_MIN_LINES = 300
+
+
+def validate(cases: list[dict], problems: list[str]) -> None:
+    seen: set[str] = set()
+    for n, case in enumerate(cases, start=1):
+        where = f"line {n} ({case.get('id', '?')})"
+        cid = case.get("id")
+        if not isinstance(cid, str) or not cid:
+            problems.append(f"{where}: missing id")
+        elif cid in seen:
+            problems.append(f"{where}: duplicate id")
+        seen.add(cid)
+        has_text, has_file = "text" in case, "file" in case
+        if has_text == has_file:
+            problems.append(f"{where}: needs exactly one of text / file")
+        if has_text and not str(case["text"]).strip():
+            problems.append(f"{where}: empty text")
+        if has_file and not (HERE / case["file"]).is_file():
+            problems.append(f"{where}: file {case['file']} does not exist")
+        expected = case.get("expected", "missing")
+        if expected is not None and expected not in LABELS:
+            problems.append(f"{where}: unknown expected label {expected!r}")
+        also_ok = case.get("also_ok")
+        if not isinstance(also_ok, list) or any(label not in LABELS for label in also_ok):
+            problems.append(f"{where}: also_ok must be a list of known labels")
+        elif expected in also_ok:
+            problems.append(f"{where}: also_ok repeats expected")
+        if case.get("kind") not in KINDS:
+            problems.append(f"{where}: unknown kind {case.get('kind')!r}")
+        if expected is None and also_ok:
+            problems.append(f"{where}: a negative cannot have also_ok")
+        if not case.get("source"):
+            problems.append(f"{where}: missing source")
+
+
+def main() -> int:
+    problems: list[str] = []
+    cases = []
+    for n, raw in enumerate(CASES.read_text(encoding="utf-8").splitlines(), start=1):
+        try:
+            cases.append(json.loads(raw))
+        except json.JSONDecodeError as exc:
+            problems.append(f"line {n}: not JSON ({exc})")
+    validate(cases, problems)
+
+    long_logs = []
+    for case in cases:
+        if "file" in case:
+            path = HERE / case["file"]
+            lines = len(path.read_text(encoding="utf-8").splitlines()) if path.is_file() else 0
+            long_logs.append((case["id"], lines, case["expected"]))
+            if lines < LONG_LOG_MIN_LINES:
+                problems.append(f"{case['id']}: {case['file']} has {lines} lines (< {LONG_LOG_MIN_LINES})")
+
+    negatives = sum(1 for case in cases if case.get("expected") is None)
+    print(f"total cases: {len(cases)}")
+    print(f"negatives (expected null): {negatives}")
+    print(f"long multi-rank logs: {len(long_logs)}")
+    print("\nper kind:")
+    for kind, count in sorted(Counter(case.get("kind") for case in cases).items()):
+        print(f"  {kind:<10} {count:>4}")
+    print("\nper expected label (positives):")
+    per_label = Counter(case["expected"] for case in cases if case.get("expected"))
+    for label in sorted(LABELS, key=lambda lab: (-per_label[lab], lab)):
+        print(f"  {label:<40} {per_label[label]:>3}")
+    print("\nlong logs:")
+    for cid, lines, expected in long_logs:
+        print(f"  {cid:<40} {lines:>5} lines  -> {expected}")
+    if problems:
+        print("\nPROBLEMS:", file=sys.stderr)
+        for problem in problems:
+            print(f"  {problem}", file=sys.stderr)
+        return 1
+    print("\nvalid: every line parses, ids unique, labels known, files exist")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
