@@ -1,0 +1,100 @@
+"""How close do ``tracebot kb import`` drafts of the seed documents come to the hand-written entries?
+
+Imports every seed document into a temporary directory, maps each draft to the hand-written entry that
+cites the same document section (when several do, the one the hand-written knowledge base answers for
+the draft's first example), renames the drafts to those ids and runs the labelled corpus against the
+drafts alone and against the hand-written knowledge base. Prints JSON.
+
+    .venv/bin/python bench/kb_import_accuracy.py [--seeds DIR] [--knowledge DIR] [--cases FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bot.kb.evaluate import Case, EvalReport, evaluate, load_cases  # noqa: E402
+from bot.kb.importer import Draft, import_document  # noqa: E402
+from bot.kb.loader import KnowledgeBase, load_knowledge_base  # noqa: E402
+from bot.matcher import Matcher  # noqa: E402
+
+
+def map_draft(draft: Draft, doc: str, hand: KnowledgeBase, matcher: Matcher) -> str | None:
+    section = draft.section.heading
+    candidates = [
+        e.id for e in hand.entries if any(s.get("doc") == doc and s.get("section") == section for s in e.sources)
+    ]
+    if len(candidates) <= 1:
+        return candidates[0] if candidates else None
+    answered = [m.entry_id for m in matcher.diagnose(draft.error_blocks[0]).matches]
+    return next((a for a in answered if a in candidates), None)
+
+
+def summary(rep: EvalReport) -> dict[str, float | int]:
+    return {
+        "top1": rep.top1,
+        "top3": rep.top3,
+        "confident_top1": rep.confident_top1,
+        "false_positive_rate": rep.false_positive_rate,
+        "false_positives": len(rep.false_positives),
+        "positives": rep.positives,
+        "negatives": rep.negatives,
+    }
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--seeds", default="/work/shared/seeds")
+    ap.add_argument("--knowledge", default=str(ROOT / "knowledge"))
+    ap.add_argument("--cases", default=str(ROOT / "tests/corpus/cases.jsonl"))
+    args = ap.parse_args()
+    hand, _ = load_knowledge_base(Path(args.knowledge))
+    hand_matcher = Matcher(hand)
+    t0 = time.perf_counter()
+    with tempfile.TemporaryDirectory() as tmp:
+        raw, renamed = Path(tmp, "drafts"), Path(tmp, "renamed")
+        renamed.mkdir()
+        drafts: list[dict[str, object]] = []
+        for doc in sorted(Path(args.seeds).glob("[0-9]*.txt")):
+            report = import_document(doc, raw)
+            for d in report.written:
+                target = map_draft(d, doc.name, hand, hand_matcher)
+                drafts.append({"doc": doc.name, "section": d.section.heading, "draft": d.entry_id, "maps_to": target})
+                if target and not (renamed / f"{target}.yaml").exists():
+                    text = re.sub(r"(?m)^id: .*$", f"id: {target}", d.text, count=1)
+                    (renamed / f"{target}.yaml").write_text(text, encoding="utf-8")
+        import_s = time.perf_counter() - t0
+        drafted_kb, errors = load_knowledge_base(renamed)
+        cases = load_cases(Path(args.cases))
+        covered = {str(d["maps_to"]) for d in drafts if d["maps_to"]}
+        subset: list[Case] = [c for c in cases if c.expected in covered or c.expected is None]
+        out = {
+            "drafts": len(drafts),
+            "required_entries": len(hand.entries),
+            "required_entries_drafted": sorted(covered),
+            "draft_map": drafts,
+            "draft_load_errors": [str(e) for e in errors],
+            "import_seconds": round(import_s, 3),
+            "corpus_all": {
+                "drafts": summary(evaluate(Matcher(drafted_kb), cases)),
+                "hand_written": summary(evaluate(hand_matcher, cases)),
+            },
+            "corpus_drafted_ids_only": {
+                "drafts": summary(evaluate(Matcher(drafted_kb), subset)),
+                "hand_written": summary(evaluate(hand_matcher, subset)),
+            },
+        }
+    print(json.dumps(out, ensure_ascii=False, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

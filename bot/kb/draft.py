@@ -1,0 +1,332 @@
+"""Draft a knowledge entry from a pasted error (``tracebot kb new ID --from FILE``).
+
+The draft is a starting point for a human: its signatures are regexes built from the most distinctive
+lines of the snippet (exception lines, ``Error:`` lines, NCCL WARN lines), with the parts the matcher
+masks (numbers, hex, paths, IPs, ids) turned into bounded classes, so the draft fires on the same error
+with another rank, PID or path. Cause, fix and source are left as ``TODO`` for the author; ``kb lint``
+names every TODO with its file and line until they are filled in.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from bot.kb.entry import ID_RE, MAX_EXAMPLE_CHARS, MAX_PATTERN_CHARS
+from bot.kb.loader import entry_files, parse_entry_text
+
+# The matcher's own masks, applied in the matcher's order, so a draft generalises over exactly the
+# parts the matcher treats as variable (bot/matcher/normalize.py::mask).
+from bot.matcher.normalize import _HEX, _IP, _LONG_ID, _NUMBER, _PATH, clean, mask, to_text
+
+MAX_SIGNATURES = 3
+REGEX_SOURCE_CHARS = 160  # a signature covers the start of a long line: enough to be specific
+MAX_SNIPPET_READ = 8 << 20
+TODO = "TODO"
+
+# Lines that say what went wrong, strongest first. A line's score is the sum of the weights that hit.
+_SIGNALS: list[tuple[re.Pattern[str], int]] = [
+    (re.compile(r"^(?:[\w.]+\.)?\w*(?:Error|Exception|Exit|Failure|Interrupt)\b\s*:"), 6),
+    (re.compile(r"\bNCCL WARN\b"), 6),
+    (re.compile(r"\b(?:Watchdog caught|watchdog thread terminated)\b", re.I), 5),
+    (re.compile(r"\b[a-z]*(?:Error|Exception)\b\s*:"), 4),
+    (re.compile(r"\berror\b|エラー|例外|失敗", re.I), 3),
+    (
+        re.compile(
+            r"\b(?:failed|failure|fatal|timed? ?out|timeout|killed|abort(?:ed|ing)?|denied|not found)\b", re.I
+        ),
+        2,
+    ),
+    (re.compile(r"\b(?:cannot|could not|unable to|no such|unhandled|invalid|missing)\b", re.I), 1),
+]
+# Lines that never make a good signature: traceback frames and headers, C++ frames, INFO/DEBUG chatter,
+# progress bars and blank-ish lines.
+_NOISE = [
+    re.compile(r"^Traceback \(most recent call last\)"),
+    re.compile(r'^File "[^"]*", line \d+'),
+    re.compile(r"^frame #\d+:"),
+    re.compile(
+        r"^Thread (?:0x[0-9A-Fa-f]+|\d+) \("
+    ),  # py-spy thread header; its first frame is the signature
+    re.compile(r"^Exception raised from \S+ at "),
+    re.compile(r"\(most recent call (?:first|last)\)\s*:?\s*$"),
+    re.compile(r"\b(?:INFO|DEBUG|TRACE)\b"),
+    re.compile(r"^\s*[-=_*#|+~.]{3,}"),
+    re.compile(r"^\W*$"),
+]
+# glog / c10 prefixes ("[E ProcessGroupNCCL.cpp:523] ", "E1128 12:00:01.123 4567 file.cc:12] ") carry a
+# source line number that changes between releases: the signature starts after them.
+_GLOG_PREFIX = re.compile(
+    r"^(?:\[[EWIF] [\w.-]+:\d+\]\s*|\[?[EWIF]\d{3,4} \d\d:\d\d:\d\d\.\d+(?:\s+\d+)? [\w.-]+:\d+\]\s*)+"
+)
+_MASKS: list[tuple[re.Pattern[str], str]] = [
+    (_HEX, r"0x[0-9a-f]+"),
+    (_IP, r"[0-9a-f.:\[\]]+"),
+    (_PATH, r"\S+"),
+    (_LONG_ID, r"[0-9a-f-]+"),
+    (_NUMBER, ""),  # integers become \d+, decimals \d+\.\d+ (see _number_class)
+    # enum-like values (OpType=ALLREDUCE) vary between occurrences of the same failure
+    (re.compile(r"(?<==)[A-Z][A-Z0-9_]+\b"), r"\w+"),
+]
+_RE2_SPECIAL = set("\\.^$|?*+()[]{}")
+
+
+@dataclass(frozen=True)
+class Signature:
+    """One chosen line of a snippet and the regex drafted from it."""
+
+    line_no: int  # 1-based line in the snippet
+    text: str  # the cleaned line
+    regex: str
+    score: int
+
+
+def line_score(text: str) -> int:
+    """How much a cleaned line looks like the statement of an error (0: noise or nothing)."""
+    if len(text) < 12 or any(p.search(text) for p in _NOISE):
+        return 0
+    return sum(weight for pattern, weight in _SIGNALS if pattern.search(text))
+
+
+def _escape(literal: str) -> str:
+    return "".join("\\" + c if c in _RE2_SPECIAL else c for c in literal)
+
+
+def _number_class(token: str) -> str:
+    return r"\d+\.\d+" if "." in token else r"\d+"
+
+
+def _path_class(path: str) -> str:
+    """Directories vary between machines; a long, digit-free file name is what the error is about
+    (``metadata.json.sagemaker-uploading``), so it stays literal."""
+    name = path.rstrip("/").rsplit("/", 1)[-1]
+    if len(name) >= 12 and not any(c.isdigit() for c in name):
+        return r"\S*/" + _escape(name)
+    return r"\S+"
+
+
+def line_to_regex(text: str, max_source_chars: int = REGEX_SOURCE_CHARS) -> str:
+    """An RE2 regex for one cleaned line: literal text escaped, masked parts as bounded classes.
+
+    Long lines are cut at a word boundary near ``max_source_chars``; the regex is a search, not a full
+    match, so the cut part simply stops mattering.
+    """
+    text = _GLOG_PREFIX.sub("", text).strip()
+    if len(text) > max_source_chars:
+        cut = text.rfind(" ", 0, max_source_chars)
+        text = text[: cut if cut > max_source_chars // 2 else max_source_chars].rstrip(" ,;:(")
+    # Mark variable spans in the matcher's order; earlier masks win, like successive substitutions.
+    spans: list[tuple[int, int, str]] = []
+    taken = [False] * len(text)
+    for pattern, cls in _MASKS:
+        for m in pattern.finditer(text):
+            if m.start() == m.end() or any(taken[m.start() : m.end()]):
+                continue
+            spans.append((m.start(), m.end(), cls or _number_class(m.group())))
+            if pattern is _PATH:
+                spans[-1] = (m.start(), m.end(), _path_class(m.group()))
+            for i in range(m.start(), m.end()):
+                taken[i] = True
+    spans.sort()
+    out: list[str] = []
+    pos = 0
+    for start, end, cls in spans:
+        out.append(_escape(text[pos:start]))
+        out.append(cls)
+        pos = end
+    out.append(_escape(text[pos:]))
+    regex = re.sub(r" {2,}", " +", "".join(out))
+    return (
+        regex[:MAX_PATTERN_CHARS]
+        if len(regex) <= MAX_PATTERN_CHARS
+        else line_to_regex(text, max_source_chars // 2)
+    )
+
+
+def pick_signatures(snippet: str, limit: int = MAX_SIGNATURES) -> list[Signature]:
+    """The most distinctive 1-``limit`` lines of a snippet, in snippet order, each with its regex.
+
+    Lines are compared after cleaning (prefixes, timestamps, ranks and hosts removed) and masking, so
+    the same message from 64 ranks counts once. When nothing looks like an error the first non-noise
+    line is used (in a stack dump, the frame a thread is stuck in), so every draft has at least one signature.
+    """
+    seen: set[str] = set()
+    candidates: list[tuple[int, int, str]] = []
+    fallback: tuple[int, int, str] | None = None
+    for i, raw in enumerate(to_text(snippet).splitlines(), start=1):
+        text = clean(raw).text
+        key = mask(_GLOG_PREFIX.sub("", text))
+        if not text or key in seen:
+            continue
+        seen.add(key)
+        score = line_score(text)
+        if score:
+            candidates.append((score, i, text))
+        elif len(text) >= 12 and not any(p.search(text) for p in _NOISE) and fallback is None:
+            fallback = (0, i, text)
+    if not candidates and fallback:
+        candidates = [fallback]
+    best = sorted(candidates, key=lambda c: (-c[0], c[1]))[:limit]
+    # A weak line only earns a place next to a strong one if it is itself clearly an error.
+    top = best[0][0] if best else 0
+    chosen = [c for c in best if c is best[0] or c[0] >= min(top, 4)]
+    regexes: set[str] = set()
+    out = []
+    for score, line_no, text in sorted(chosen, key=lambda c: c[1]):
+        regex = line_to_regex(text)
+        if regex.lower() not in regexes:
+            regexes.add(regex.lower())
+            out.append(Signature(line_no, text, regex, score))
+    return out
+
+
+def trim_snippet(snippet: str, signatures: Sequence[Signature], context: int = 15) -> str:
+    """The part of a long log worth keeping as an example: the signature lines with some context."""
+    text = to_text(snippet).strip("\n")
+    if len(text) <= MAX_EXAMPLE_CHARS // 4 or not signatures:
+        return text[: MAX_EXAMPLE_CHARS // 4]
+    lines = text.splitlines()
+    first = max(0, signatures[0].line_no - 1 - context)
+    last = min(len(lines), signatures[-1].line_no + context)
+    kept = "\n".join(lines[first:last])
+    return kept[: MAX_EXAMPLE_CHARS // 4]
+
+
+def _q(value: str) -> str:
+    """A YAML double-quoted scalar (JSON strings are valid YAML); keeps non-ASCII text readable."""
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _sq(value: str) -> str:
+    """A YAML single-quoted scalar: no escapes inside, which keeps regex backslashes as written."""
+    return "'" + value.replace("'", "''") + "'"
+
+
+def _block(value: str, indent: str) -> str:
+    """A literal block scalar when it round-trips, else a double-quoted one."""
+    lines = value.split("\n")
+    plain = all(line == line.rstrip() and "\t" not in line for line in lines) and not value[:1].isspace()
+    if plain and value.strip():
+        return "|\n" + "\n".join(f"{indent}{line}" if line else "" for line in lines)
+    return _q(value)
+
+
+def render_entry(
+    entry_id: str,
+    *,
+    title: str,
+    signatures: Sequence[Signature] = (),
+    examples: Iterable[str] = (),
+    sources: Sequence[dict[str, str]] = (),
+    note: str = "",
+    tags: Sequence[str] = (),
+) -> str:
+    """The YAML text of a draft entry. Unknown parts are ``TODO`` so ``kb lint`` points at them."""
+    out: list[str] = []
+    if note:
+        out += [f"# {line}".rstrip() for line in note.splitlines()]
+    out += [
+        f"id: {entry_id}",
+        f"title: {_q(title or TODO + ': one-line title shown as the reply heading')}",
+        f"summary: {_q(TODO + ': one or two sentences, in your own words, about what happened')}",
+        "role: root-cause",
+        "priority: 50",
+        f"tags: [{', '.join(tags)}]",
+        "recognise:",
+    ]
+    if signatures:
+        out.append("  regex:")
+        out += [f"    - {_sq(s.regex)}   # from: {s.text[:70]!r}".rstrip() for s in signatures]
+    else:
+        out.append("  anchors:")
+        out.append(f"    - {_q(TODO + ': literal error text users paste')}")
+    out += [
+        "  phrases: []",
+        f"cause: {_q(TODO + ': why this happens, in your own words')}",
+        "fix:",
+        f"  - {_q(TODO + ': first thing to do, commands in `backticks`')}",
+        "related: []",
+        "trace: []",
+        "sources:",
+    ]
+    if sources:
+        for s in sources:
+            keys = [k for k in ("doc", "section", "url") if k in s]
+            out.append("  - " + "\n    ".join(f"{k}: {_q(s[k])}" for k in keys))
+    else:
+        out.append(f"  - url: {_q(TODO)}")
+    out += ["examples:", "  match:"]
+    shown = [e for e in examples if e.strip()]
+    if shown:
+        out += [f"    - {_block(e, '      ')}" for e in shown]
+    else:
+        out.append(f"    - {_q(TODO + ': paste a real error snippet that must match this entry')}")
+    out += ["  no_match: []", "  todo_match: []", ""]
+    return "\n".join(out)
+
+
+def draft_from_snippet(
+    entry_id: str, snippet: str, *, sources: Sequence[dict[str, str]] = (), title: str = "", note: str = ""
+) -> str:
+    """Draft YAML for ``entry_id`` whose signatures come from ``snippet`` and whose first example it is."""
+    signatures = pick_signatures(snippet)
+    example = trim_snippet(snippet, signatures)
+    return render_entry(
+        entry_id, title=title, signatures=signatures, examples=[example], sources=sources, note=note
+    )
+
+
+def scaffold(entry_id: str) -> str:
+    """An empty entry: every field present, every value a TODO."""
+    return render_entry(entry_id, title="")
+
+
+class DraftError(ValueError):
+    """A draft that cannot be written; the message says why."""
+
+
+def existing_entry(kb_root: Path, entry_id: str) -> Path | None:
+    if not kb_root.is_dir():
+        return None
+    return next((p for p in entry_files(kb_root) if p.stem == entry_id), None)
+
+
+def write_draft(kb_root: Path, entry_id: str, text: str, area: str = "") -> Path:
+    """Write a draft to ``kb_root/[area/]ID.yaml``; refuses bad ids and never overwrites an entry."""
+    if not ID_RE.match(entry_id):
+        raise DraftError(f"entry id {entry_id!r} must be lower-case letters, digits and dashes ([a-z0-9-]+)")
+    if area and not ID_RE.match(area):
+        raise DraftError(f"area {area!r} must be a folder name made of [a-z0-9-]")
+    found = existing_entry(kb_root, entry_id)
+    if found is not None:
+        raise DraftError(f"entry '{entry_id}' already exists: {found} (pick another id or edit that file)")
+    target = kb_root / area / f"{entry_id}.yaml" if area else kb_root / f"{entry_id}.yaml"
+    _, errors = parse_entry_text(text, str(target), target)
+    if errors:  # a draft we cannot read back is our bug, not the author's: say so instead of writing it
+        raise DraftError("internal error: the draft does not load: " + "; ".join(map(str, errors)))
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with target.open("x", encoding="utf-8") as fh:
+        fh.write(text)
+    return target
+
+
+def read_snippet(source: str, stdin: object = None) -> str:
+    """Read the pasted error from a file path or ``-`` (stdin), bounded in size."""
+    if source == "-":
+        import sys
+
+        stream = stdin if stdin is not None else sys.stdin
+        data = stream.read(MAX_SNIPPET_READ)  # type: ignore[attr-defined]
+    else:
+        try:
+            with open(source, "rb") as fh:
+                data = fh.read(MAX_SNIPPET_READ)
+        except OSError as exc:
+            raise DraftError(f"cannot read {source}: {exc.strerror or exc}") from exc
+    text = to_text(data)
+    if not text.strip():
+        raise DraftError(f"{'stdin' if source == '-' else source} is empty: paste the error text you saw")
+    return text
