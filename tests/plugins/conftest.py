@@ -3,7 +3,6 @@ that registers a temporary plugin and always unregisters it, and contexts for ca
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterator
 
 import pytest
@@ -11,15 +10,6 @@ import pytest
 from bot.config import Config
 from bot.plugin_api import Caller, CommandContext
 from bot.plugin_host import PluginHost
-
-
-def need(ok: bool, why: str) -> None:
-    """Skip outside CI when a dependency is missing; in CI (CI=true) fail loudly instead."""
-    if ok:
-        return
-    if os.environ.get("CI") == "true":
-        pytest.fail(f"missing in CI: {why}")
-    pytest.skip(why)
 
 
 @pytest.fixture

@@ -18,6 +18,7 @@ from bot.matcher import Matcher
 from bot.plugin_api import Command, NotAllowed, UsageError, hookimpl
 from bot.plugin_host import PluginHost, attach_matches
 from bot.result import Result
+from tests.support import entry_dict, write_kb
 
 
 def _plugin(*commands: Command) -> types.SimpleNamespace:
@@ -191,27 +192,9 @@ def test_without_a_knowledge_base_the_result_says_no_entries_were_matched(make_c
 
 @pytest.fixture
 def small_kb(tmp_path: Path) -> Matcher:
-    entry = tmp_path / "stuck-collective.yaml"
-    entry.write_text(textwrap.dedent("""
-        id: stuck-collective
-        title: Ranks stuck in a collective
-        summary: Some ranks wait in a collective for a rank that never arrives.
-        role: root-cause
-        sources:
-          - url: "https://github.com/benfred/py-spy"
-        recognise:
-          anchors:
-            - "stuck in all_reduce (torch/distributed/distributed_c10d.py)"
-        cause: One rank took another path.
-        fix:
-          - "Find the odd rank."
-        examples:
-          match:
-            - "py-spy: rank 0 stuck in all_reduce (torch/distributed/distributed_c10d.py)"
-          no_match:
-            - "all ranks finished"
-    """))
-    kb, errors = load_knowledge_base(tmp_path)
+    anchor = "stuck in all_reduce (torch/distributed/distributed_c10d.py)"
+    kb, errors = load_knowledge_base(write_kb(tmp_path / "kb", [entry_dict(
+        "stuck-collective", recognise={"anchors": [anchor]}, examples={"match": [f"rank 0 {anchor}"]})]))
     assert not errors, errors
     return Matcher(kb)
 

@@ -1,0 +1,174 @@
+"""``/trace pid`` with real py-spy against real hung Python processes."""
+
+from __future__ import annotations
+
+import io
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+from PIL import Image
+
+from bot.config import Config
+from plugins.pyspy import command as pid_command
+from plugins.pyspy.dump import ProcessDump, dump_many
+from plugins.pyspy.group import group_stacks
+from plugins.pyspy.render import cell_box, group_colours, ordered_labels, summarise_groups
+from tests.plugins.pyspy.hung import line_of
+
+pytestmark = pytest.mark.integration
+
+
+def test_the_rank_waiting_for_data_is_the_odd_one_out_listed_first(hung, worker_script):
+    pids = {"0": hung("wait"), "1": hung("odd"), "2": hung("wait"), "3": hung("wait")}
+    raw = dump_many(list(pids.values()))
+    groups = group_stacks({label: raw[pid].frames for label, pid in pids.items()})  # type: ignore[union-attr]
+
+    assert [g.ranks for g in groups] == [["1"], ["0", "2", "3"]]
+    assert [g.odd_one_out for g in groups] == [True, False]
+    assert groups[0].where.function == "load_next_batch" and groups[0].where.filename == str(worker_script)
+    assert groups[1].where.function == "all_reduce_wait"
+    assert summarise_groups(groups) == (f"rank 1: load_next_batch (worker.py:{line_of('LOAD_LINE')}) — "
+                                        f"ranks 0, 2, 3: all_reduce_wait (worker.py:{line_of('WAIT_LINE')})")
+
+
+def test_the_main_thread_is_dumped_not_a_helper_thread(spawn, tmp_path):
+    script = tmp_path / "threads.py"
+    script.write_text("import threading, time\n"
+                      "def helper():\n    threading.Event().wait()\n"
+                      "threading.Thread(target=helper, daemon=True).start()\n"
+                      "def training_step():\n    threading.Event().wait()\n"
+                      "training_step()\n")
+    proc = spawn(sys.executable, str(script))
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        dump = dump_many([proc.pid])[proc.pid]
+        if isinstance(dump, ProcessDump) and dump.threads == 2 and any(
+                f.function == "training_step" for f in dump.frames):
+            break
+        time.sleep(0.05)
+    assert isinstance(dump, ProcessDump) and dump.threads == 2
+    assert [f.function for f in dump.frames][-2:] == ["training_step", "<module>"]
+
+
+def test_a_launcher_pid_is_traced_as_its_ranks_grouped_by_stack(launcher, host, make_ctx):
+    parent, ranks = launcher(3, 1)
+    result = host.run_command("pid", make_ctx(cluster_user="root"), [str(parent)])
+
+    assert result.data["processes"] == {t.label: t.pid for t in ranks}
+    assert list(result.data["processes"]) == ["0", "1", "2"]
+    assert [g.ranks for g in result.stack_groups] == [["1"], ["0", "2"]]
+    assert result.stack_groups[0].odd_one_out
+    assert result.summary.startswith("rank 1: load_next_batch (worker.py:")
+    assert "ranks 0, 2: all_reduce_wait (worker.py:" in result.summary
+    assert result.status == "warning" and result.attachments == []
+
+
+def test_more_than_eight_ranks_come_with_a_png_coloured_by_stack_group(launcher, host, make_ctx):
+    parent, _ = launcher(10, 7)
+    result = host.run_command("pid", make_ctx(is_admin=True), [str(parent)])
+    [png] = result.attachments
+    assert png.filename == "ranks.png" and png.mimetype == "image/png"
+
+    image = Image.open(io.BytesIO(png.content)).convert("RGB")
+    labels = ordered_labels(result.stack_groups, result.unreadable)
+    colours = group_colours(result.stack_groups)
+    group_of = {r: i for i, g in enumerate(result.stack_groups) for r in g.ranks}
+    for index, label in enumerate(labels):
+        x0, y0, x1, y1 = cell_box(index, len(labels))
+        assert image.getpixel((x1 - 2, y1 - 2)) == colours[group_of[label]], f"rank {label}"
+    assert image.getpixel(cell_box(7, 10)[2:]) != image.getpixel(cell_box(6, 10)[2:])
+
+
+def test_dead_and_non_python_processes_are_listed_with_reasons_and_the_rest_still_dumped(hung, spawn):
+    alive = hung("wait")
+    not_python = spawn("sleep", "600").pid
+    died = subprocess.Popen([sys.executable, "-c", "pass"])
+    died.wait(timeout=30)
+
+    raw = dump_many([alive, not_python, died.pid])
+
+    assert isinstance(raw[alive], ProcessDump)
+    assert raw[not_python] == "not a Python process (py-spy found no interpreter)"
+    assert raw[died.pid] == "no such process (it exited)"
+
+
+def test_a_rank_that_dies_after_being_found_is_reported_not_fatal(launcher, host, make_ctx, monkeypatch):
+    parent, ranks = launcher(3, 1)
+    real_targets = pid_command.procs.targets
+
+    def targets_then_rank_2_dies(pid: int):
+        found = real_targets(pid)
+        os.kill(ranks[2].pid, 9)
+        deadline = time.monotonic() + 10
+        while os.path.exists(f"/proc/{ranks[2].pid}") and _state(ranks[2].pid) != "Z" and time.monotonic() < deadline:
+            time.sleep(0.02)
+        return found
+
+    monkeypatch.setattr(pid_command.procs, "targets", targets_then_rank_2_dies)
+    result = host.run_command("pid", make_ctx(is_admin=True), [str(parent)])
+    assert [g.ranks for g in result.stack_groups] == [["0"], ["1"]]
+    assert list(result.unreadable) == ["2"] and "pid" in result.unreadable["2"]
+    assert "unreadable: rank 2" in result.summary
+
+
+def _state(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return "gone"
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="dropping privileges to provoke EPERM needs root")
+def test_a_process_py_spy_may_not_read_is_reported_as_permission_denied(hung, host, make_ctx, pyspy_argv):
+    target = hung("wait")
+    as_nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", *pyspy_argv]
+    result = host.run_command("pid", make_ctx(is_admin=True, config=Config(extra={"pyspy": {"path": as_nobody}})),
+                              [str(target)])
+    assert result.status == "error" and result.stack_groups == []
+    assert result.unreadable[f"pid {target}"].endswith("permission denied: py-spy needs ptrace rights "
+                                                       "(run as the process owner or root)")
+
+
+@pytest.mark.parametrize("words", [
+    ["4242; rm -rf /"], ["$(id)"], ["`id`"], ["4242", "--host", "a;b"], ["4242", "--host", "$(id)"],
+    ["4242", "--host=node1 && reboot"], ["-1"], ["0"], ["99999999"], ["4242", "4243"], ["4242", "--nativ"], [],
+])
+def test_injection_and_nonsense_are_refused_before_any_subprocess(words, host, make_ctx, monkeypatch):
+    def no_subprocess(*args, **kwargs):
+        raise AssertionError(f"a subprocess was started for {words}")
+
+    monkeypatch.setattr(subprocess, "Popen", no_subprocess)
+    result = host.run_command("pid", make_ctx(is_admin=True), words)
+    assert result.status == "error" and result.data["error"] == "usage"
+    assert "Usage: `/trace pid <pid> [--host H] [--native]`" in result.summary
+
+
+def test_remote_hosts_are_refused_clearly_unless_ssh_is_enabled(host, make_ctx, monkeypatch):
+    monkeypatch.setattr(subprocess, "Popen", lambda *a, **k: pytest.fail("no ssh may run"))
+    result = host.run_command("pid", make_ctx(is_admin=True), ["4242", "--host", "gpu-node-01"])
+    assert result.data["error"] == "usage" and "not enabled" in result.summary
+
+
+def test_a_user_may_trace_only_their_own_processes(hung, host, make_ctx):
+    target = hung("wait")  # owned by the user running the tests
+    me = pid_command.procs.owner(target)
+    other = "nobody" if me != "nobody" else "daemon"
+
+    refused = host.run_command("pid", make_ctx(cluster_user=other), [str(target)])
+    unmapped = host.run_command("pid", make_ctx(cluster_user=None), [str(target)])
+    allowed = host.run_command("pid", make_ctx(cluster_user=me), [str(target)])
+
+    assert refused.status == "error" and "not yours" in refused.summary and refused.stack_groups == []
+    assert "not mapped to a cluster user" in unmapped.summary
+    assert allowed.stack_groups[0].where.function == "all_reduce_wait"
+
+
+def test_a_pid_that_does_not_exist_says_so(host, make_ctx):
+    with open("/proc/sys/kernel/pid_max") as fh:
+        unused = int(fh.read()) - 1
+    result = host.run_command("pid", make_ctx(is_admin=True), [str(unused)])
+    assert result.status == "error" and result.summary.startswith(f"No process {unused} on ")
