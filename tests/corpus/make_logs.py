@@ -20,6 +20,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 
 LOG_DIR = Path(__file__).parent / "logs"
+CLEAN_DIR = Path(__file__).parent.parent / "clean"
 PY = "/storage3/miniconda3/envs/.cuda12/lib/python3.11/site-packages"
 
 Prefix = Callable[[int], str]
@@ -62,8 +63,8 @@ class Job:
             if not queues[rank]:
                 del queues[rank]
 
-    def write(self, name: str, header: str) -> Path:
-        path = LOG_DIR / name
+    def write(self, name: str, header: str, folder: Path = LOG_DIR) -> Path:
+        path = folder / name
         path.write_text("\n".join([f"# {line}" for line in header.strip().splitlines()] + self.lines) + "\n")
         return path
 
@@ -658,12 +659,136 @@ SCENARIOS: dict[str, tuple[Callable[[], Job], str]] = {
 }
 
 
+# ---------------------------------------------------------------- clean runs (tests/clean/)
+
+
+def clean_torchrun_single_node() -> Job:
+    job = make_job(201, ["gpu-node-17"], 8, "default")
+    healthy_run(job, 0, 320)
+    job.emit(0, "[after training is done] datetime: 2024-04-29 09:12:40")
+    job.emit(0, "saving checkpoint at iteration     3200 to /storage3/ckpt/1b in torch format")
+    job.emit(0, "  successfully saved checkpoint from iteration     3200 to /storage3/ckpt/1b")
+    for r in range(8):
+        job.emit(r, (
+            f"[rank{r}]:[W429 09:12:44.331417092 ProcessGroupNCCL.cpp:1250] Warning: WARNING: process group has NOT been "
+            "destroyed before we destruct ProcessGroupNCCL. On normal program exit, the application should call "
+            "destroy_process_group to ensure that any pending NCCL operations have finished in this process. "
+            "In rare cases this process can exit before this point and block the progress of another member of the "
+            "process group. This constraint has always been present,  but this warning has only been added since "
+            "PyTorch 2.4 (function operator())"
+        ))
+    return job
+
+
+def clean_slurm_megatron() -> Job:
+    hosts = [f"slurm0-a3-ghpc-{i}" for i in range(4)]
+    job = make_job(202, hosts, 8, "label")
+    job.raw("+ export NCCL_DEBUG=INFO NCCL_IB_TIMEOUT=22 TORCH_NCCL_ASYNC_ERROR_HANDLING=1")
+    job.raw("+ export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True")
+    job.raw("+ srun --label --ntasks-per-node=1 torchrun --nnodes 4 --nproc_per_node 8 --rdzv_backend c10d "
+            "--rdzv_endpoint slurm0-a3-ghpc-0:29500 pretrain_gpt.py --micro-batch-size 1 --global-batch-size 1024")
+    healthy_run(job, 1000, 330)
+    job.emit(31, "[after training is done] datetime: 2024-04-30 19:02:11")
+    job.emit(0, "saving checkpoint at iteration     4310 to /storage3/ckpt/13b in torch format")
+    job.emit(0, "  successfully saved checkpoint from iteration     4310 to /storage3/ckpt/13b")
+    job.raw("JOB 1342 finished: exit 0, elapsed 21:11:09")
+    return job
+
+
+def clean_sagemaker_torchrun() -> Job:
+    hosts = ["algo-1", "algo-2"]
+    job = make_job(203, hosts, 8, "host-default")
+    for h in hosts:
+        job.raw(f"{h}: 2024-06-11 08:02:12,118 sagemaker-training-toolkit INFO     Imported framework sagemaker_pytorch_container.training")
+        job.raw(f"{h}: 2024-06-11 08:02:12,140 sagemaker_pytorch_container.training INFO     Block until all host DNS lookups succeed.")
+        job.raw(f"{h}: 2024-06-11 08:02:15,201 sagemaker_pytorch_container.training INFO     Invoking user training script.")
+        job.raw(f"{h}: 2024-06-11 08:02:17,004 sagemaker-training-toolkit INFO     Invoking script with the following command:")
+        job.raw(f"{h}: torchrun --nnodes 2 --nproc_per_node 8 --master_addr algo-1 --master_port 7777 "
+                f"--node_rank {hosts.index(h)} train.py --epochs 3")
+    healthy_run(job, 0, 300, iface="eth0")
+    for h in hosts:
+        job.raw(f"{h}: 2024-06-11 11:40:02,719 sagemaker-training-toolkit INFO     Waiting for the process to finish and give a return code.")
+        job.raw(f"{h}: 2024-06-11 11:40:02,719 sagemaker-training-toolkit INFO     Done waiting for a return code. Received 0 from exiting process.")
+        job.raw(f"{h}: 2024-06-11 11:40:02,720 sagemaker-training-toolkit INFO     Reporting training SUCCESS")
+    job.raw("2024-06-11 11:40:31 Uploading - Uploading generated training model")
+    job.raw("2024-06-11 11:41:02 Completed - Training job completed")
+    job.raw("Training seconds: 26394")
+    job.raw("Billable seconds: 26394")
+    return job
+
+
+def clean_deepspeed() -> Job:
+    hosts = ["worker-0", "worker-1"]
+    job = make_job(204, hosts, 8, "host")
+    for h in hosts:
+        job.raw(f"{h}: [2023-07-20 09:58:11,118] [INFO] [launch.py:145:main] WORLD INFO DICT: "
+                "{'worker-0': [0, 1, 2, 3, 4, 5, 6, 7], 'worker-1': [0, 1, 2, 3, 4, 5, 6, 7]}")
+        job.raw(f"{h}: [2023-07-20 09:58:11,118] [INFO] [launch.py:163:main] dist_world_size=16")
+        job.raw(f"{h}: [2023-07-20 09:58:11,118] [INFO] [launch.py:165:main] Setting CUDA_VISIBLE_DEVICES=0,1,2,3,4,5,6,7")
+    nccl_init(job)
+    job.emit(0, "[2023-07-20 10:00:02,771] [INFO] [config.py:960:print] DeepSpeedEngine configuration:")
+    job.emit(0, "[2023-07-20 10:00:02,771] [INFO] [config.py:964:print]   bf16_enabled ................. False")
+    job.emit(0, "[2023-07-20 10:00:02,771] [INFO] [config.py:964:print]   fp16_enabled ................. True")
+    job.emit(0, "[2023-07-20 10:00:02,771] [INFO] [config.py:964:print]   zero_optimization_stage ...... 2")
+    job.emit(0, "[2023-07-20 10:00:02,771] [INFO] [config.py:964:print]   initial_dynamic_scale ........ 65536")
+    scale = 65536
+    for step in range(1, 330):
+        if step in (1, 2, 3, 40) and scale > 4096:
+            job.emit(0, f"[2023-07-20 10:00:{step % 60:02d},118] [INFO] [loss_scaler.py:183:update_scale] [deepspeed] "
+                        f"OVERFLOW! Rank 0 Skipping step. Attempted loss scale: {scale}, reducing to {scale // 2}")
+            scale //= 2
+        job.emit(0, f"[2023-07-20 10:{step // 60 % 60:02d}:{step % 60:02d},771] [INFO] [logging.py:96:log_dist] "
+                    f"[Rank 0] step={step * 10}, skipped={min(step, 4)}, lr=[1.9999e-05], mom=[(0.9, 0.999)]")
+        if step % 5 == 0:
+            job.emit(0, f"{{'loss': {2.8 - step * 0.004:.4f}, 'learning_rate': 1.9999e-05, 'epoch': {step / 330:.2f}}}")
+    job.emit(0, "{'train_runtime': 19872.4411, 'train_samples_per_second': 26.4, 'train_steps_per_second': 0.166, 'train_loss': 1.7342, 'epoch': 1.0}")
+    for h in hosts:
+        job.raw(f"{h}: [2023-07-20 15:32:40,906] [INFO] [launch.py:347:main] Process 41023 exits successfully.")
+    return job
+
+
+def clean_sagemaker_smp_efa() -> Job:
+    hosts = ["algo-1", "algo-2"]
+    job = make_job(205, hosts, 8, "smp")
+    for h in hosts:
+        job.raw(f"{h}: 2024-03-02 11:22:43,201 sagemaker-training-toolkit INFO     Invoking user script")
+    job.raw("algo-1: 2024-03-02 11:22:43,311 sagemaker-training-toolkit INFO     Starting MPI run as worker node.")
+    efa = {}
+    for r in range(16):
+        tag = f"{hosts[r // 8]}:{120 + r}:{190 + r} [{r % 8}]"
+        efa[r] = [
+            f"{tag} NCCL INFO NET/OFI Using aws-ofi-nccl 1.7.4-aws",
+            f"{tag} NCCL INFO NET/OFI Running on p4d.24xlarge platform, Setting NCCL_TOPO_FILE environment variable to "
+            "/opt/conda/share/aws-ofi-nccl/xml/p4d-24xl-topo.xml",
+            f"{tag} NCCL INFO NET/OFI Setting FI_EFA_FORK_SAFE environment variable to 1",
+            f"{tag} NCCL INFO NET/OFI Selected Provider is efa (found 4 nics)",
+            f"{tag} NCCL INFO Using network AWS Libfabric",
+        ]
+    job.interleave(efa)
+    healthy_run(job, 0, 280, iface="eth0")
+    job.raw("algo-1: 2024-03-02 17:01:12,552 sagemaker-training-toolkit INFO     Reporting training SUCCESS")
+    return job
+
+
+CLEAN_SCENARIOS: dict[str, tuple[Callable[[], Job], str]] = {
+    "torchrun_ddp_single_node.log": (clean_torchrun_single_node, "healthy torchrun run, [defaultN] prefixes, shutdown warning of torch >= 2.4"),
+    "slurm_megatron_4_nodes.log": (clean_slurm_megatron, "healthy Megatron-LM run under srun --label"),
+    "sagemaker_torchrun_2_hosts.log": (clean_sagemaker_torchrun, "healthy SageMaker torchrun job; toolkit lines as in https://github.com/huggingface/notebooks/issues/136 and https://github.com/aws/sagemaker-python-sdk/issues/1412"),
+    "sagemaker_smp_efa_2_hosts.log": (clean_sagemaker_smp_efa, "healthy SageMaker mpirun job on EFA; OFI lines as in https://github.com/aws/deep-learning-containers/issues/3746"),
+    "deepspeed_fp16_pdsh.log": (clean_deepspeed, "healthy DeepSpeed fp16 run with the usual early OVERFLOW skips"),
+}
+
+
 def main() -> None:
     LOG_DIR.mkdir(parents=True, exist_ok=True)
     for name, (build, sources) in SCENARIOS.items():
         job = build()
         path = job.write(name, f"source: generated by tests/corpus/make_logs.py; error text from {sources}")
         print(f"{path.name}: {len(job.lines) + 1} lines")
+    for name, (build, what) in CLEAN_SCENARIOS.items():
+        job = build()
+        path = job.write(name, f"source: generated by tests/corpus/make_logs.py ({what}); no failure in it", CLEAN_DIR)
+        print(f"clean/{path.name}: {len(job.lines) + 1} lines")
 
 
 if __name__ == "__main__":
