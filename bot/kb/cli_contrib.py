@@ -1,0 +1,145 @@
+"""``tracebot kb new``, ``kb import`` and ``kb eval --compare``: the contribution path, as CLI commands.
+
+Registered by ``bot/cli.py`` through :func:`add_kb_subcommands`; the work is done by ``draft``,
+``importer``, ``compare`` and ``clean_corpus``, this module only parses arguments and prints.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from bot.config import Config
+from bot.kb import clean_corpus
+from bot.kb.compare import CompareError, compare, comparison_dict, format_comparison
+from bot.kb.draft import DraftError, draft_from_snippet, pick_signatures, read_snippet, scaffold, write_draft
+from bot.kb.importer import import_document
+from bot.kb.lint import EXTRA_CHECKS, todo_problems
+from bot.kb.loader import KnowledgeBase, load_knowledge_base, parse_entry_file
+from bot.matcher import Matcher
+
+DEFAULT_DRAFTS_DIR = "knowledge-drafts"
+
+
+def _knowledge(args: argparse.Namespace) -> Path:
+    return Path(args.knowledge) if getattr(args, "knowledge", None) else Config.from_env().knowledge_dir
+
+
+def cmd_kb_new(args: argparse.Namespace) -> int:
+    kb_root = _knowledge(args)
+    try:
+        snippet = read_snippet(args.from_) if args.from_ else ""
+        text = draft_from_snippet(args.id, snippet) if snippet else scaffold(args.id)
+        path = write_draft(kb_root, args.id, text, args.area or "")
+    except DraftError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(f"wrote {path}")
+    if snippet:
+        for sig in pick_signatures(snippet):
+            print(f"  signature from line {sig.line_no}: {sig.regex}")
+        _say_who_answers(kb_root, path, snippet)
+    entry, _ = parse_entry_file(path)
+    if entry is not None:
+        todos = todo_problems(KnowledgeBase([entry]))
+        print(f"still to do ({len(todos)}; `tracebot kb lint` lists them until they are filled in):")
+        for t in sorted(todos, key=lambda t: t.line):
+            print(f"  {t}")
+    return 0
+
+
+def _say_who_answers(kb_root: Path, path: Path, snippet: str) -> None:
+    """Tell the author when an existing entry already answers their snippet: maybe extend that one."""
+    kb, _ = load_knowledge_base(kb_root)
+    best = Matcher(kb).diagnose(snippet).best
+    if best is None or best.entry_id == path.stem:
+        print(f"  the draft answers its snippet first (checked against all {len(kb)} entries)")
+    elif best.confident:
+        print(
+            f"  note: {best.entry_id} answers this snippet first ({best.kind} {best.signature!r}); "
+            f"if it is the same problem, add the snippet to that entry's examples instead"
+        )
+
+
+def cmd_kb_import(args: argparse.Namespace) -> int:
+    out_dir = Path(args.out)
+    kb_root = _knowledge(args)
+    status = 0
+    total = 0
+    for doc in map(Path, args.docs):
+        if not doc.is_file():
+            print(f"error: {doc}: no such file", file=sys.stderr)
+            status = 2
+            continue
+        try:
+            report = import_document(doc, out_dir, kb_root if kb_root.is_dir() else None)
+        except (DraftError, OSError) as exc:
+            print(f"error: {doc}: {exc}", file=sys.stderr)
+            status = 2
+            continue
+        print(
+            f"{doc}: {len(report.written)} draft(s), {len(report.sections_without_errors)} section(s) without an error"
+        )
+        for d in report.drafts:
+            where = d.path if d.path else f"not written: {d.skipped}"
+            print(f"  § {d.section.heading or '(untitled)'} -> {d.entry_id}: {where}")
+        total += len(report.written)
+    if total:
+        print(f"{total} draft(s) in {out_dir}; move each into {kb_root} once its TODOs are done")
+    return status
+
+
+def cmd_kb_compare(args: argparse.Namespace) -> int:
+    from bot.kb.evaluate import CaseError, load_cases
+
+    try:
+        cases = load_cases(Path(args.cases))
+        result = compare(_knowledge(args), cases, args.compare, threshold=args.threshold or 75.0)
+    except (OSError, CaseError, CompareError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(
+        json.dumps(comparison_dict(result), ensure_ascii=False, indent=2)
+        if args.json
+        else format_comparison(result)
+    )
+    return 1 if result.worse else 0
+
+
+def add_kb_subcommands(kbs: Any, eval_p: argparse.ArgumentParser) -> None:
+    """Add ``kb new`` and ``kb import`` to ``kbs`` and ``--compare`` to ``kb eval``."""
+    new_p = kbs.add_parser("new", help="write a draft entry, from a pasted error with --from")
+    new_p.add_argument("id", help="the new entry's id ([a-z0-9-]+), also its file name")
+    new_p.add_argument(
+        "--from", dest="from_", metavar="FILE", help="error snippet or log to draft from; '-' reads stdin"
+    )
+    new_p.add_argument("--area", help="sub-folder of knowledge/ (nccl, cuda, slurm, ...)")
+    new_p.add_argument("--knowledge", help="knowledge directory (default: bundled)")
+    new_p.set_defaults(func=cmd_kb_new)
+
+    imp = kbs.add_parser("import", help="draft entries from a troubleshooting document (Markdown or text)")
+    imp.add_argument("docs", nargs="+", metavar="DOC", help="runbook(s) to split into sections")
+    imp.add_argument(
+        "--out", default=DEFAULT_DRAFTS_DIR, help=f"where drafts go (default: ./{DEFAULT_DRAFTS_DIR})"
+    )
+    imp.add_argument(
+        "--knowledge", help="knowledge directory whose ids must not be reused (default: bundled)"
+    )
+    imp.set_defaults(func=cmd_kb_import)
+
+    eval_p.add_argument(
+        "--compare",
+        metavar="BASE_REF",
+        help="compare the knowledge base at this git ref with the working tree; exit 1 if the change is worse",
+    )
+    answer = eval_p.get_default("func")
+
+    def eval_or_compare(args: argparse.Namespace) -> int:
+        return cmd_kb_compare(args) if args.compare else int(answer(args) or 0)
+
+    eval_p.set_defaults(func=eval_or_compare)
+    if not any(getattr(c, "__qualname__", "").startswith("lint_check") for c in EXTRA_CHECKS):
+        EXTRA_CHECKS.append(clean_corpus.lint_check())
