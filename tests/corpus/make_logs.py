@@ -36,6 +36,7 @@ class Job:
     rng: random.Random
     start: datetime
     lines: list[str] = field(default_factory=list)
+    skew_s: float = 0.0  # added to line-count-based stamps to model a silent wait (a timeout)
 
     @property
     def world(self) -> int:
@@ -311,7 +312,7 @@ def make_job(seed: int, hosts: list[str], gpus: int, style: str) -> Job:
         job.prefix = lambda r: f"{r}: "
     elif style == "label-ts":  # srun --label inside a timestamping wrapper
         def stamped(r: int) -> str:
-            t = job.start + timedelta(seconds=len(job.lines) * 0.37)
+            t = job.start + timedelta(seconds=len(job.lines) * 0.37 + job.skew_s)
             return f"{t:%Y-%m-%dT%H:%M:%S}.{t.microsecond // 1000:03d}Z {r:>3}: "
         job.prefix = stamped
     elif style == "mpi":  # mpirun --tag-output
@@ -506,35 +507,80 @@ def scenario_duplicate_gpu() -> Job:
 
 
 def scenario_master_port() -> Job:
+    """A stale process from the previous job still holds 29500 on node 0.
+
+    Node 0's agent cannot bind; the other agents reach the stale listener, which never answers,
+    so their store reads time out. One agent per node, so the job script's own environment and
+    package dumps make up most of the file, as they do in real sbatch output.
+    """
     hosts = [f"slurm0-a3-ghpc-{i}" for i in range(4)]
     job = make_job(109, hosts, 8, "label-ts")
-    job.emit(0, "W0512 07:00:01.000000 140211 torch/distributed/run.py:779] Setting OMP_NUM_THREADS environment variable for each process to be 1 in default, to avoid your system being overloaded, please further tune the variable for optimal performance in your application as needed.")
+    packages = ["accelerate 0.29.3", "apex 0.1", "datasets 2.18.0", "deepspeed 0.14.0", "einops 0.7.0",
+                "flash-attn 2.5.7", "megatron-core 0.6.0", "nltk 3.8.1", "numpy 1.26.4", "pybind11 2.12.0",
+                "regex 2023.12.25", "sentencepiece 0.2.0", "tokenizers 0.15.2", "torch 2.3.0", "transformer-engine 1.5.0",
+                "transformers 4.40.1", "triton 2.3.0", "wandb 0.16.6", "aiohttp 3.9.5", "certifi 2024.2.2",
+                "filelock 3.13.4", "fsspec 2024.3.1", "huggingface-hub 0.22.2", "idna 3.7", "Jinja2 3.1.3",
+                "MarkupSafe 2.1.5", "mpmath 1.3.0", "networkx 3.3", "ninja 1.11.1.1", "nvidia-nccl-cu12 2.20.5",
+                "packaging 24.0", "pandas 2.2.2", "protobuf 4.25.3", "psutil 5.9.8", "pyarrow 16.0.0",
+                "PyYAML 6.0.1", "requests 2.31.0", "safetensors 0.4.3", "six 1.16.0", "sympy 1.12", "tqdm 4.66.2",
+                "typing_extensions 4.11.0", "urllib3 2.2.1"]
+    env = [f"SLURM_{k}" for k in ("JOB_ID=4471300", "JOB_NAME=pretrain_13b", "JOB_NUM_NODES=4", "NODELIST=slurm0-a3-ghpc-[0-3]",
+                                  "NTASKS_PER_NODE=1", "CPUS_PER_TASK=208", "GPUS_ON_NODE=8", "SUBMIT_DIR=/storage3/jobs")]
+    env += ["MASTER_ADDR=slurm0-a3-ghpc-0", "MASTER_PORT=29500", "NCCL_IB_TIMEOUT=22", "NCCL_DEBUG=WARN",
+            "CUDA_DEVICE_MAX_CONNECTIONS=1", "TORCH_NCCL_ASYNC_ERROR_HANDLING=1", "OMP_NUM_THREADS=1"]
+    for node in range(4):
+        r = node * 8
+        job.emit(r, "+ hostname")
+        job.emit(r, hosts[node])
+        for g in range(8):
+            job.emit(r, f"GPU {g}: NVIDIA H100 80GB HBM3 (UUID: GPU-{node:02x}{g:02x}5f1d-8c7e-1b0a-9e55-0b1d6c1f3a{g:02x})")
+        for line in env:
+            job.emit(r, line)
+        job.emit(r, f"SLURM_NODEID={node}")
+        job.emit(r, "Package                  Version")
+        job.emit(r, "------------------------ ----------")
+        for pkg in packages:
+            name, version = pkg.split()
+            job.emit(r, f"{name:<24} {version}")
+        job.emit(r, "+ torchrun --nnodes 4 --nproc_per_node 8 --node_rank $SLURM_NODEID --master_addr slurm0-a3-ghpc-0 "
+                    "--master_port 29500 pretrain_gpt.py --tensor-model-parallel-size 2 --micro-batch-size 1")
+        job.emit(r, "W0512 07:00:01.000000 140211 torch/distributed/run.py:779] Setting OMP_NUM_THREADS environment "
+                    "variable for each process to be 1 in default, to avoid your system being overloaded, please further "
+                    "tune the variable for optimal performance in your application as needed.")
     job.interleave({0: [
         "Traceback (most recent call last):",
         '  File "/storage3/miniconda3/envs/.cuda12/bin/torchrun", line 8, in <module>',
         "    sys.exit(main())",
-        f'  File "{PY}/torch/distributed/rendezvous.py", line 174, in _create_c10d_store',
-        "    return TCPStore(",
-        "torch.distributed.DistNetworkError: The server socket has failed to listen on any local network address. port: 29500, useIpv6: 0, code: -98, name: EADDRINUSE, message: address already in use",
+        f'  File "{PY}/torch/distributed/run.py", line 879, in main',
+        "    run(args)",
+        f'  File "{PY}/torch/distributed/launcher/api.py", line 250, in launch_agent',
+        "    result = agent.run()",
+        f'  File "{PY}/torch/distributed/elastic/rendezvous/static_tcp_rendezvous.py", line 55, in next_rendezvous',
+        "    self._store = TCPStore(  # type: ignore[call-arg]",
+        "torch.distributed.DistNetworkError: The server socket has failed to listen on any local network address. "
+        "port: 29500, useIpv6: 0, code: -98, name: EADDRINUSE, message: address already in use",
     ]})
-    for attempt in range(90):
-        node = 1 + attempt % 3
-        r = node * 8
-        job.emit(r, "[W socket.cpp:697] [c10d] The client socket has failed to connect to [slurm0-a3-ghpc-0]:29500 (errno: 111 - Connection refused).")
-        if attempt % 10 == 0:
-            job.emit(r, "[I socket.cpp:883] [c10d] The client socket has timed out after 60s while trying to connect to (slurm0-a3-ghpc-0, 29500).")
+    job.raw("srun: error: slurm0-a3-ghpc-0: task 0: Exited with exit code 1")
+    job.skew_s = 900.0
     for node in (1, 2, 3):
         job.interleave({node * 8: [
             "Traceback (most recent call last):",
+            '  File "/storage3/miniconda3/envs/.cuda12/bin/torchrun", line 8, in <module>',
+            "    sys.exit(main())",
+            f'  File "{PY}/torch/distributed/launcher/api.py", line 254, in launch_agent',
+            "    result = agent.run()",
+            f'  File "{PY}/torch/distributed/elastic/agent/server/api.py", line 733, in run',
+            "    result = self._invoke_run(role)",
+            f'  File "{PY}/torch/distributed/elastic/agent/server/api.py", line 870, in _invoke_run',
+            "    self._initialize_workers(self._worker_group)",
+            f'  File "{PY}/torch/distributed/elastic/agent/server/api.py", line 554, in _rendezvous',
+            "    rdzv_info = spec.rdzv_handler.next_rendezvous()",
             f'  File "{PY}/torch/distributed/elastic/rendezvous/static_tcp_rendezvous.py", line 55, in next_rendezvous',
             "    self._store = TCPStore(  # type: ignore[call-arg]",
-            "torch.distributed.DistStoreError: Timed out after 901 seconds waiting for clients. 0/4 clients joined.",
+            "torch.distributed.DistStoreError: Socket Timeout",
         ]})
-    job.raw("srun: error: slurm0-a3-ghpc-0: task 0: Exited with exit code 1")
     for node in (1, 2, 3):
         job.raw(f"srun: error: slurm0-a3-ghpc-{node}: task {node}: Exited with exit code 1")
-    while len(job.lines) < 320:
-        job.emit(8, "[W socket.cpp:697] [c10d] The client socket has failed to connect to [slurm0-a3-ghpc-0]:29500 (errno: 111 - Connection refused).")
     return job
 
 
@@ -564,6 +610,7 @@ def scenario_watchdog_only() -> Job:
     hosts = [f"slurm0-a3-ghpc-{i}" for i in range(4)]
     job = make_job(111, hosts, 8, "label-ts")
     healthy_run(job, 40000, 150)
+    job.skew_s = 600.0  # ten silent minutes before the watchdog fires
     t = ts(job, 5400)
     job.interleave({r: watchdog_block(job, r, t, 98211, op="_ALLGATHER_BASE", numel=19008) for r in range(32)})
     torchrun_summaries(job, t)
