@@ -117,6 +117,8 @@ def parse_entry_text(raw: bytes | str, shown: str, path: Path | None = None) -> 
         return None, [LoadError(shown, line, f"YAML: {what}")]
     except yaml.YAMLError as exc:
         return None, [LoadError(shown, 1, f"YAML: {exc}")]
+    except RecursionError:  # PyYAML composes recursively: "[[[[..." thousands deep must not crash the load
+        return None, [LoadError(shown, 1, "YAML: nested too deeply (an entry is only a few levels deep)")]
     finally:
         loader.dispose()
     entry, schema_errors = build_entry(data)
