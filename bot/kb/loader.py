@@ -114,6 +114,8 @@ def parse_entry_text(raw: bytes | str, shown: str, path: Path | None = None) -> 
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark else 1
         what = exc.problem or exc.context or "invalid YAML"
+        if what.startswith("could not determine a constructor for the tag"):
+            what = f"tag {what.rpartition(' ')[2]} is not allowed: an entry is plain data, it never constructs objects"
         return None, [LoadError(shown, line, f"YAML: {what}")]
     except yaml.YAMLError as exc:
         return None, [LoadError(shown, 1, f"YAML: {exc}")]
