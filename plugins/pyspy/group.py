@@ -48,7 +48,7 @@ def rank_sort_key(label: str) -> tuple[int, int | str]:
 
 
 def group_stacks(dumps: Mapping[str, list[Frame] | str], hosts: Mapping[str, str] | None = None) -> list[StackGroup]:
-    """Group readable ranks by identical stacks, smallest group first, and mark the odd ones out.
+    """Group readable ranks by identical stacks, mark the odd ones out, and order them smallest first.
 
     ``dumps`` maps a rank label to its main-thread frames (innermost first) or to the reason it could
     not be read; unreadable ranks are left out here (report them from the same mapping).
@@ -67,8 +67,9 @@ def group_stacks(dumps: Mapping[str, list[Frame] | str], hosts: Mapping[str, str
             ranks=labels, frames=frames, where=_shared_where(frames, [dumps[r] for r in labels]),  # type: ignore[misc]
             hosts=sorted({hosts[r] for r in labels if r in hosts}),
         ))
-    groups.sort(key=lambda g: (len(g.ranks), rank_sort_key(g.ranks[0])))
     _mark_odd_ones_out(groups)
+    # Smallest first; between equal sizes the odd one out leads, since it is the one to look at.
+    groups.sort(key=lambda g: (len(g.ranks), not g.odd_one_out, rank_sort_key(g.ranks[0])))
     return groups
 
 
