@@ -24,7 +24,8 @@ Snapshot = dict[str, tuple[int, int]]
 class Loaded:
     kb: Any  # bot.kb.loader.KnowledgeBase
     matcher: Any  # bot.matcher.Matcher
-    errors: list[Any] = field(default_factory=list)  # errors of the *latest* load attempt
+    errors: list[Any] = field(default_factory=list)  # errors of the latest load attempt
+    rejected: bool = False  # the latest attempt broke something new; ``kb`` is the last good one
     loaded_at: float = field(default_factory=time.time)
     version: int = 1
 
@@ -97,9 +98,14 @@ class KnowledgeHolder:
             errors, kb = [f"{self.directory}: loader failed: {exc}"], None
         for err in errors:
             log.error("knowledge base: %s", err)
-        if errors and previous is not None:
+        # Problems already present in the knowledge base in use (e.g. a dangling "related" id) must not
+        # block every later reload; only a change that breaks something new is refused.
+        new_problems = {str(e) for e in errors} - {str(e) for e in previous.errors} if previous else set()
+        if new_problems and previous is not None:
             log.error("keeping the last good knowledge base (%d entries)", len(previous.kb.entries))
-            return Loaded(previous.kb, previous.matcher, list(errors), previous.loaded_at, previous.version)
+            return Loaded(
+                previous.kb, previous.matcher, list(errors), previous.loaded_at, previous.version, True
+            )
         if kb is None:
             raise RuntimeError(f"cannot load the knowledge base from {self.directory}: {errors[0]}")
         version = previous.version + 1 if previous else 1

@@ -14,7 +14,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -117,17 +117,25 @@ class Store:
         now = time.time()
 
         def claim() -> bool:
-            placeholders = ",".join("?" * len(keys))
-            seen = self.db.execute(f"SELECT 1 FROM events WHERE key IN ({placeholders}) LIMIT 1", keys)
-            if seen.fetchone():
-                return False
-            self.db.conn.executemany(
-                "INSERT OR IGNORE INTO events(key, seen_at) VALUES (?, ?)", [(k, now) for k in keys]
-            )
-            return True
+            # BEGIN IMMEDIATE takes the write lock first: two bot processes sharing the file (several
+            # Socket Mode connections) cannot both see "not seen" and both answer.
+            conn = self.db.conn
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                placeholders = ",".join("?" * len(keys))
+                seen = conn.execute(f"SELECT 1 FROM events WHERE key IN ({placeholders}) LIMIT 1", keys)
+                first = seen.fetchone() is None
+                if first:
+                    conn.executemany(
+                        "INSERT INTO events(key, seen_at) VALUES (?, ?)", [(k, now) for k in keys]
+                    )
+            except BaseException:
+                conn.rollback()
+                raise
+            conn.commit()
+            return first
 
-        with self._tx():
-            return claim()
+        return self._run(claim)
 
     # -- diagnoses -----------------------------------------------------------------------------------
     def record_diagnosis(
@@ -192,7 +200,18 @@ class Store:
             "helpful": int(helpful),
             "created_at": time.time(),
         }
-        return self._run(lambda: int(self.db["feedback"].insert(row).last_pk))
+
+        def vote() -> int:
+            # One vote per person per answer: clicking again (or changing one's mind) replaces it.
+            if diagnosis_id is not None:
+                self.db.execute(
+                    "DELETE FROM feedback WHERE diagnosis_id = ? AND entry_id = ? AND user = ?",
+                    [diagnosis_id, entry_id, user],
+                )
+            return int(self.db["feedback"].insert(row).last_pk)
+
+        with self._tx():
+            return vote()
 
     # -- channel settings ----------------------------------------------------------------------------
     def channel_settings(self, channel: str) -> ChannelSettings:
@@ -253,6 +272,14 @@ class Store:
         return self._run(lambda: list(self.db.query(sql, params)))
 
 
+_MATCH_FIELDS = {f.name for f in fields(Match)}
+
+
+def _match(data: dict[str, Any]) -> Match:
+    """A stored Match; fields added or dropped since it was stored don't make old rows unreadable."""
+    return Match(**{k: v for k, v in data.items() if k in _MATCH_FIELDS})
+
+
 def _to_record(row: dict[str, Any]) -> DiagnosisRecord:
     return DiagnosisRecord(
         id=row["id"],
@@ -261,7 +288,7 @@ def _to_record(row: dict[str, Any]) -> DiagnosisRecord:
         message_ts=row["message_ts"],
         user=row["user"],
         source=row["source"],
-        matches=[Match(**m) for m in json.loads(row["matches"] or "[]")],
+        matches=[_match(m) for m in json.loads(row["matches"] or "[]")],
         confident=bool(row["confident"]),
         reply_ts=row["reply_ts"],
         created_at=row["created_at"],

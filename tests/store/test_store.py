@@ -140,3 +140,13 @@ def test_stats_count_matches_per_entry_and_the_helpful_rate(tmp_path):
     assert stats["cuda-oom"].helpful_rate == pytest.approx(2 / 3)
     assert stats["nccl-timeout"].helpful_rate is None
     assert [s.entry_id for s in most_helpful(store)] == ["cuda-oom"]
+
+
+def test_clicking_feedback_again_replaces_the_earlier_vote():
+    store = Store(":memory:")
+    diag_id = store.record_diagnosis(channel="C1", matches=[_match("cuda-oom")], confident=True, source="auto")
+    store.record_feedback(diagnosis_id=diag_id, entry_id="cuda-oom", user="U1", helpful=True)
+    store.record_feedback(diagnosis_id=diag_id, entry_id="cuda-oom", user="U1", helpful=False)
+    store.record_feedback(diagnosis_id=diag_id, entry_id="cuda-oom", user="U2", helpful=True)
+    stats = {s.entry_id: s for s in entry_stats(store)}
+    assert (stats["cuda-oom"].helpful, stats["cuda-oom"].not_this) == (1, 1)

@@ -1,0 +1,236 @@
+"""Slack Block Kit views of tracebot's results. Plain dicts: this module never imports slack_sdk.
+
+Every function returns ``(text, blocks)``: ``text`` is the notification / screen-reader fallback Slack
+shows where blocks can't be shown; the blocks carry the same content. :mod:`bot.render.slack_limits`
+fits the pair into Slack's limits afterwards.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from bot.result import Match, Result, StackGroup, Table
+
+Block = dict[str, Any]
+Rendered = tuple[str, list[Block]]
+
+ACTION_HELPFUL = "tracebot_helpful"
+ACTION_NOT_THIS = "tracebot_not_this"
+ACTION_OTHER = "tracebot_other_matches"
+ACTIONS = (ACTION_HELPFUL, ACTION_NOT_THIS, ACTION_OTHER)
+STATUS_EMOJI = {
+    "ok": ":white_check_mark:",
+    "info": ":information_source:",
+    "warning": ":warning:",
+    "error": ":x:",
+}
+
+
+def escape(text: str) -> str:
+    """Slack mrkdwn control characters; everything user-supplied goes through this."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def code(text: str) -> str:
+    """A ``` block that a ``` inside the text cannot close early."""
+    return "```" + escape(text).replace("```", "`\u200b``") + "```"
+
+
+def section(text: str) -> Block:
+    return {"type": "section", "text": {"type": "mrkdwn", "text": text}}
+
+
+def context(*texts: str) -> Block:
+    return {"type": "context", "elements": [{"type": "mrkdwn", "text": t} for t in texts if t]}
+
+
+def button(label: str, action_id: str, value: str, style: str | None = None) -> Block:
+    b: Block = {
+        "type": "button",
+        "text": {"type": "plain_text", "text": label},
+        "action_id": action_id,
+        "value": value,
+    }
+    if style:
+        b["style"] = style
+    return b
+
+
+def ranks_label(ranks: Iterable[str]) -> str:
+    """``0,1,2,3,7`` -> ``0-3, 7``; non-numeric ranks are listed as they are."""
+    numeric = sorted({int(r) for r in ranks if str(r).isdigit()})
+    others = [str(r) for r in ranks if not str(r).isdigit()]
+    spans: list[str] = []
+    for n in numeric:
+        if spans and spans[-1].split("-")[-1] == str(n - 1):
+            spans[-1] = f"{spans[-1].split('-')[0]}-{n}"
+        else:
+            spans.append(str(n))
+    return ", ".join(spans + others)
+
+
+def _where(match: Match) -> str:
+    parts = [f"line {match.line_no}" if match.line_no else ""]
+    if match.ranks:
+        parts.append(f"rank {ranks_label(match.ranks[:64])}")
+    if match.hosts:
+        hosts = ", ".join(match.hosts[:5]) + (f" (+{len(match.hosts) - 5})" if len(match.hosts) > 5 else "")
+        parts.append(f"host {escape(hosts)}")
+    if match.occurrences > 1:
+        parts.append(f"{match.occurrences} occurrences")
+    return " · ".join(p for p in parts if p)
+
+
+def _sources(entry: Any) -> str:
+    links = []
+    for s in getattr(entry, "sources", []) or []:
+        label = escape(s.get("doc") or s.get("title") or s.get("url") or "")
+        if s.get("section"):
+            label += f" § {escape(s['section'])}"
+        links.append(f"<{s['url']}|{label}>" if s.get("url") else label)
+    return "; ".join(x for x in links if x)
+
+
+def match_blocks(match: Match, entry: Any | None) -> list[Block]:
+    """One match explained: title, why it matched, the fix, the source and the next /trace command."""
+    head = f"*{escape(match.title)}*  `{match.entry_id}` · score {match.score:.0f}"
+    if match.role == "symptom":
+        head += " · _symptom: the root cause is usually elsewhere in the log_"
+    blocks = [section(head)]
+    why = "Matched " + (_where(match) or "the text")
+    if match.line:
+        why += "\n" + code(match.line)
+    blocks.append(section(why))
+    if entry is not None:
+        if getattr(entry, "cause", ""):
+            blocks.append(section(f"*Why:* {escape(entry.cause)}"))
+        if entry.fix:
+            steps = "\n".join(f"{i}. {escape(step)}" for i, step in enumerate(entry.fix, 1))
+            blocks.append(section(f"*Fix*\n{steps}"))
+        footer = []
+        if _sources(entry):
+            footer.append(f"Source: {_sources(entry)}")
+        if entry.trace:
+            footer.append("Next: " + "  ".join(f"`{escape(t)}`" for t in entry.trace))
+        if footer:
+            blocks.append(context(*footer))
+    return blocks
+
+
+def diagnosis(
+    matches: list[Match], kb: Any, *, diagnosis_id: int | None, threshold: float, always_answer: bool
+) -> Rendered | None:
+    """The reply to a pasted error. ``None`` means say nothing (nothing confident, not asked directly)."""
+    confident = [m for m in matches if m.score >= threshold]
+    if not confident and not always_answer:
+        return None
+    if not matches:
+        text = "No known error matched. Try `/trace kb <words>` to search the knowledge base."
+        return text, [section(text)]
+    if not confident:
+        lines = [
+            f"{i}. *{escape(m.title)}* `{m.entry_id}` · score {m.score:.0f}"
+            + (f" — {_where(m)}" if _where(m) else "")
+            for i, m in enumerate(matches[:5], 1)
+        ]
+        text = f"Nothing matched with confidence (threshold {threshold:.0f}). Closest guesses:"
+        blocks = [section(text), section("\n".join(lines))]
+        best = matches[0]
+        entry = kb.get(best.entry_id) if kb is not None else None
+        if entry is not None and entry.fix:
+            blocks.append(context(f"If it is *{escape(best.title)}*: {escape(entry.fix[0])}"))
+        return text + " " + ", ".join(m.title for m in matches[:3]), blocks
+    best = confident[0]
+    blocks = match_blocks(best, kb.get(best.entry_id) if kb is not None else None)
+    also = confident[1:4]
+    if also:
+        blocks.append(
+            context("Also matched: " + ", ".join(f"{escape(m.title)} ({m.score:.0f})" for m in also))
+        )
+    if diagnosis_id is not None:
+        value = f"{diagnosis_id}:{best.entry_id}"
+        buttons = [
+            button("Helpful", ACTION_HELPFUL, value, "primary"),
+            button("Not this", ACTION_NOT_THIS, value),
+        ]
+        if len(matches) > 1:
+            buttons.append(button("Other matches", ACTION_OTHER, value))
+        blocks.append({"type": "actions", "block_id": "tracebot_feedback", "elements": buttons})
+    return (
+        f"{best.title}: {kb.get(best.entry_id).summary if kb and kb.get(best.entry_id) else best.line}",
+        blocks,
+    )
+
+
+def other_matches(matches: list[Match], shown: str, kb: Any) -> Rendered:
+    rest = [m for m in matches if m.entry_id != shown]
+    if not rest:
+        text = "No other entries matched."
+        return text, [section(text)]
+    blocks = [section("*Other matches*")]
+    for m in rest[:5]:
+        blocks.extend(match_blocks(m, kb.get(m.entry_id) if kb is not None else None))
+        blocks.append({"type": "divider"})
+    return "Other matches: " + ", ".join(m.title for m in rest[:5]), blocks[:-1]
+
+
+def pointer(permalink: str, title: str) -> Rendered:
+    text = f"Same error as above: *{escape(title)}*, see <{permalink}|my earlier answer>."
+    return text, [section(text)]
+
+
+def _table(table: Table) -> str:
+    widths = [len(c) for c in table.columns]
+    for row in table.rows:
+        widths = [max(w, len(str(v))) for w, v in zip(widths, row, strict=False)]
+
+    def line(values: list[str]) -> str:
+        return "  ".join(str(v).ljust(w) for v, w in zip(values, widths, strict=False)).rstrip()
+
+    return "\n".join([line(table.columns), *(line(r) for r in table.rows)])
+
+
+def _stack_group(group: StackGroup) -> list[Block]:
+    where = f" stuck in `{escape(group.where.label())}`" if group.where else ""
+    flag = ":warning: *odd one out* · " if group.odd_one_out else ""
+    n = len(group.ranks)
+    head = f"{flag}*rank{'s' if n != 1 else ''} {ranks_label(group.ranks)}* ({n}){where}"
+    if group.hosts:
+        head += f" · {escape(', '.join(group.hosts[:4]))}"
+    frames = "\n".join(f.label() for f in group.frames[:12])
+    return [section(head + ("\n" + code(frames) if frames else ""))]
+
+
+def result(res: Result, kb: Any = None) -> Rendered:
+    """A plugin's (or a built-in command's) Result."""
+    emoji = STATUS_EMOJI.get(res.status, "")
+    blocks = [section(f"{emoji} *{escape(res.title)}*\n{escape(res.summary)}".strip())]
+    for sec in res.sections:
+        blocks.append(section(f"*{escape(sec.title)}*\n{escape(sec.text)}"))
+    for table in res.tables:
+        blocks.append(section(f"*{escape(table.title)}*\n{code(_table(table))}"))
+    for group in res.stack_groups:
+        blocks.extend(_stack_group(group))
+    if res.unreadable:
+        lines = "\n".join(f"{escape(k)}: {escape(v)}" for k, v in list(res.unreadable.items())[:20])
+        blocks.append(context(f"Could not read {len(res.unreadable)}:\n{lines}"))
+    for m in res.matches[:3]:
+        blocks.extend(match_blocks(m, kb.get(m.entry_id) if kb is not None else None))
+    notes = res.data.get("notes") if isinstance(res.data, dict) else None
+    if notes:
+        blocks.append(context(*(escape(str(n)) for n in notes[:5])))
+    if res.attachments:
+        blocks.append(context("Attached: " + ", ".join(escape(a.filename) for a in res.attachments)))
+    return f"{res.title}: {res.summary}", blocks
+
+
+def parent(command: str, user: str | None, state: str) -> Rendered:
+    who = f" from <@{user}>" if user else ""
+    text = f"`/trace {escape(command)}`{who} — {state}"
+    return text, [section(text)]
+
+
+def progress(message: str, elapsed_s: float) -> Rendered:
+    text = f":hourglass_flowing_sand: {escape(message)} ({elapsed_s:.0f}s)"
+    return text, [context(text)]

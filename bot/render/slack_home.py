@@ -1,0 +1,77 @@
+"""The App Home tab: what tracebot knows, recent diagnoses, the most helpful entries, load errors."""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from typing import Any
+
+from bot.render.slack import context, escape, section
+from bot.render.slack_limits import MAX_BLOCKS, cut
+
+Block = dict[str, Any]
+HOME_BLOCKS = 100  # Slack allows 100 blocks in a Home tab view (50 in a message)
+
+
+def home_view(
+    *,
+    kb: Any,
+    recent: list[Any],
+    helpful: list[Any],
+    kb_errors: list[Any],
+    plugin_errors: list[str],
+) -> dict[str, Any]:
+    blocks: list[Block] = [{"type": "header", "text": {"type": "plain_text", "text": "tracebot"}}]
+    entries = list(getattr(kb, "entries", []) or [])
+    by_tag: dict[str, list[str]] = defaultdict(list)
+    for e in entries:
+        for tag in e.tags or ["untagged"]:
+            by_tag[tag].append(e.title)
+    lines = [
+        f"*{escape(tag)}* ({len(titles)}): "
+        + escape(", ".join(sorted(titles)[:8]))
+        + (" …" if len(titles) > 8 else "")
+        for tag, titles in sorted(by_tag.items())
+    ]
+    blocks.append(section(f"*What I know* — {len(entries)} entries"))
+    blocks.append(section(cut("\n".join(lines) or "No entries loaded.", 3000)[0]))
+    blocks.append({"type": "divider"})
+    blocks.append(section("*Recent diagnoses*"))
+    if recent:
+        rows = []
+        for d in recent:
+            best = d.matches[0].title if d.matches else "no match"
+            ago = _ago(d.created_at)
+            rows.append(f"<#{d.channel}> · {escape(best)} · {d.source} · {ago}")
+        blocks.append(section("\n".join(rows)))
+    else:
+        blocks.append(context("None yet. Paste an error in a channel I'm in, or mention me."))
+    blocks.append(section("*Most helpful entries*"))
+    if helpful:
+        blocks.append(
+            section(
+                "\n".join(
+                    f"{escape(s.entry_id)}: {s.helpful} helpful of {s.helpful + s.not_this} votes"
+                    for s in helpful
+                )
+            )
+        )
+    else:
+        blocks.append(context("No feedback yet."))
+    errors = [str(e) for e in kb_errors] + list(plugin_errors)
+    if errors:
+        blocks.append({"type": "divider"})
+        blocks.append(
+            section(f":warning: *Load errors* ({len(errors)}) — the last good knowledge base is in use")
+        )
+        blocks.append(section(cut("\n".join(f"• `{escape(e)}`" for e in errors), 3000)[0]))
+    return {"type": "home", "blocks": blocks[: min(HOME_BLOCKS, MAX_BLOCKS * 2)]}
+
+
+def _ago(ts: float) -> str:
+    s = max(0, int(time.time() - ts))
+    if s < 120:
+        return f"{s}s ago"
+    if s < 7200:
+        return f"{s // 60} min ago"
+    return f"{s // 3600} h ago" if s < 172800 else f"{s // 86400} days ago"

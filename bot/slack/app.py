@@ -1,0 +1,62 @@
+"""The Bolt app, kept thin: a WebClient, the Tracebot services in the listener context, the listeners.
+
+Run it with Socket Mode (``SLACK_APP_TOKEN``) or over HTTP (``serve``); see ``bot/slack/cli.py``.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from slack_bolt import App, BoltContext
+from slack_sdk import WebClient
+from slack_sdk.http_retry.builtin_handlers import RateLimitErrorRetryHandler
+
+from bot.ratelimit import RateLimiter
+from bot.slack.handlers import Tracebot
+from bot.slack.listeners import register_all
+from bot.slack.outbox import SlackOutbox
+from bot.slack.wiring import build_tracebot, channel_rate_from_env
+
+log = logging.getLogger(__name__)
+API_TIMEOUT_S = 30
+
+
+def make_client(config: Any) -> WebClient:
+    """The bot's WebClient; ``SLACK_API_URL`` points it elsewhere (a fake Slack in tests)."""
+    kwargs: dict[str, Any] = {"token": config.slack_bot_token, "timeout": API_TIMEOUT_S}
+    if config.slack_api_url:
+        base = config.slack_api_url
+        kwargs["base_url"] = base if base.endswith("/") else base + "/"
+    client = WebClient(**kwargs)
+    # Slack answers 429 with Retry-After; the SDK handler waits that long and tries again.
+    client.retry_handlers.append(RateLimitErrorRetryHandler(max_retry_count=3))
+    return client
+
+
+def build_app(config: Any, *, client: WebClient | None = None, **services: Any) -> tuple[App, Tracebot]:
+    client = client or make_client(config)
+    app = App(
+        client=client,
+        signing_secret=config.slack_signing_secret or "",
+        # Checked by the Socket Mode / HTTP entry point; without it Bolt would refuse to start in
+        # Socket Mode deployments that have no signing secret.
+        request_verification_enabled=bool(config.slack_signing_secret),
+    )
+    bot_user_id = client.auth_test()["user_id"]
+    rate, burst = channel_rate_from_env()
+    outbox = SlackOutbox(client, RateLimiter(rate=rate, burst=burst))
+    tracebot = build_tracebot(config, outbox, bot_user_id=bot_user_id, **services)
+
+    @app.middleware
+    def provide_tracebot(context: BoltContext, next: Any) -> Any:  # noqa: A002 (Bolt's argument name)
+        context["tracebot"] = tracebot
+        return next()
+
+    @app.error
+    def report(error: Exception, body: dict[str, Any]) -> None:
+        kind = body.get("type") or body.get("command") or "request"
+        log.error("handling a Slack %s failed: %s", kind, type(error).__name__, exc_info=error)
+
+    register_all(app)
+    return app, tracebot

@@ -1,0 +1,96 @@
+"""What arrives from a user, independent of how it arrived (Slack HTTP, Socket Mode, the console)."""
+
+from __future__ import annotations
+
+import html
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+_MENTION = re.compile(r"<@[A-Z0-9]+(?:\|[^>]*)?>")
+
+
+@dataclass
+class FileRef:
+    name: str
+    url: str | None  # url_private_download: needs the bot token
+    size: int | None = None
+    mimetype: str = ""
+    filetype: str = ""
+
+
+@dataclass
+class Inbound:
+    """One user message (pasted text, attached files)."""
+
+    channel: str
+    user: str | None
+    ts: str
+    text: str = ""
+    thread_ts: str | None = None
+    files: list[FileRef] = field(default_factory=list)
+    event_id: str | None = None
+    channel_type: str | None = None
+
+    @property
+    def thread_root(self) -> str:
+        """Where a reply goes: the message's thread, or a new thread under it."""
+        return self.thread_ts or self.ts
+
+
+@dataclass
+class SlashCommand:
+    channel: str
+    user: str
+    text: str
+
+
+@dataclass
+class Click:
+    action_id: str
+    value: str
+    user: str
+    channel: str
+    message_ts: str | None = None
+    thread_ts: str | None = None
+
+
+def plain_text(slack_text: str, strip_mentions: bool = False) -> str:
+    """Slack message text back to what the user pasted: entities decoded, optionally mentions removed."""
+    if strip_mentions:
+        slack_text = _MENTION.sub("", slack_text)
+    # Code fences are Slack formatting, not log content; removing them (not the line breaks) keeps the
+    # line numbers the user sees and lets "[rank3]:" prefixes be read as such.
+    return html.unescape(slack_text.replace("```", "")).strip()
+
+
+def mentions(slack_text: str, user_id: str | None) -> bool:
+    return bool(user_id) and f"<@{user_id}" in slack_text
+
+
+def files_of(message: dict[str, Any]) -> list[FileRef]:
+    return [
+        FileRef(
+            name=str(f.get("name") or f.get("title") or f.get("id") or "file"),
+            url=f.get("url_private_download") or f.get("url_private"),
+            size=f.get("size"),
+            mimetype=str(f.get("mimetype") or ""),
+            filetype=str(f.get("filetype") or ""),
+        )
+        for f in message.get("files") or []
+        if isinstance(f, dict)
+    ]
+
+
+def from_message(event: dict[str, Any], event_id: str | None = None) -> Inbound:
+    """A ``message`` / ``app_mention`` event, or the ``message`` of a message shortcut."""
+    return Inbound(
+        channel=str(event.get("channel", "")),
+        user=event.get("user"),
+        ts=str(event.get("ts", "")),
+        text=str(event.get("text") or ""),
+        thread_ts=event.get("thread_ts"),
+        files=files_of(event),
+        event_id=event_id,
+        channel_type=event.get("channel_type"),
+    )

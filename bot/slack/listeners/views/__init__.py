@@ -1,0 +1,19 @@
+"""The App Home tab, published when a user opens it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from slack_bolt import App, BoltContext
+
+
+def on_home_opened(event: dict[str, Any], context: BoltContext) -> None:
+    if event.get("tab", "home") != "home":
+        return
+    tracebot = context["tracebot"]
+    user = event["user"]
+    tracebot.jobs.submit(lambda job: tracebot.on_home_opened(user), label=f"home {user}")
+
+
+def register(app: App) -> None:
+    app.event("app_home_opened")(on_home_opened)

@@ -1,0 +1,258 @@
+"""A small fake of Slack's Web API on loopback that records every call.
+
+Slack's own servers can't run here, so this is the one mock the Slack tests use. It answers the
+methods tracebot calls with the shapes Slack documents (``ok``, ``ts``, ``permalink`` ...), checks the
+bearer token, serves files at ``url_private_download`` URLs (bearer token required, as Slack does),
+implements the three steps of ``files_upload_v2`` (``files.getUploadURLExternal``, the POST to the
+returned ``upload_url``, ``files.completeUploadExternal``), and can answer ``429`` with ``Retry-After``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import json
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs, urlparse
+
+JSON_FIELDS = {"blocks", "view", "files", "attachments"}
+
+
+@dataclass
+class Call:
+    method: str
+    params: dict[str, Any]
+    body: bytes
+    authorization: str
+    at: float = field(default_factory=time.monotonic)
+
+
+class FakeSlack:
+    def __init__(
+        self,
+        bot_token: str = "xoxb-fake-bot-token",
+        app_token: str = "xapp-fake-app-token",
+        bot_user_id: str = "UTRACEBOT",
+    ) -> None:
+        self.bot_token = bot_token
+        self.app_token = app_token
+        self.bot_user_id = bot_user_id
+        self.calls: list[Call] = []
+        self.files: dict[str, bytes] = {}  # path under /files-pri/ -> content
+        self.uploads: dict[str, dict[str, Any]] = {}  # file_id -> {"filename", "content", "completed"...}
+        self.socket_url = ""
+        self._failures: dict[str, list[tuple[int, int]]] = {}
+        self._lock = threading.Lock()
+        self._ts = itertools.count(1)
+        self._file_ids = itertools.count(1)
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._server.daemon_threads = True
+        self.port = self._server.server_address[1]
+        self.base = f"http://127.0.0.1:{self.port}"
+        self.api_url = f"{self.base}/api/"
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    # -- lifecycle -------------------------------------------------------------------------------------
+    def start(self) -> FakeSlack:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    # -- test controls ---------------------------------------------------------------------------------
+    def add_file(self, name: str, content: bytes) -> str:
+        """Serve ``content``; return its ``url_private_download``."""
+        path = f"T0001-F{len(self.files) + 1:04d}/download/{name}"
+        self.files[path] = content
+        return f"{self.base}/files-pri/{path}"
+
+    def fail_next(self, method: str, status: int = 429, retry_after: int = 1) -> None:
+        self._failures.setdefault(method, []).append((status, retry_after))
+
+    def calls_to(self, method: str) -> list[Call]:
+        with self._lock:
+            return [c for c in self.calls if c.method == method]
+
+    def posts(self, channel: str | None = None) -> list[dict[str, Any]]:
+        return [
+            c.params for c in self.calls_to("chat.postMessage") if channel in (None, c.params.get("channel"))
+        ]
+
+    def wait_for(self, predicate: Callable[[], Any], timeout: float = 10.0) -> Any:
+        """Poll ``predicate`` until it returns something truthy; fail with the calls seen so far."""
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            value = predicate()
+            if value:
+                return value
+            time.sleep(0.02)
+        raise AssertionError(f"timed out after {timeout}s; calls: {[c.method for c in self.calls]}")
+
+    def all_recorded_text(self) -> str:
+        """Every request body and every param, as one string (to assert secrets never leak)."""
+        with self._lock:
+            return "\n".join(c.body.decode("utf-8", "replace") + json.dumps(c.params) for c in self.calls)
+
+    # -- the API ---------------------------------------------------------------------------------------
+    def _next_ts(self) -> str:
+        n = next(self._ts)
+        return f"{1763780000 + n}.{n:06d}"
+
+    def _answer(self, method: str, p: dict[str, Any]) -> dict[str, Any]:
+        if method == "auth.test":
+            return {
+                "ok": True,
+                "url": "https://fake.slack.com/",
+                "team": "Fake",
+                "user": "tracebot",
+                "team_id": "T0001",
+                "user_id": self.bot_user_id,
+                "bot_id": "B0001",
+            }
+        if method == "apps.connections.open":
+            return {"ok": True, "url": self.socket_url}
+        if method == "chat.postMessage":
+            ts = self._next_ts()
+            return {
+                "ok": True,
+                "channel": p.get("channel"),
+                "ts": ts,
+                "message": {
+                    "type": "message",
+                    "text": p.get("text", ""),
+                    "user": self.bot_user_id,
+                    "ts": ts,
+                    "thread_ts": p.get("thread_ts"),
+                },
+            }
+        if method == "chat.update":
+            return {"ok": True, "channel": p.get("channel"), "ts": p.get("ts"), "text": p.get("text", "")}
+        if method == "chat.postEphemeral":
+            return {"ok": True, "message_ts": self._next_ts()}
+        if method == "chat.getPermalink":
+            ts = str(p.get("message_ts", "")).replace(".", "")
+            return {
+                "ok": True,
+                "channel": p.get("channel"),
+                "permalink": f"https://fake.slack.com/archives/{p.get('channel')}/p{ts}",
+            }
+        if method == "views.publish":
+            return {"ok": True, "view": {"id": "V0001", **(p.get("view") or {})}}
+        if method == "files.getUploadURLExternal":
+            file_id = f"F{next(self._file_ids):06d}"
+            self.uploads[file_id] = {
+                "filename": p.get("filename"),
+                "length": int(p.get("length", 0)),
+                "content": None,
+            }
+            return {"ok": True, "upload_url": f"{self.base}/upload/{file_id}", "file_id": file_id}
+        if method == "files.completeUploadExternal":
+            files = p.get("files") or []
+            for f in files:
+                up = self.uploads.get(f.get("id"), {})
+                up.update(
+                    {
+                        "completed": True,
+                        "title": f.get("title"),
+                        "channel": p.get("channel_id"),
+                        "thread_ts": p.get("thread_ts"),
+                    }
+                )
+            return {"ok": True, "files": [{"id": f.get("id"), "title": f.get("title")} for f in files]}
+        return {"ok": False, "error": "unknown_method"}
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:  # keep test output quiet
+                pass
+
+            def _send(
+                self,
+                status: int,
+                body: bytes,
+                ctype: str = "application/json",
+                headers: dict[str, str] | None = None,
+            ) -> None:
+                self.send_response(status)
+                self.send_header("Content-Type", ctype)
+                self.send_header("Content-Length", str(len(body)))
+                for k, v in (headers or {}).items():
+                    self.send_header(k, v)
+                self.end_headers()
+                self.wfile.write(body)
+
+            def do_GET(self) -> None:
+                path = urlparse(self.path).path
+                if path.startswith("/files-pri/"):
+                    key = path[len("/files-pri/") :]
+                    if self.headers.get("Authorization") != f"Bearer {fake.bot_token}":
+                        # Slack answers an unauthenticated file URL with its login page, not the file.
+                        self._send(200, b"<html>sign in</html>", "text/html")
+                        return
+                    content = fake.files.get(key)
+                    self._send(
+                        200 if content is not None else 404, content or b"", "application/octet-stream"
+                    )
+                    return
+                self._send(404, b"{}")
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length", "0"))
+                raw = self.rfile.read(length)
+                path = urlparse(self.path).path
+                if path.startswith("/upload/"):
+                    file_id = path.rsplit("/", 1)[-1]
+                    with fake._lock:
+                        if file_id in fake.uploads:
+                            fake.uploads[file_id]["content"] = raw
+                        fake.calls.append(Call("upload", {"file_id": file_id}, b"", ""))
+                    self._send(200, f"OK - {len(raw)}".encode(), "text/plain")
+                    return
+                if not path.startswith("/api/"):
+                    self._send(404, b"{}")
+                    return
+                method = path[len("/api/") :]
+                params = _parse(raw, self.headers.get("Content-Type", ""))
+                auth = self.headers.get("Authorization", "")
+                with fake._lock:
+                    fake.calls.append(Call(method, params, raw, auth))
+                    failures = fake._failures.get(method)
+                    failure = failures.pop(0) if failures else None
+                if failure is not None:
+                    status, retry_after = failure
+                    self._send(
+                        status,
+                        json.dumps({"ok": False, "error": "ratelimited"}).encode(),
+                        headers={"Retry-After": str(retry_after)},
+                    )
+                    return
+                expected = fake.app_token if method == "apps.connections.open" else fake.bot_token
+                if auth != f"Bearer {expected}":
+                    self._send(200, json.dumps({"ok": False, "error": "invalid_auth"}).encode())
+                    return
+                with fake._lock:
+                    answer = fake._answer(method, params)
+                self._send(200, json.dumps(answer).encode())
+
+        return Handler
+
+
+def _parse(raw: bytes, content_type: str) -> dict[str, Any]:
+    if "json" in content_type:
+        data = json.loads(raw or b"{}")
+    else:
+        data = {k: v[0] for k, v in parse_qs(raw.decode("utf-8")).items()}
+    for key in JSON_FIELDS & data.keys():
+        if isinstance(data[key], str):
+            with contextlib.suppress(ValueError):
+                data[key] = json.loads(data[key])
+    return data

@@ -1,0 +1,126 @@
+"""Pasted errors and attached logs in channels: answered in the thread when confident, silent otherwise."""
+
+from __future__ import annotations
+
+import gzip
+
+from tests.slack import payloads
+from tests.slack.tiny_kb import NCCL_LINE, OOM_LINE
+
+
+def _texts(blocks):
+    return "\n".join(
+        b.get("text", {}).get("text", "")
+        if isinstance(b.get("text"), dict)
+        else " ".join(
+            e.get("text", "") if isinstance(e.get("text"), str) else e.get("text", {}).get("text", "")
+            for e in b.get("elements", [])
+        )
+        for b in blocks
+    )
+
+
+def test_a_pasted_oom_gets_the_entry_fix_and_buttons_in_the_thread_of_the_message(slack):
+    msg = payloads.message(f"anyone seen this?\n```[rank3]: {OOM_LINE}```")
+    assert slack.event(msg).status == 200
+    post = slack.fake.wait_for(lambda: slack.fake.posts("C0TRAIN"))[0]
+    assert post["thread_ts"] == msg["ts"]
+    text = _texts(post["blocks"])
+    assert "Test: CUDA out of memory" in text
+    assert "line 2" in text and "rank 3" in text
+    assert "Lower the per-GPU micro-batch size." in text
+    assert "pytorch.org/docs/stable/notes/cuda.html" in text
+    assert "/trace job &lt;jobid&gt;" in text
+    buttons = [e for b in post["blocks"] if b["type"] == "actions" for e in b["elements"]]
+    assert [b["text"]["text"] for b in buttons] == ["Helpful", "Not this"]
+    slack.idle()
+    record = slack.tracebot.store.recent_diagnoses("C0TRAIN")[0]
+    assert record.matches[0].entry_id == "test-cuda-oom" and record.thread_ts == msg["ts"]
+
+
+def test_an_ordinary_message_gets_no_reply(slack):
+    slack.event(payloads.message("the loss curve looks good today, lr warmup done"))
+    slack.idle()
+    assert slack.fake.posts() == []
+
+
+def test_a_reply_inside_a_thread_is_answered_in_that_thread(slack):
+    parent = payloads.new_ts()
+    msg = payloads.message(NCCL_LINE, thread_ts=parent)
+    slack.event(msg)
+    post = slack.fake.wait_for(lambda: slack.fake.posts())[0]
+    assert post["thread_ts"] == parent
+
+
+def test_edits_bot_messages_and_tracebots_own_messages_are_ignored(slack):
+    edited = payloads.message(
+        "",
+        subtype="message_changed",
+        message={"type": "message", "text": OOM_LINE, "user": "U0ALICE", "ts": "1.1"},
+    )
+    edited.pop("user")
+    other_bot = payloads.message(OOM_LINE, subtype="bot_message", bot_id="B0OTHER")
+    own = payloads.message(OOM_LINE, user="UTRACEBOT", bot_id="B0001")
+    for event in (edited, other_bot, own):
+        assert slack.event(event).status == 200
+    slack.idle()
+    assert slack.fake.posts() == []
+
+
+def test_an_event_delivered_twice_is_answered_once(slack):
+    msg = payloads.message(OOM_LINE)
+    slack.event(msg, event_id="Ev0DUPLICATE1")
+    slack.event(
+        msg,
+        event_id="Ev0DUPLICATE1",
+        headers={"X-Slack-Retry-Num": "1", "X-Slack-Retry-Reason": "http_timeout"},
+    )
+    slack.event(msg, event_id="Ev0OTHERSOCKET")  # same message through another connection
+    slack.idle()
+    assert len(slack.fake.posts()) == 1
+
+
+def test_the_same_error_again_in_the_thread_gets_a_pointer_to_the_first_answer(slack):
+    root = payloads.new_ts()
+    slack.event(payloads.message(OOM_LINE, thread_ts=root))
+    first = slack.fake.wait_for(lambda: slack.fake.posts())[0]
+    slack.idle()
+    slack.event(payloads.message(f"again: {OOM_LINE}", thread_ts=root))
+    posts = slack.fake.wait_for(lambda: len(slack.fake.posts()) == 2 and slack.fake.posts())
+    slack.idle()
+    pointer = posts[1]
+    assert pointer["thread_ts"] == root
+    assert len(pointer["blocks"]) == 1 and "earlier answer" in pointer["text"]
+    first_ts = slack.fake.calls_to("chat.getPermalink")[0].params["message_ts"]
+    assert first_ts.replace(".", "") in pointer["text"]
+    assert "Lower the per-GPU" in _texts(first["blocks"])
+    # In another thread the same error is answered in full.
+    slack.event(payloads.message(OOM_LINE))
+    posts = slack.fake.wait_for(lambda: len(slack.fake.posts()) == 3 and slack.fake.posts())
+    assert "Lower the per-GPU" in _texts(posts[2]["blocks"])
+
+
+def test_an_attached_gzipped_log_is_downloaded_with_the_bot_token_and_diagnosed(slack):
+    log = ("step 100 loss 2.3\n" * 2000 + f"[rank5]: {NCCL_LINE}\n").encode()
+    url = slack.fake.add_file("train-node7.log.gz", gzip.compress(log))
+    files = [payloads.slack_file("train-node7.log.gz", url, 999, "application/gzip", "gzip")]
+    slack.event(payloads.file_share("job 4411 died", files))
+    post = slack.fake.wait_for(lambda: slack.fake.posts())[0]
+    text = _texts(post["blocks"])
+    assert "Test: NCCL watchdog timeout" in text and "line 2001" in text
+
+
+def test_an_attachment_over_the_size_cap_is_not_downloaded(slack):
+    url = slack.fake.add_file("huge.log", OOM_LINE.encode())
+    files = [payloads.slack_file("huge.log", url, 60 * 1024 * 1024)]
+    slack.event(payloads.file_share("", files))
+    slack.idle()
+    assert slack.fake.posts() == []
+
+
+def test_an_image_attachment_is_not_downloaded(slack):
+    url = slack.fake.add_file("screenshot.png", b"\x89PNG")
+    files = [payloads.slack_file("screenshot.png", url, 4, "image/png", "png")]
+    slack.event(payloads.file_share("", files))
+    slack.idle()
+    assert slack.fake.posts() == []
