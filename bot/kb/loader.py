@@ -106,7 +106,11 @@ def parse_entry_text(raw: bytes | str, shown: str, path: Path | None = None) -> 
             raw = raw.decode("utf-8")
         except UnicodeDecodeError as exc:
             return None, [LoadError(shown, 1, f"not UTF-8 text ({exc.reason} at byte {exc.start})")]
-    loader = _UntrustedLoader(raw)
+    try:
+        loader = _UntrustedLoader(raw)  # the reader rejects control characters here, before parsing
+    except yaml.reader.ReaderError as exc:
+        line = raw[: exc.position].count("\n") + 1
+        return None, [LoadError(shown, line, f"YAML: character #x{exc.character:04x} is not allowed in YAML text")]
     try:
         node = loader.get_single_node()
         data = loader.construct_document(node) if node is not None else None
