@@ -10,6 +10,7 @@ strong before fuzzy, explicit priority, score, and first appearance.
 
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -77,7 +78,7 @@ class Matcher:
             data = text.encode("utf-8", errors="replace")
             return self._diagnose_stream(bytes_stream(data), len(data), threshold=threshold)
         aggs = self._score_lines(text_lines(text, stats), full=True)
-        prose = text if len(text) <= PROSE_MAX_CHARS else ""
+        prose = prose_lines(text) if len(text) <= PROSE_MAX_CHARS else ""
         return self._finish(aggs, stats, prose, threshold)
 
     def diagnose_file(
@@ -116,7 +117,6 @@ class Matcher:
         return self._finish(aggs, stats, "", threshold)
 
     def _score_lines(self, lines, *, full: bool) -> dict[int, _Agg]:
-        idx = self.index
         seen: dict[str, list[_Hit]] = {}
         aggs: dict[int, _Agg] = {}
         for no, raw in lines:
@@ -182,7 +182,11 @@ class Matcher:
             blended = 0.5 * cos + 0.5 * cover
             score = min(100.0, 100.0 * blended / PHRASE_FULL)
             ei = idx.phrase_owner[pi]
-            if score >= MIN_REPORTED_SCORE and (ei not in out or score > out[ei].score):
+            if (
+                score >= MIN_REPORTED_SCORE
+                and (ei not in out or score > out[ei].score)
+                and not idx.vetoed(ei, text)
+            ):
                 out[ei] = _Hit(ei, "phrase", idx.phrase_texts[pi], round(score, 1))
         return out
 
@@ -231,19 +235,55 @@ class Matcher:
 
 
 def _rank_key(m: Match, kb: KnowledgeBase) -> tuple:
+    """Confident first; evidence from log lines before prose; among line evidence, root causes before
+    symptoms, exact (anchor/regex) before fuzzy, then the author's explicit priority; among prose, the
+    closer question wins; ties go to what appeared first."""
     e = kb.get(m.entry_id)
     priority = e.priority if e else 50
-    line_evidence = m.kind in ("anchor", "regex", "exemplar")
-    strong = m.kind in ("anchor", "regex")
-    return (
-        not m.confident,
-        not line_evidence,
-        m.role != "root-cause",
-        not strong,
-        -priority,
-        -m.score,
-        m.line_no if m.line_no is not None else 1 << 62,
-    )
+    first = m.line_no if m.line_no is not None else 1 << 62
+    if m.kind in ("anchor", "regex", "exemplar"):
+        strong = m.kind != "exemplar"
+        return (
+            not m.confident,
+            0,
+            m.role != "root-cause",
+            not strong,
+            -priority if strong else -m.score,
+            -m.score if strong else -priority,
+            first,
+        )
+    return (not m.confident, 1, -m.score, m.role != "root-cause", -priority, first)
+
+
+_LOGLIKE = re.compile(
+    r"""^\s*(?:[\w.]*(?:Error|Exception|Warning)\b|Traceback\b|File\s"|frame\s\#|at\s[\w.$]+\(|[|+=]
+      |(?:[A-Z_][A-Z0-9_]*=\S*[\s,;]*)+$)
+    |\b(?:INFO|DEBUG|TRACE|WARN|WARNING|ERROR|FATAL|CRITICAL)\b\s*[:\]|-]""",
+    re.VERBOSE,
+)
+_WORDS = re.compile(r"[^\W\d_]{2,}")
+_CJK_CHAR = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff]")
+
+
+def prose_lines(text: str) -> str:
+    """The lines of ``text`` a person wrote (questions, descriptions), without log and config lines.
+
+    Phrases describe how people ask; comparing them with log lines (``NCCL_SOCKET_IFNAME set by
+    environment``) or settings (``MASTER_PORT=29500``) would make the shared variable name decide.
+    """
+    keep = []
+    for line in text.splitlines():
+        stripped = line.strip()
+        if not stripped:
+            continue
+        cl = clean(stripped)
+        if cl.prefixed:
+            continue  # had a timestamp / rank / host prefix: a log line
+        if _LOGLIKE.search(cl.text):
+            continue
+        if len(_WORDS.findall(cl.text)) >= 3 or len(_CJK_CHAR.findall(cl.text)) >= 4:
+            keep.append(cl.text)
+    return "\n".join(keep)
 
 
 def _fuzzy(exemplar: str, line: str) -> float:
@@ -256,5 +296,4 @@ def _fuzzy(exemplar: str, line: str) -> float:
 
 def _scorable(masked: str) -> bool:
     # Traceback frames and C++ frame dumps carry paths, not the error.
-    return not (masked.startswith("file \"") or masked.startswith("frame #") or len(masked) < 8)
-
+    return not (masked.startswith('file "') or masked.startswith("frame #") or len(masked) < 8)

@@ -27,8 +27,35 @@ ERROR_WORDS = (
 _ERRORISH = re.compile(ERROR_WORDS + r"|nccl|cuda|ecc|gpu", re.IGNORECASE)
 _TOKEN = re.compile(r"[a-z][a-z0-9_]{3,}")
 _STOP_TOKENS = frozenset(
-    "error errors exception with from that this have been were when line file most recent call last "
-    "none true false self return raise runtimeerror valueerror info warning".split()
+    [
+        "error",
+        "errors",
+        "exception",
+        "with",
+        "from",
+        "that",
+        "this",
+        "have",
+        "been",
+        "were",
+        "when",
+        "line",
+        "file",
+        "most",
+        "recent",
+        "call",
+        "last",
+        "none",
+        "true",
+        "false",
+        "self",
+        "return",
+        "raise",
+        "runtimeerror",
+        "valueerror",
+        "info",
+        "warning",
+    ]
 )
 
 

@@ -18,6 +18,8 @@ _WORD = re.compile(r"[a-z][a-z0-9_]*")
 _NUM = re.compile(r"\d+")
 
 Vector = dict[str, float]
+FULL_COVER_WORDS = 5
+MAX_CANDIDATES = 64  # documents scored exactly, chosen by their overlap on distinctive n-grams
 
 
 def grams(text: str) -> Counter[str]:
@@ -51,6 +53,11 @@ class NgramIndex:
         self.idf = {g: math.log((n + 1) / (k + 0.5)) for g, k in df.items()}
         self.default_idf = math.log(n + 1)
         self.vectors = [self._weigh(c) for c in counts]
+        # How much a document says: distinct words (Latin) or CJK bigrams. Coverage of a two-word phrase
+        # is cheap, so coverage counts in proportion to this.
+        self.sizes = [
+            sum(1 for g in c if g.startswith("#")) + sum(1 for g in c if len(g) == 2) for c in counts
+        ]
         self.norms = [_norm(v) for v in self.vectors]
         self.postings: dict[str, list[int]] = {}
         for i, v in enumerate(self.vectors):
@@ -66,26 +73,36 @@ class NgramIndex:
         return {g: (1 + math.log(k)) * self.idf[g] for g, k in grams(text).items() if g in self.idf}
 
     def similarities(self, text: str) -> dict[int, tuple[float, float]]:
-        """For each document sharing an n-gram with ``text``: (cosine, coverage of the document).
+        """For each document sharing a distinctive n-gram with ``text``: (cosine, coverage of the document).
 
         Coverage is the share of the document's weight found in the text: a long message that contains
-        a whole known question has low cosine but full coverage.
+        a whole known question has low cosine but full coverage. Candidates come from the postings of
+        n-grams found in few documents; common n-grams ("the", "ing") still count in the score.
         """
         q = self.vector(text)
         if not q:
             return {}
         qn = _norm(q)
-        dots: dict[int, float] = {}
+        rare_limit = max(20, len(self.vectors) // 20)
+        partial: dict[int, float] = {}
         for g, w in q.items():
-            for i in self.postings.get(g, ()):
-                dots[i] = dots.get(i, 0.0) + w * self.vectors[i][g]
+            posting = self.postings.get(g, ())
+            if len(posting) <= rare_limit:
+                for i in posting:
+                    partial[i] = partial.get(i, 0.0) + w * self.vectors[i][g] / self.norms[i]
+        candidates = sorted(partial, key=partial.__getitem__, reverse=True)[:MAX_CANDIDATES]
         out = {}
-        for i, dot in dots.items():
-            dn = self.norms[i]
-            if dn == 0 or qn == 0:
+        for i in candidates:
+            vec, dn = self.vectors[i], self.norms[i]
+            if dn == 0:
                 continue
-            cover = sum(self.vectors[i][g] ** 2 for g in self.vectors[i] if g in q) / (dn * dn)
-            out[i] = (dot / (dn * qn), cover)
+            dot = cov = 0.0
+            for g, w in q.items():
+                wi = vec.get(g)
+                if wi is not None:
+                    dot += w * wi
+                    cov += wi * wi
+            out[i] = (dot / (dn * qn), cov / (dn * dn) * min(1.0, self.sizes[i] / FULL_COVER_WORDS))
         return out
 
 

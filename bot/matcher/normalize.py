@@ -66,6 +66,7 @@ class CleanLine:
     text: str  # the message, prefixes removed
     rank: str | None = None
     host: str | None = None
+    prefixed: bool = False  # a timestamp / rank / host prefix was removed: this is a log line
 
 
 def to_text(raw: str | bytes) -> str:
@@ -80,9 +81,11 @@ def clean(line: str) -> CleanLine:
     text = _ANSI.sub("", line)
     if not text.isascii():
         text = unicodedata.normalize("NFKC", text)
-    text = _CONTROL.sub(" ", text).strip()
+    # Undecodable bytes (U+FFFD) and byte-order marks in front of a line hide its prefixes.
+    text = _CONTROL.sub(" ", text).strip().lstrip("\ufeff\ufffd ")
     rank: str | None = None
     host: str | None = None
+    prefixed = False
     for _ in range(6):  # bounded: a line has at most a handful of stacked prefixes
         before = text
         m = _TIMESTAMP.match(text)
@@ -103,7 +106,8 @@ def clean(line: str) -> CleanLine:
             text = text[m.end() :]
         if text == before:
             break
-    return CleanLine(text.strip(), rank, host)
+        prefixed = True
+    return CleanLine(text.strip(), rank, host, prefixed)
 
 
 def mask(text: str) -> str:

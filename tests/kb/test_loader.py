@@ -1,0 +1,79 @@
+"""The loader names the file and line of every problem and keeps loading the good entries."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+
+from bot.kb.loader import load_knowledge_base
+from tests.support import entry_dict, write_kb
+
+
+def problems(root: Path) -> list[str]:
+    return [str(e) for e in load_knowledge_base(root)[1]]
+
+
+def test_a_wrong_role_names_its_file_and_line(tmp_path: Path):
+    root = write_kb(tmp_path / "kb", [entry_dict("good"), entry_dict("bad", role="cause")])
+    kb, errors = load_knowledge_base(root)
+    assert [e.id for e in kb.entries] == ["good"]
+    (err,) = errors
+    lines = (root / "bad.yaml").read_text().splitlines()
+    assert err.path.endswith("bad.yaml") and lines[err.line - 1].startswith("role:")
+    assert "'role' must be one of root-cause, symptom" in err.message
+
+
+def test_missing_keys_unknown_keys_and_empty_recognise_are_all_reported(tmp_path: Path):
+    bad = entry_dict("bad", recognise={}, colour="blue")
+    del bad["fix"]
+    root = write_kb(tmp_path / "kb", [bad])
+    text = "\n".join(problems(root))
+    assert "missing required key 'fix'" in text
+    assert "unknown key 'colour'" in text
+    assert "needs at least one of anchors, regex, exemplars, phrases" in text
+
+
+def test_yaml_syntax_error_gives_the_line(tmp_path: Path):
+    root = tmp_path / "kb"
+    root.mkdir()
+    (root / "broken.yaml").write_text("id: broken\ntitle: [unclosed\nsummary: x\n")
+    (err,) = problems(root)
+    assert err.startswith(f"{Path('kb') / 'broken.yaml'}:") and "YAML" in err
+
+
+def test_duplicate_ids_and_id_not_matching_file_name(tmp_path: Path):
+    root = write_kb(tmp_path / "kb", [entry_dict("one")])
+    sub = root / "more"
+    sub.mkdir()
+    (sub / "one.yaml").write_text(yaml.safe_dump(entry_dict("one")))
+    (sub / "two.yaml").write_text(yaml.safe_dump(entry_dict("three")))
+    text = "\n".join(problems(root))
+    assert "duplicate id 'one'" in text
+    assert "id 'three' must equal the file name 'two'" in text
+
+
+def test_backtracking_regex_constructs_are_refused_as_not_linear_time(tmp_path: Path):
+    root = write_kb(
+        tmp_path / "kb",
+        [entry_dict("bt", recognise={"regex": [r"(a+)+\1", r"(?=lookahead)x", r".*"]})],
+    )
+    text = "\n".join(problems(root))
+    assert text.count("is not valid RE2 (linear-time) syntax") == 2
+    assert "matches the empty string" in text
+
+
+def test_too_short_anchor_and_oversized_pattern_are_refused(tmp_path: Path):
+    root = write_kb(tmp_path / "kb", [entry_dict("s", recognise={"anchors": ["NCCL", "x" * 600]})])
+    text = "\n".join(problems(root))
+    assert "too short to be specific" in text and "the limit is 500" in text
+
+
+def test_related_entries_must_exist(tmp_path: Path):
+    root = write_kb(tmp_path / "kb", [entry_dict("a", related=["nope"])])
+    assert any("related entry 'nope' does not exist" in p for p in problems(root))
+
+
+def test_a_missing_directory_is_an_error_not_a_crash(tmp_path: Path):
+    kb, errors = load_knowledge_base(tmp_path / "absent")
+    assert not kb.entries and "not found" in errors[0].message

@@ -1,0 +1,48 @@
+from bot.matcher.normalize import clean, mask
+
+SEED_LINE = (
+    "slurm0-a3-ghpc-8: [rank17]:[E ProcessGroupNCCL.cpp:523] [Rank 2] Watchdog caught collective operation "
+    "timeout: WorkNCCL(SeqNum=4, OpType=ALLREDUCE, NumelIn=9437184, NumelOut=9437184, Timeout(ms)=600000) "
+    "ran for 600070 milliseconds before timing out."
+)
+
+
+def test_host_and_rank_prefixes_are_removed_and_remembered():
+    c = clean(SEED_LINE)
+    assert c.text.startswith("[E ProcessGroupNCCL.cpp:523] [Rank 2] Watchdog caught")
+    assert (c.rank, c.host, c.prefixed) == ("17", "slurm0-a3-ghpc-8", True)
+
+
+def test_stacked_timestamp_host_and_rank_prefixes():
+    c = clean("2024-04-28 22:15:57,123 node017: [rank3]: torch.OutOfMemoryError: CUDA out of memory.")
+    assert c.text == "torch.OutOfMemoryError: CUDA out of memory."
+    assert (c.rank, c.host) == ("3", "node017")
+
+
+def test_launcher_prefixes_give_the_rank():
+    assert clean("[default5]:RuntimeError: boom").rank == "5"
+    assert clean("12: RuntimeError: boom").rank == "12"
+    assert clean("[1,7]<stderr>:RuntimeError: boom").rank == "7"
+    c = clean("[1,mpirank:3,algo-2]<stderr>:RuntimeError: boom")
+    assert (c.rank, c.host, c.text) == ("3", "algo-2", "RuntimeError: boom")
+
+
+def test_exception_names_are_not_mistaken_for_host_names():
+    for line in ("RuntimeError: CUDA error", "torch.distributed.DistBackendError: NCCL error", "ncclSystemError: x"):
+        c = clean(line)
+        assert c.text == line and c.host is None and not c.prefixed
+
+
+def test_ansi_colours_and_fullwidth_characters_are_normalised():
+    assert clean("\x1b[31mERROR\x1b[0m: disk full").text == "ERROR: disk full"
+    assert clean("ＣＵＤＡ out of memoryが出ました").text == "CUDA out of memoryが出ました"
+
+
+def test_syslog_timestamp_line_of_nvidia_smi_is_a_prefix_only():
+    assert clean("Sun Apr 28 22:15:57 2024       ").text == ""
+
+
+def test_variable_parts_are_masked_so_they_never_decide():
+    a = mask(clean("[rank3]: CUDA error at 0x7f3a2c00 on 10.0.0.12:29500 in /opt/conda/lib/x.so pid 4242").text)
+    b = mask(clean("[rank9]: CUDA error at 0x55aa on 192.168.1.3:1234 in /usr/lib/y.so pid 77").text)
+    assert a == b == "cuda error at <hex> on <ip> in <path> pid <n>"
