@@ -9,12 +9,12 @@ from typing import Any
 
 from bot.plugin_api import Command, CommandContext, NotAllowed, UsageError, hookimpl
 from bot.plugin_host import attach_matches
-from bot.result import Attachment, Frame, Result, Section, Table
+from bot.result import Attachment, Frame, Result, Table
 from plugins.pyspy import procs
 from plugins.pyspy.dump import DEFAULT_MAX_WORKERS, DEFAULT_TIMEOUT_S, ProcessDump, dump_many, find_pyspy
 from plugins.pyspy.group import group_stacks
 from plugins.pyspy.knowledge import stacks_text
-from plugins.pyspy.render import PNG_MIN_RANKS, ranks_png, stack_text, summarise_groups
+from plugins.pyspy.render import PNG_MIN_RANKS, ranks_png, summarise_groups
 
 USAGE = "/trace pid <pid> [--host H] [--native]"
 PID_MAX = 4_194_304  # the kernel's upper bound for pid_max
@@ -72,9 +72,8 @@ def run(ctx: CommandContext, pid: int, host: str | None = None, native: bool = F
                     unreadable=unreadable)
     result.status = "error" if not groups else ("warning" if unreadable or any(g.odd_one_out for g in groups)
                                                 else "ok")
-    result.sections = [Section(f"Stack of {len(g.ranks)} process{'es' if len(g.ranks) > 1 else ''}",
-                               f"```\n{stack_text(g)}\n```") for g in groups]
-    result.tables = [Table("Processes", ["rank", "pid"], [[t.label, str(t.pid)] for t in targets])]
+    if len(targets) > 1:  # which pid is which rank, for whoever goes on to kill or gdb one
+        result.tables = [Table("Processes", ["rank", "pid"], [[t.label, str(t.pid)] for t in targets])]
     result.data.update({"pid": pid, "host": host, "native": native,
                         "processes": {t.label: t.pid for t in targets}})
     if len(targets) >= PNG_MIN_RANKS:
