@@ -100,38 +100,53 @@ def validate(cases: list[dict], problems: list[str]) -> None:
             problems.append(f"{where}: missing source")
 
 
-def main() -> int:
+def read_cases(path: Path = CASES) -> tuple[list[dict], list[str]]:
+    """Parse the JSONL file and check every case; returns the cases and the problems found."""
     problems: list[str] = []
     cases = []
-    for n, raw in enumerate(CASES.read_text(encoding="utf-8").splitlines(), start=1):
+    for n, raw in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
         try:
             cases.append(json.loads(raw))
         except json.JSONDecodeError as exc:
             problems.append(f"line {n}: not JSON ({exc})")
     validate(cases, problems)
+    for cid, lines, _ in long_logs(cases, path.parent):
+        if lines < LONG_LOG_MIN_LINES:
+            problems.append(f"{cid}: long log has {lines} lines (< {LONG_LOG_MIN_LINES})")
+    return cases, problems
 
-    long_logs = []
+
+def long_logs(cases: list[dict], root: Path = HERE) -> list[tuple[str, int, str | None]]:
+    """(id, line count, expected) of every case that points at a log file."""
+    found = []
     for case in cases:
         if "file" in case:
-            path = HERE / case["file"]
+            path = root / case["file"]
             lines = len(path.read_text(encoding="utf-8").splitlines()) if path.is_file() else 0
-            long_logs.append((case["id"], lines, case["expected"]))
-            if lines < LONG_LOG_MIN_LINES:
-                problems.append(f"{case['id']}: {case['file']} has {lines} lines (< {LONG_LOG_MIN_LINES})")
+            found.append((case["id"], lines, case.get("expected")))
+    return found
 
+
+def per_label(cases: list[dict]) -> Counter:
+    return Counter(case["expected"] for case in cases if case.get("expected"))
+
+
+def main() -> int:
+    cases, problems = read_cases()
+    logs = long_logs(cases)
     negatives = sum(1 for case in cases if case.get("expected") is None)
     print(f"total cases: {len(cases)}")
     print(f"negatives (expected null): {negatives}")
-    print(f"long multi-rank logs: {len(long_logs)}")
+    print(f"long multi-rank logs: {len(logs)}")
     print("\nper kind:")
     for kind, count in sorted(Counter(case.get("kind") for case in cases).items()):
         print(f"  {kind:<10} {count:>4}")
     print("\nper expected label (positives):")
-    per_label = Counter(case["expected"] for case in cases if case.get("expected"))
-    for label in sorted(LABELS, key=lambda lab: (-per_label[lab], lab)):
-        print(f"  {label:<40} {per_label[label]:>3}")
+    counts = per_label(cases)
+    for label in sorted(LABELS, key=lambda lab: (-counts[lab], lab)):
+        print(f"  {label:<40} {counts[label]:>3}")
     print("\nlong logs:")
-    for cid, lines, expected in long_logs:
+    for cid, lines, expected in logs:
         print(f"  {cid:<40} {lines:>5} lines  -> {expected}")
     if problems:
         print("\nPROBLEMS:", file=sys.stderr)
