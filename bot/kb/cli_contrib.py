@@ -19,6 +19,7 @@ from bot.kb.draft import DraftError, draft_from_snippet, pick_signatures, read_s
 from bot.kb.importer import import_document
 from bot.kb.lint import EXTRA_CHECKS, todo_problems
 from bot.kb.loader import KnowledgeBase, load_knowledge_base, parse_entry_file
+from bot.kb.pattern_safety import backtracking_problems
 from bot.matcher import Matcher
 
 DEFAULT_DRAFTS_DIR = "knowledge-drafts"
@@ -141,5 +142,13 @@ def add_kb_subcommands(kbs: Any, eval_p: argparse.ArgumentParser) -> None:
         return cmd_kb_compare(args) if args.compare else int(answer(args) or 0)
 
     eval_p.set_defaults(func=eval_or_compare)
-    if not any(getattr(c, "__qualname__", "").startswith("lint_check") for c in EXTRA_CHECKS):
-        EXTRA_CHECKS.append(clean_corpus.lint_check())
+    register_lint_checks()
+
+
+def register_lint_checks() -> None:
+    """Add the contributed-entry safety checks to ``kb lint`` (once, however often this is called)."""
+    if _LINT_CHECKS[0] not in EXTRA_CHECKS:
+        EXTRA_CHECKS.extend(_LINT_CHECKS)
+
+
+_LINT_CHECKS = [backtracking_problems, clean_corpus.lint_check()]

@@ -31,6 +31,7 @@ TODO = "TODO"
 _SIGNALS: list[tuple[re.Pattern[str], int]] = [
     (re.compile(r"^(?:[\w.]+\.)?\w*(?:Error|Exception|Exit|Failure|Interrupt)\b\s*:"), 6),
     (re.compile(r"\bNCCL WARN\b"), 6),
+    (re.compile(r"^nccl[A-Z]\w*:"), 5),  # NCCL result codes: ncclInvalidUsage:, ncclRemoteError:
     (re.compile(r"\b(?:Watchdog caught|watchdog thread terminated)\b", re.I), 5),
     (re.compile(r"\b[a-z]*(?:Error|Exception)\b\s*:"), 4),
     (re.compile(r"\berror\b|エラー|例外|失敗", re.I), 3),
@@ -52,7 +53,6 @@ _NOISE = [
         r"^Thread (?:0x[0-9A-Fa-f]+|\d+) \("
     ),  # py-spy thread header; its first frame is the signature
     re.compile(r"^Exception raised from \S+ at "),
-    re.compile(r"\(most recent call (?:first|last)\)\s*:?\s*$"),
     re.compile(r"\b(?:INFO|DEBUG|TRACE)\b"),
     re.compile(r"^\s*[-=_*#|+~.]{3,}"),
     re.compile(r"^\W*$"),
@@ -67,6 +67,8 @@ _MASKS: list[tuple[re.Pattern[str], str]] = [
     (_IP, r"[0-9a-f.:\[\]]+"),
     (_PATH, r"\S+"),
     (_LONG_ID, r"[0-9a-f-]+"),
+    # sizes: the amount and its unit change together ("3.91 GiB", "20.00 MiB", "512 bytes")
+    (re.compile(r"\b\d+(?:\.\d+)? ?(?:[KMGT]i?B|bytes)\b"), r"\d+(?:\.\d+)? ?[kmgt]?i?b(?:ytes)?"),
     (_NUMBER, ""),  # integers become \d+, decimals \d+\.\d+ (see _number_class)
     # enum-like values (OpType=ALLREDUCE) vary between occurrences of the same failure
     (re.compile(r"(?<==)[A-Z][A-Z0-9_]+\b"), r"\w+"),
@@ -195,9 +197,13 @@ def trim_snippet(snippet: str, signatures: Sequence[Signature], context: int = 1
     return kept[: MAX_EXAMPLE_CHARS // 4]
 
 
+# YAML refuses these raw (JSON leaves DEL and the C1 controls alone), so they are written as escapes.
+_YAML_UNPRINTABLE = re.compile(r"[\x7f-\x9f\u2028\u2029\ud800-\udfff\ufffe\uffff]")
+
+
 def _q(value: str) -> str:
     """A YAML double-quoted scalar (JSON strings are valid YAML); keeps non-ASCII text readable."""
-    return json.dumps(value, ensure_ascii=False)
+    return _YAML_UNPRINTABLE.sub(lambda m: f"\\u{ord(m.group()):04x}", json.dumps(value, ensure_ascii=False))
 
 
 def _sq(value: str) -> str:
@@ -208,7 +214,11 @@ def _sq(value: str) -> str:
 def _block(value: str, indent: str) -> str:
     """A literal block scalar when it round-trips, else a double-quoted one."""
     lines = value.split("\n")
-    plain = all(line == line.rstrip() and "\t" not in line for line in lines) and not value[:1].isspace()
+    plain = (
+        all(line == line.rstrip() and line.isprintable() for line in lines)
+        and not value[:1].isspace()
+        and not _YAML_UNPRINTABLE.search(value)
+    )
     if plain and value.strip():
         return "|\n" + "\n".join(f"{indent}{line}" if line else "" for line in lines)
     return _q(value)

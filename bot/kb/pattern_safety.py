@@ -1,0 +1,111 @@
+"""Refuse regexes shaped for catastrophic backtracking, even though RE2 would run them in linear time.
+
+tracebot compiles entry regexes with RE2 (``bot/kb/loader.py``), so ``(a+)+$`` cannot hang the bot.
+Contributed patterns travel further than the bot, though (grep -P, a Python script, another tool), and
+a repeated group that itself repeats never says more than the plain repetition would. So ``kb lint``
+refuses a repetition nested in a repetition, naming the group, and the author writes it flat.
+"""
+
+from __future__ import annotations
+
+from bot.kb.loader import KnowledgeBase, LoadError
+from bot.matcher import Matcher
+
+_UNBOUNDED = ("*", "+")
+
+
+def _quantifier_at(pattern: str, i: int) -> tuple[str, int]:
+    """The quantifier starting at ``pattern[i]`` ("" if none) and the index after it."""
+    if i >= len(pattern):
+        return "", i
+    c = pattern[i]
+    if c in "*+?":
+        j = i + 1
+        if j < len(pattern) and pattern[j] in "?+":  # lazy / possessive suffix
+            j += 1
+        return pattern[i:j], j
+    if c == "{":
+        j = pattern.find("}", i)
+        body = pattern[i + 1 : j] if j > 0 else ""
+        if body and all(ch.isdigit() or ch == "," for ch in body):
+            return pattern[i : j + 1], j + 1
+    return "", i
+
+
+def _repeats(quantifier: str) -> bool:
+    """True for a quantifier that can repeat more than once (not ``?``, ``{0,1}``, ``{1}``)."""
+    if not quantifier or quantifier[0] == "?":
+        return False
+    if quantifier[0] in _UNBOUNDED:
+        return True
+    low, _, high = quantifier.strip("{}").partition(",")
+    if "," not in quantifier:
+        return int(low or 0) > 1
+    return not high or int(high) > 1
+
+
+def nested_repetition(pattern: str) -> str | None:
+    """The first group that repeats and contains a repetition, e.g. ``(a+)+``; None if there is none."""
+    stack: list[tuple[int, bool]] = []  # (start index, contains a repeating quantifier)
+    i = 0
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "\\":
+            i += 2
+            q, j = _quantifier_at(pattern, i)
+            if _repeats(q) and stack:
+                stack[-1] = (stack[-1][0], True)
+            i = j
+            continue
+        if c == "[":
+            j = i + 1
+            if j < len(pattern) and pattern[j] == "^":
+                j += 1
+            if j < len(pattern) and pattern[j] == "]":
+                j += 1
+            while j < len(pattern) and pattern[j] != "]":
+                j += 2 if pattern[j] == "\\" else 1
+            i = j + 1
+        elif c == "(":
+            stack.append((i, False))
+            i += 1
+            continue
+        elif c == ")" and stack:
+            start, inner = stack.pop()
+            q, j = _quantifier_at(pattern, i + 1)
+            if inner and _repeats(q):
+                return pattern[start:j]
+            if stack and (inner or _repeats(q)):
+                stack[-1] = (stack[-1][0], True)
+            i = j
+            continue
+        else:
+            i += 1
+            if c in "*+{" or c == "?":
+                continue
+        q, j = _quantifier_at(pattern, i)
+        if _repeats(q) and stack:
+            stack[-1] = (stack[-1][0], True)
+        i = max(i, j)
+    return None
+
+
+def backtracking_problems(kb: KnowledgeBase, matcher: Matcher | None = None) -> list[LoadError]:
+    """One error per entry regex (or ``unless`` pattern) with a nested repetition."""
+    problems = []
+    for e in kb.entries:
+        for kind in ("regex", "unless"):
+            for i, pattern in enumerate(getattr(e, kind)):
+                group = nested_repetition(pattern)
+                if group is None:
+                    continue
+                problems.append(
+                    LoadError(
+                        str(e.path or e.id),
+                        e.line_of(f"recognise.{kind}.{i}"),
+                        f"regex {pattern!r} repeats a group that itself repeats ({group}): that is the shape "
+                        "of catastrophic backtracking in every engine but RE2, and it matches nothing the "
+                        "flat form would not; write it without the nesting",
+                    )
+                )
+    return problems
