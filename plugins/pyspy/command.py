@@ -8,13 +8,10 @@ import subprocess
 from typing import Any
 
 from bot.plugin_api import Command, CommandContext, NotAllowed, UsageError, hookimpl
-from bot.plugin_host import attach_matches
-from bot.result import Attachment, Frame, Result, Table
+from bot.result import Frame, Result, Table
 from plugins.pyspy import procs
 from plugins.pyspy.dump import DEFAULT_MAX_WORKERS, DEFAULT_TIMEOUT_S, ProcessDump, dump_many, find_pyspy
-from plugins.pyspy.group import group_stacks
-from plugins.pyspy.knowledge import stacks_text
-from plugins.pyspy.render import PNG_MIN_RANKS, ranks_png, summarise_groups
+from plugins.pyspy.report import add_stack_report
 
 USAGE = "/trace pid <pid> [--host H] [--native]"
 PID_MAX = 4_194_304  # the kernel's upper bound for pid_max
@@ -66,38 +63,31 @@ def run(ctx: CommandContext, pid: int, host: str | None = None, native: bool = F
                           data={"error": "no_such_process", "pid": pid})
         _check_owner(ctx, pid)
         targets = procs.targets(pid)
-    dumps, unreadable = _dump(ctx, settings, targets, native, remote)
-    groups = group_stacks(dumps)
-    result = Result(title=title, summary=summarise_groups(groups, unreadable), stack_groups=groups,
-                    unreadable=unreadable)
-    result.status = "error" if not groups else ("warning" if unreadable or any(g.odd_one_out for g in groups)
-                                                else "ok")
+    dumps = _dump(ctx, settings, targets, native, remote)
+    result = Result(title=title, summary="")
+    result.summary = add_stack_report(result, ctx, dumps, png_title=f"{len(targets)} ranks of pid {pid} by stack")
+    groups = result.stack_groups
+    result.status = "error" if not groups else (
+        "warning" if result.unreadable or any(g.odd_one_out for g in groups) else "ok")
     if len(targets) > 1:  # which pid is which rank, for whoever goes on to kill or gdb one
         result.tables = [Table("Processes", ["rank", "pid"], [[t.label, str(t.pid)] for t in targets])]
     result.data.update({"pid": pid, "host": host, "native": native,
                         "processes": {t.label: t.pid for t in targets}})
-    if len(targets) >= PNG_MIN_RANKS:
-        png = ranks_png(groups, unreadable, title=f"{len(targets)} ranks of pid {pid} by stack")
-        result.attachments.append(Attachment("ranks.png", png, "image/png", "Ranks coloured by stack group"))
-    return attach_matches(result, ctx, stacks_text(groups, unreadable))
+    return result
 
 
 def _dump(ctx: CommandContext, settings: dict[str, Any], targets: list[procs.Target], native: bool,
-          remote: list[str] | None) -> tuple[dict[str, list[Frame] | str], dict[str, str]]:
+          remote: list[str] | None) -> dict[str, list[Frame] | str]:
     pyspy = [str(settings.get("remote_path", "py-spy"))] if remote else find_pyspy(settings.get("path"))
     timeout = min(float(settings.get("timeout", DEFAULT_TIMEOUT_S)), max(1.0, ctx.remaining() - 1.0))
     ctx.progress(f"Dumping {len(targets)} process{'es' if len(targets) > 1 else ''} with py-spy…")
     raw = dump_many([t.pid for t in targets], native=native, timeout=timeout, pyspy=pyspy, remote=remote,
                     max_workers=int(settings.get("max_workers", DEFAULT_MAX_WORKERS)))
     dumps: dict[str, list[Frame] | str] = {}
-    unreadable: dict[str, str] = {}
     for target in targets:
         outcome = raw[target.pid]
-        if isinstance(outcome, ProcessDump):
-            dumps[target.label] = outcome.frames
-        else:
-            unreadable[target.label] = f"pid {target.pid}: {outcome}"
-    return dumps, unreadable
+        dumps[target.label] = outcome.frames if isinstance(outcome, ProcessDump) else f"pid {target.pid}: {outcome}"
+    return dumps
 
 
 def _check_owner(ctx: CommandContext, pid: int) -> None:

@@ -12,11 +12,14 @@ import pytest
 from PIL import Image
 
 from bot.config import Config
+from bot.kb.loader import load_knowledge_base
+from bot.matcher import Matcher
 from plugins.pyspy import command as pid_command
 from plugins.pyspy.dump import ProcessDump, dump_many
 from plugins.pyspy.group import group_stacks
 from plugins.pyspy.render import cell_box, group_colours, ordered_labels, summarise_groups
 from tests.plugins.pyspy.hung import line_of
+from tests.support import entry_dict, write_kb
 
 pytestmark = pytest.mark.integration
 
@@ -172,3 +175,17 @@ def test_a_pid_that_does_not_exist_says_so(host, make_ctx):
         unused = int(fh.read()) - 1
     result = host.run_command("pid", make_ctx(is_admin=True), [str(unused)])
     assert result.status == "error" and result.summary.startswith(f"No process {unused} on ")
+
+
+def test_the_knowledge_entry_a_stuck_stack_points_to_comes_with_the_result(launcher, host, make_ctx, tmp_path):
+    anchor = "stuck in all_reduce_wait"
+    kb, errors = load_knowledge_base(write_kb(tmp_path / "kb", [
+        entry_dict("ranks-waiting-in-collective", recognise={"anchors": [anchor]},
+                   examples={"match": [f"py-spy: ranks 0, 2 {anchor} (train.py)"]}),
+        entry_dict("unrelated-oom", recognise={"anchors": ["CUDA out of memory"]},
+                   examples={"match": ["CUDA out of memory"]}),
+    ]))
+    assert not errors, errors
+    parent, _ = launcher(3, 1)
+    result = host.run_command("pid", make_ctx(is_admin=True, matcher=Matcher(kb)), [str(parent)])
+    assert [m.entry_id for m in result.matches] == ["ranks-waiting-in-collective"]
