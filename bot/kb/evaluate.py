@@ -48,6 +48,7 @@ class EvalReport:
     top3: float = 0.0
     confident_top1: float = 0.0
     confident_wrong: int = 0  # positives whose confident first answer is wrong: worse than silence
+    confident_precision: float = 0.0  # of all unprompted (confident) first answers, the share that is right
     false_positive_rate: float = 0.0
     long_logs: int = 0
     long_log_root_first: float = 0.0
@@ -91,7 +92,7 @@ def load_cases(path: Path) -> list[Case]:
 
 def run_case(matcher: Matcher, case: Case) -> CaseResult:
     if case.file is not None:
-        d = matcher.diagnose_file(case.file)
+        d = _diagnose_fixture(matcher, case.file)
         long_log = d.lines_total >= LONG_LOG_LINES
     else:
         d = matcher.diagnose(case.text or "")
@@ -105,6 +106,18 @@ def run_case(matcher: Matcher, case: Case) -> CaseResult:
     top1 = bool(answers) and answers[0] in ok
     top3 = any(a in ok for a in answers[:3])
     return CaseResult(case.id, case.expected, answers, confident, top1, top3, False, long_log)
+
+
+def _diagnose_fixture(matcher: Matcher, path: Path):
+    """Log fixtures carry their source on the first line (``# source: …``); that line is not the log."""
+    data = path.read_bytes()
+    if path.suffix == ".gz":
+        import gzip
+
+        data = gzip.decompress(data)
+    if data.startswith(b"# source"):
+        data = data.split(b"\n", 1)[1] if b"\n" in data else b""
+    return matcher.diagnose(data)
 
 
 def evaluate(matcher: Matcher, cases: list[Case]) -> EvalReport:
@@ -136,6 +149,8 @@ def evaluate(matcher: Matcher, cases: list[Case]) -> EvalReport:
         rep.top1 = round(rep.top1 / rep.positives, 4)
         rep.top3 = round(rep.top3 / rep.positives, 4)
         rep.confident_top1 = round(c_top1 / rep.positives, 4)
+    answered = c_top1 + rep.confident_wrong + len(rep.false_positives)
+    rep.confident_precision = round(c_top1 / answered, 4) if answered else 1.0
     if rep.negatives:
         rep.false_positive_rate = round(len(rep.false_positives) / rep.negatives, 4)
     if rep.long_logs:
@@ -148,7 +163,7 @@ def format_report(rep: EvalReport) -> str:
         f"positives {rep.positives}, negatives {rep.negatives}, long logs {rep.long_logs}",
         f"top-1 {rep.top1:.1%}   top-3 {rep.top3:.1%}   confident top-1 {rep.confident_top1:.1%}",
         f"false positives {rep.false_positive_rate:.1%} ({len(rep.false_positives)}/{rep.negatives})"
-        f"   confident wrong answers {rep.confident_wrong}",
+        f"   confident wrong answers {rep.confident_wrong}   precision of confident answers {rep.confident_precision:.1%}",
         f"long logs: root cause first {rep.long_log_root_first:.1%}",
     ]
     if rep.misses:

@@ -256,7 +256,8 @@ def _rank_key(m: Match, kb: KnowledgeBase) -> tuple:
 
 
 _LOGLIKE = re.compile(
-    r"""^\s*(?:[\w.]*(?:Error|Exception|Warning)\b|Traceback\b|File\s"|frame\s\#|at\s[\w.$]+\(|[|+=]
+    r"""^\s*(?:[\w.]*(?:Error|Exception|Warning)\b|Traceback\b|File\s"|frame\s\#|at\s[\w.$]+\(|[|+=$#]|>>>
+      |(?:import|from|def|class|export|sudo|srun|sbatch|python|torchrun)\s|[\w.]+\(.*\)\s*;?$|[\w.\[\]'"]+\s*=[^=]
       |(?:[A-Z_][A-Z0-9_]*=\S*[\s,;]*)+$)
     |\b(?:INFO|DEBUG|TRACE|WARN|WARNING|ERROR|FATAL|CRITICAL)\b\s*[:\]|-]""",
     re.VERBOSE,

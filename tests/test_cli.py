@@ -1,0 +1,108 @@
+"""The ``tracebot`` command line, run as a user runs it (a real subprocess of the installed script)."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.support import entry_dict, write_kb
+
+REPO = Path(__file__).resolve().parent.parent
+TRACEBOT = [sys.executable, "-m", "bot.cli"]
+
+
+def run(*args: str, stdin: bytes | None = None, timeout: float = 60) -> subprocess.CompletedProcess:
+    return subprocess.run([*TRACEBOT, *args], input=stdin, capture_output=True, cwd=REPO, timeout=timeout)
+
+
+CASCADE = "\n".join(
+    ["slurm0-a3-ghpc-0: [rank3]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB"]
+    + [
+        f"slurm0-a3-ghpc-{r // 8}: [rank{r}]:[E ProcessGroupNCCL.cpp:523] [Rank {r}] Watchdog caught collective "
+        "operation timeout: WorkNCCL(SeqNum=4, OpType=ALLREDUCE) ran for 600070 milliseconds before timing out."
+        for r in range(4, 64)
+    ]
+)
+
+
+def test_diagnose_a_log_file_names_the_root_cause_with_line_rank_host_and_fix(tmp_path: Path):
+    log = tmp_path / "job.out"
+    log.write_text(CASCADE)
+    out = run("diagnose", str(log))
+    assert out.returncode == 0, out.stderr
+    text = out.stdout.decode()
+    first = text.split("\n\n")[0]
+    assert "[cuda-oom]" in first and "line 1 (rank 3 on slurm0-a3-ghpc-0)" in first
+    assert "fix:" in first and "source:" in first
+    assert text.index("[cuda-oom]") < text.index("[nccl-watchdog-timeout]")
+
+
+def test_diagnose_json_from_stdin_and_gzip(tmp_path: Path):
+    out = run("diagnose", "--json", "-", stdin=gzip.compress(CASCADE.encode()))
+    d = json.loads(out.stdout)
+    assert d["matches"][0]["entry_id"] == "cuda-oom" and d["matches"][0]["confident"] is True
+    assert d["matches"][0]["ranks"] == ["3"]
+
+
+def test_diagnose_batch_prints_one_line_per_case_best_first_at_most_five(tmp_path: Path):
+    cases = tmp_path / "cases.jsonl"
+    cases.write_text(
+        json.dumps({"id": "a", "text": CASCADE}) + "\n" + json.dumps({"id": "b", "text": "thanks!"}) + "\n"
+    )
+    out = run("diagnose", "--batch", str(cases), "--json")
+    lines = [json.loads(x) for x in out.stdout.decode().splitlines()]
+    assert [x["id"] for x in lines] == ["a", "b"]
+    assert lines[0]["matches"][0] == {"id": "cuda-oom", "score": lines[0]["matches"][0]["score"], "confident": True}
+    assert len(lines[0]["matches"]) <= 5
+    assert not any(m["confident"] for m in lines[1]["matches"])
+
+
+def test_diagnose_a_missing_file_is_a_clear_error():
+    out = run("diagnose", "/nonexistent/job.out")
+    assert out.returncode == 2 and b"no such file" in out.stderr
+
+
+def test_kb_lint_fails_with_file_and_line_for_a_broken_entry(tmp_path: Path):
+    root = write_kb(tmp_path / "knowledge", [entry_dict("fine"), entry_dict("broken", role="whatever")])
+    out = run("kb", "lint", "--knowledge", str(root))
+    assert out.returncode == 1
+    assert "broken.yaml:4: 'role' must be one of root-cause, symptom" in out.stdout.decode()
+
+
+def test_kb_lint_reports_an_example_that_another_entry_steals(tmp_path: Path):
+    thief = entry_dict("thief", recognise={"anchors": ["victim happened"]}, priority=90)
+    root = write_kb(tmp_path / "knowledge", [entry_dict("victim"), thief])
+    out = run("kb", "lint", "--knowledge", str(root)).stdout.decode()
+    assert "victim.yaml" in out and "does not make victim win: first was thief" in out
+
+
+def test_kb_list_show_and_search():
+    listed = json.loads(run("kb", "list", "--json").stdout)
+    assert any(e["id"] == "nccl-watchdog-timeout" and e["role"] == "symptom" for e in listed)
+    shown = run("kb", "show", "master-port-in-use").stdout.decode()
+    assert "fix:" in shown and "source:" in shown
+    found = run("kb", "search", "GPU", "memory", "held", "by", "a", "dead", "process").stdout.decode()
+    assert "gpu-zombie-process" in found.splitlines()[0]
+    assert run("kb", "show", "no-such-entry").returncode == 2
+
+
+def test_kb_eval_reports_accuracy_and_fails_below_a_floor(tmp_path: Path):
+    cases = tmp_path / "cases.jsonl"
+    cases.write_text(
+        "\n".join(
+            json.dumps(c)
+            for c in [
+                {"id": "oom", "text": CASCADE, "expected": "cuda-oom"},
+                {"id": "chat", "text": "thanks, that fixed it!", "expected": None},
+                {"id": "wrong-label", "text": CASCADE, "expected": "amd-iommu-hang"},
+            ]
+        )
+    )
+    out = run("kb", "eval", str(cases), "--json")
+    rep = json.loads(out.stdout)
+    assert (rep["positives"], rep["negatives"], rep["top1"], rep["false_positive_rate"]) == (2, 1, 0.5, 0.0)
+    assert rep["misses"][0]["id"] == "wrong-label"
+    assert run("kb", "eval", str(cases), "--min-top1", "0.9").returncode == 1
