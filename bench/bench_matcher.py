@@ -33,7 +33,7 @@ sys.path.insert(0, str(REPO))
 from bot.kb.loader import KnowledgeBase, load_knowledge_base  # noqa: E402
 from bot.matcher import Matcher  # noqa: E402
 
-WORDS = "alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike november oscar".split()
+WORDS = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet", "kilo", "lima", "mike", "november", "oscar"]
 
 
 def scaled_kb(base: KnowledgeBase, n: int) -> KnowledgeBase:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from pathlib import Path
+
 import pytest
+
 from bot.kb.loader import KnowledgeBase, load_knowledge_base
 from bot.matcher import Matcher
 

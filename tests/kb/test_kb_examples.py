@@ -26,14 +26,7 @@ def test_bundled_knowledge_base_loads_without_problems():
 
 
 def test_every_required_entry_is_present():
-    required = """smp-debugger-checkpoint-uploading sagemaker-checkpoint-internal-error smp-tf-input-order-convergence
-    efa-security-group-init-stall smp-checkpoint-stall-state-dict cuda-oom gpu-ecc-error
-    smp-network-timeout-processes-per-host sagemaker-checkpoint-s3-uri-reuse fsx-lustre-large-data
-    nccl-system-error-gpu-memory smdebug-checkpointing-unsupported state-dict-unexpected-prefix
-    uneven-batches-stall-at-end trcomp-convergence-single-gpu trcomp-convergence-distributed
-    xla-missing-gpu-num-devices trcomp-no-speedup slurm-job-stopped-triage slurm-log-error-search
-    nccl-watchdog-timeout master-port-in-use gpu-zombie-process distributed-hang-py-spy nccl-network-hang
-    isolate-bad-gpus python-trace-unresponsive amd-iommu-hang""".split()
+    required = ["smp-debugger-checkpoint-uploading", "sagemaker-checkpoint-internal-error", "smp-tf-input-order-convergence", "efa-security-group-init-stall", "smp-checkpoint-stall-state-dict", "cuda-oom", "gpu-ecc-error", "smp-network-timeout-processes-per-host", "sagemaker-checkpoint-s3-uri-reuse", "fsx-lustre-large-data", "nccl-system-error-gpu-memory", "smdebug-checkpointing-unsupported", "state-dict-unexpected-prefix", "uneven-batches-stall-at-end", "trcomp-convergence-single-gpu", "trcomp-convergence-distributed", "xla-missing-gpu-num-devices", "trcomp-no-speedup", "slurm-job-stopped-triage", "slurm-log-error-search", "nccl-watchdog-timeout", "master-port-in-use", "gpu-zombie-process", "distributed-hang-py-spy", "nccl-network-hang", "isolate-bad-gpus", "python-trace-unresponsive", "amd-iommu-hang"]
     assert not set(required) - {e.id for e in _KB.entries}
 
 
