@@ -1,0 +1,137 @@
+"""Hang trace of a running job: py-spy every rank on every node at once, through the job itself.
+
+For each node, one ``srun --jobid=<id> --overlap --nodes=1 --ntasks=1 --nodelist=<node>`` step runs
+:mod:`plugins.slurm.node_dump` there (``--overlap`` is what lets a step into a job whose CPUs are all
+taken; without it srun waits silently forever). Nodes run in parallel, each with its own time limit;
+a node that fails or times out is reported, the others still count.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import signal
+import subprocess
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+from bot.result import Frame
+from plugins.slurm.cli import SlurmCli
+from plugins.slurm.settings import SlurmSettings
+
+MAX_PARALLEL_NODES = 64
+
+
+@dataclass
+class HangTrace:
+    dumps: dict[str, list[Frame] | str] = field(default_factory=dict)  # rank -> frames or why unreadable
+    hosts: dict[str, str] = field(default_factory=dict)  # rank -> node
+    pids: dict[str, int | None] = field(default_factory=dict)
+    node_errors: dict[str, str] = field(default_factory=dict)  # node -> why it gave no dump
+    notes: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+    @property
+    def unreadable(self) -> dict[str, str]:
+        return {rank: why for rank, why in self.dumps.items() if isinstance(why, str)}
+
+
+def srun_argv(cli: SlurmCli, job_id: str, node: str, settings: SlurmSettings, limit_s: float) -> list[str]:
+    minutes = max(1, math.ceil(limit_s / 60))
+    argv = cli.argv("srun", f"--jobid={job_id}", "--overlap", "--nodes=1", "--ntasks=1", f"--nodelist={node}",
+                    f"--time={minutes}", "--job-name=tracebot-pyspy", "--chdir=/tmp", "--quiet",
+                    *settings.srun_extra,
+                    settings.node_python, "-m", "plugins.slurm.node_dump", "--job", job_id,
+                    "--timeout", f"{settings.pyspy_timeout_s:g}")
+    if settings.node_pyspy:
+        argv += ["--pyspy", settings.node_pyspy]
+    return argv
+
+
+def _srun_env() -> dict[str, str]:
+    """Our environment without SLURM_* job variables: if tracebot itself runs inside an allocation,
+    srun must not inherit that job's geometry."""
+    return {k: v for k, v in os.environ.items() if not k.startswith("SLURM_") or k == "SLURM_CONF"}
+
+
+def run_node(argv: list[str], limit_s: float) -> tuple[dict[str, Any] | None, str | None]:
+    """(the node's JSON document, None) or (None, why not)."""
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, errors="replace",
+                            env=_srun_env(), start_new_session=True)
+    try:
+        out, err = proc.communicate(timeout=limit_s)
+    except subprocess.TimeoutExpired:
+        # SIGTERM first: srun forwards it and cancels the step, so nothing is left behind on the node.
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.communicate(timeout=3)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+        return None, f"no answer within {limit_s:.0f}s (node busy, unreachable, or py-spy stuck)"
+    doc = _last_json(out)
+    if doc is not None:
+        return doc, None
+    reason = _srun_reason(err) or f"srun exited with status {proc.returncode} and printed no dump"
+    return None, reason
+
+
+def _last_json(out: str) -> dict[str, Any] | None:
+    for line in reversed(out.splitlines()):
+        line = line.strip()
+        if line.startswith("{"):
+            try:
+                doc = json.loads(line)
+            except json.JSONDecodeError:
+                return None
+            return doc if isinstance(doc, dict) else None
+    return None
+
+
+def _srun_reason(stderr: str) -> str:
+    lines = [ln.strip() for ln in stderr.splitlines() if ln.strip()]
+    for line in lines:
+        low = line.lower()
+        if "already completing or completed" in low or "job has already finished" in low \
+                or "invalid job id" in low or "job/step already completing" in low:
+            return "the job ended before its ranks could be dumped"
+    return lines[-1][:300] if lines else ""
+
+
+def trace_job(cli: SlurmCli, job_id: str, nodes: list[str], settings: SlurmSettings, deadline: float) -> HangTrace:
+    """Dump all ranks on ``nodes`` of running job ``job_id`` (SLURM's numeric id), within ``deadline``."""
+    start = time.monotonic()
+    limit = max(2.0, min(settings.node_timeout_s, deadline - start - 1.0))
+    trace = HangTrace()
+    with ThreadPoolExecutor(max_workers=max(1, min(MAX_PARALLEL_NODES, len(nodes)))) as pool:
+        futures = {node: pool.submit(run_node, srun_argv(cli, job_id, node, settings, limit), limit)
+                   for node in nodes}
+        for node, future in futures.items():
+            doc, why = future.result()
+            if doc is None:
+                trace.node_errors[node] = why or "no dump"
+                continue
+            _merge(trace, node, doc)
+    trace.seconds = time.monotonic() - start
+    return trace
+
+
+def _merge(trace: HangTrace, node: str, doc: dict[str, Any]) -> None:
+    if doc.get("error"):
+        trace.node_errors[node] = str(doc["error"])
+    trace.notes += [f"{node}: {note}" for note in doc.get("notes", [])]
+    for rank, entry in (doc.get("ranks") or {}).items():
+        label = str(rank)
+        if label in trace.dumps:  # the same rank number on two nodes: keep both, distinguishable
+            label = f"{node}:{rank}"
+        trace.hosts[label] = node
+        trace.pids[label] = entry.get("pid")
+        if "frames" in entry:
+            trace.dumps[label] = [Frame(str(f.get("function", "?")), str(f.get("filename", "")), f.get("line"))
+                                  for f in entry["frames"]]
+        else:
+            pid = entry.get("pid")
+            trace.dumps[label] = f"{f'pid {pid} on {node}: ' if pid else f'{node}: '}{entry.get('error', 'unreadable')}"

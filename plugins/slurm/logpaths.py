@@ -1,0 +1,72 @@
+"""Where a job's output went: its StdOut/StdErr file name patterns, expanded the way slurmd does.
+
+``sbatch -o`` patterns (see "filename pattern" in ``man sbatch``): ``%j`` job id, ``%x`` job name,
+``%u`` user, ``%N`` first node, ``%A``/``%a`` array master id / task id, ``%%``, and a width
+(``%5j`` pads with zeros). Per-task patterns (``%t``, ``%n``, ``%s``) name several files; they are
+found with a bounded glob. Slurm 22.05 already expands some of these in ``scontrol`` output, and
+writes a non-array job's ``%a`` as 4294967294 (NO_VAL) — so do we, to find the file it really wrote.
+"""
+
+from __future__ import annotations
+
+import glob
+import re
+from pathlib import Path
+
+from plugins.slurm.jobinfo import JobView
+
+NO_VAL = "4294967294"
+MAX_FILES = 64
+_PATTERN = re.compile(r"%(\d*)([%AajJNnstux])")
+
+
+def expand(pattern: str, job: JobView, first_node: str = "") -> str:
+    """Expand one pattern; per-task fields (%t %n %s) become ``*`` for :func:`candidates` to glob."""
+    array_master = job.array_job_id or job.job_id
+    values = {
+        "j": job.job_id, "J": job.job_id, "x": job.name, "u": job.user, "N": first_node or job.batch_host,
+        "A": array_master, "a": job.array_task_id or NO_VAL,
+    }
+
+    def sub(m: re.Match[str]) -> str:
+        width, key = m.group(1), m.group(2)
+        if key == "%":
+            return "%"
+        if key in "tns":
+            return "*"
+        value = values.get(key, "")
+        return value.zfill(int(width)) if width and value.isdigit() else value
+
+    return _PATTERN.sub(sub, pattern)
+
+
+def default_pattern(job: JobView) -> str:
+    """sbatch's default output name when ``-o`` was not given."""
+    name = "slurm-%A_%a.out" if job.array_task_id else "slurm-%j.out"
+    return str(Path(job.workdir or ".") / name)
+
+
+def candidates(job: JobView, first_node: str = "") -> list[tuple[str, Path]]:
+    """``[("stdout", path), ("stderr", path), ...]``: existing or expected log files, stdout first.
+
+    A relative pattern is relative to the job's working directory. Duplicates (StdErr = StdOut, the
+    default) are listed once.
+    """
+    out: list[tuple[str, Path]] = []
+    seen: set[Path] = set()
+    patterns = [("stdout", job.stdout or default_pattern(job)), ("stderr", job.stderr or job.stdout)]
+    for label, pattern in patterns:
+        if not pattern or pattern == "/dev/null":
+            continue
+        expanded = expand(pattern, job, first_node)
+        path = Path(expanded)
+        if not path.is_absolute():
+            path = Path(job.workdir or ".") / path
+        paths = [path]
+        if "*" in expanded and "%" in pattern:
+            paths = [Path(p) for p in sorted(glob.glob(glob.escape(str(path)).replace("[*]", "*")))[:MAX_FILES]]
+        for p in paths:
+            if p not in seen:
+                seen.add(p)
+                out.append((label, p))
+    return out

@@ -1,0 +1,183 @@
+"""Find the first errors in a job's log, in bounded time and memory, whatever its size.
+
+The file is streamed in chunks (:func:`bot.matcher.scan.candidate_lines`, the matcher's own reader):
+never read whole, never followed into FIFOs or devices. A file larger than ``head + tail`` bytes is
+read at both ends — a crash is usually at the end, the cause sometimes at the start — and the lines
+between are counted (time permitting) so line numbers stay true. Candidate lines (what the matcher's
+trigger selects) are kept, with their line numbers, for the matcher; lines that read like errors are
+reported as "first errors", with the rank and host their prefixes name.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, BinaryIO
+
+from bot.matcher.index import ERROR_WORDS
+from bot.matcher.normalize import clean
+from bot.matcher.scan import ScanStats, candidate_lines
+
+HEAD_BYTES = 64 << 20
+TAIL_BYTES = 128 << 20
+MAX_CANDIDATES = 4000
+MAX_EXCERPT_CHARS = 4 << 20
+MAX_ERROR_LINES = 200
+MAX_RANKS = 4096
+COUNT_CHUNK = 8 << 20
+
+# Stricter than the matcher's trigger: these are lines a person would call an error.
+ERROR_LINE = re.compile(
+    r"\b[A-Z][A-Za-z0-9_.]*(?:Error|Exception|Interrupt)\b|Traceback \(most recent call last\)"
+    r"|(?i:\berror\b|\bexception\b|\bfatal\b|segmentation fault|core dumped|out of memory|\boom[-_ ]?kill"
+    r"|nccl warn|watchdog caught|\bkilled\b|cancelled at|due to time limit|\bterminate called\b)"
+    r"|エラー|例外"
+)
+FALLBACK_TRIGGER = re.compile(ERROR_WORDS.encode("utf-8"), re.IGNORECASE)
+
+
+@dataclass
+class ErrorLine:
+    line_no: int | None  # 1-based; None when the lines before it could not be counted in time
+    text: str
+    rank: str | None = None
+    host: str | None = None
+
+
+@dataclass
+class LogScan:
+    path: str
+    size: int = 0
+    errors: list[ErrorLine] = field(default_factory=list)  # in file order, first MAX_ERROR_LINES
+    first_by_rank: dict[str, ErrorLine] = field(default_factory=dict)
+    candidates: list[tuple[int | None, str]] = field(default_factory=list)  # for the matcher
+    bytes_read: int = 0
+    lines_total: int | None = None
+    truncated: bool = False
+    notes: list[str] = field(default_factory=list)
+    unreadable: str | None = None
+
+    def excerpt(self) -> tuple[str, list[int | None]]:
+        """The candidate lines as one text, and the file line number of each of its lines."""
+        return "\n".join(text for _, text in self.candidates), [no for no, _ in self.candidates]
+
+
+def open_regular(path: Path) -> BinaryIO:
+    """Open for reading without blocking on a FIFO and without following it into a device."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | getattr(os, "O_CLOEXEC", 0))
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            kind = "a directory" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode) else "not a regular file"
+            raise IsADirectoryError(f"{kind}; only regular files are read")
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def describe_os_error(exc: OSError) -> str:
+    if isinstance(exc, FileNotFoundError):
+        return "the file does not exist (deleted, never written, or on a file system this host cannot see)"
+    if isinstance(exc, PermissionError):
+        return "permission denied: tracebot's user may not read it"
+    return str(exc.strerror or exc) if not isinstance(exc, IsADirectoryError) else str(exc)
+
+
+def scan_log(path: Path, trigger: Any = None, budget_s: float = 20.0, head_bytes: int = HEAD_BYTES,
+             tail_bytes: int = TAIL_BYTES) -> LogScan:
+    """Scan ``path``; never raises for an unreadable file (``LogScan.unreadable`` says why)."""
+    trigger = trigger or FALLBACK_TRIGGER
+    result = LogScan(str(path))
+    start = time.monotonic()
+    try:
+        stream = open_regular(path)
+    except OSError as exc:
+        result.unreadable = describe_os_error(exc)
+        return result
+    with stream:
+        result.size = os.fstat(stream.fileno()).st_size
+        if result.size <= head_bytes + tail_bytes:
+            _collect(result, _lines(stream, trigger, result, start + budget_s, max_bytes=result.size + 1), 0)
+            return result
+        # Huge file: head, then count the middle's lines (for true line numbers), then the tail.
+        _collect(result, _lines(stream, trigger, result, start + budget_s * 0.4, max_bytes=head_bytes), 0)
+        tail_start = _line_start_after(stream, result.size - tail_bytes)
+        lines_before = _count_lines(stream, 0, tail_start, start + budget_s * 0.7)
+        if lines_before is None:
+            result.notes.append("the lines before the end of the file could not all be counted in time: "
+                                "line numbers are given only for its beginning")
+        stream.seek(tail_start)
+        result.lines_total = None  # from here on: the tail's lines, plus the lines before it
+        _collect(result, _lines(stream, trigger, result, start + budget_s, max_bytes=tail_bytes), lines_before)
+        mb = 1 << 20
+        result.truncated = True
+        result.notes.append(
+            f"the log is {result.size / mb:,.0f} MB: read its first {head_bytes // mb} MB and last "
+            f"{(result.size - tail_start) // mb} MB; errors only in the middle are not reported")
+        if lines_before is not None and result.lines_total is not None:
+            result.lines_total += lines_before
+        else:
+            result.lines_total = None
+    return result
+
+
+def _lines(stream: BinaryIO, trigger: Any, result: LogScan, deadline: float, max_bytes: int
+           ) -> Iterator[tuple[int, str]]:
+    stats = ScanStats()
+    yield from candidate_lines(stream, trigger, stats, max_bytes=max_bytes, deadline=deadline)
+    result.bytes_read += stats.bytes_read
+    result.lines_total = (result.lines_total or 0) + stats.lines_total
+    if stats.truncated and any("time limit" in n for n in stats.notes):
+        result.truncated = True
+        result.notes.append(f"stopped reading at the time limit after {result.bytes_read >> 20} MB")
+    result.notes.extend(n for n in stats.notes if "time limit" not in n and "limit)" not in n)
+
+
+def _collect(result: LogScan, lines: Iterator[tuple[int, str]], offset: int | None) -> None:
+    excerpt_chars = sum(len(t) + 1 for _, t in result.candidates)
+    for rel_no, text in lines:
+        line_no = rel_no + offset if offset is not None else None
+        if len(result.candidates) < MAX_CANDIDATES and excerpt_chars < MAX_EXCERPT_CHARS:
+            result.candidates.append((line_no, text))
+            excerpt_chars += len(text) + 1
+        if not ERROR_LINE.search(text):
+            continue
+        cleaned = clean(text)
+        error = ErrorLine(line_no, text.strip()[:500], cleaned.rank, cleaned.host)
+        if len(result.errors) < MAX_ERROR_LINES:
+            result.errors.append(error)
+        key = cleaned.rank if cleaned.rank is not None else "?"
+        if key not in result.first_by_rank and len(result.first_by_rank) < MAX_RANKS:
+            result.first_by_rank[key] = error
+
+
+def _line_start_after(stream: BinaryIO, offset: int) -> int:
+    """The offset of the first line that starts at or after ``offset``."""
+    stream.seek(max(0, offset - 1))
+    probe = stream.read(1 << 20)
+    cut = probe.find(b"\n")
+    return max(0, offset - 1) + cut + 1 if cut != -1 else offset
+
+
+def _count_lines(stream: BinaryIO, start: int, end: int, deadline: float) -> int | None:
+    """Newlines in ``[start, end)``, or None past the deadline. One reused buffer: no per-chunk allocation."""
+    stream.seek(start)
+    buf = bytearray(COUNT_CHUNK)
+    view = memoryview(buf)
+    count, pos = 0, start
+    while pos < end:
+        if time.monotonic() > deadline:
+            return None
+        got = stream.readinto(view[: min(COUNT_CHUNK, end - pos)])
+        if not got:
+            break
+        count += buf.count(b"\n", 0, got)
+        pos += got
+    return count

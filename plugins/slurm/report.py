@@ -1,0 +1,155 @@
+"""Turn what was found about a job (its record, a hang trace, its log) into the one :class:`Result`."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+
+from bot.plugin_api import CommandContext
+from bot.plugin_host import attach_matches
+from bot.result import Attachment, Result, Section, StackGroup, Table
+from plugins.pyspy.group import group_stacks
+from plugins.pyspy.knowledge import stacks_text
+from plugins.pyspy.render import PNG_MIN_RANKS, ranks_phrase, ranks_png, stack_text, summarise_groups
+from plugins.slurm.hang import HangTrace
+from plugins.slurm.jobinfo import JobView
+from plugins.slurm.logscan import LogScan
+from plugins.slurm.states import describe_exit, final_state, pending_reason
+
+MAX_ERROR_ROWS = 10
+
+
+def job_label(job: JobView) -> str:
+    return f"Job {job.display_id}" + (f" ({job.name})" if job.name else "")
+
+
+def job_data(job: JobView) -> dict:
+    data = asdict(job)
+    data["base_state"] = job.base_state
+    data["cancelled_by"] = job.cancelled_by
+    return data
+
+
+def pending(job: JobView) -> Result:
+    why = pending_reason(job.reason or "None")
+    asked = [f"partition `{job.partition}`"] if job.partition else []
+    if job.requested:
+        asked.append(f"resources `{job.requested}`")
+    if job.num_nodes:
+        asked.append(f"{job.num_nodes} node(s)")
+    if job.time_limit:
+        asked.append(f"time limit {job.time_limit}")
+    if job.dependency:
+        asked.append(f"dependency `{job.dependency}`")
+    summary = f"{job_label(job)} is PENDING: {why.meaning}."
+    return Result(
+        title=f"/trace job {job.display_id}", summary=summary, status="info",
+        sections=[Section("Why it waits", f"Reason `{job.reason or 'None'}`: {why.meaning}.\n{why.advice}"),
+                  Section("What it asked for", ", ".join(asked) or "nothing recorded")],
+        data={"job": job_data(job), "state": "PENDING", "reason": job.reason,
+              "reason_meaning": why.meaning, "advice": why.advice})
+
+
+def finished(job: JobView) -> Result:
+    info = final_state(job.state)
+    detail = describe_exit(job.exit) if job.base_state in ("FAILED", "COMPLETED") or (job.exit and job.exit[0]) else ""
+    if job.base_state == "CANCELLED":
+        who = job.cancelled_by
+        detail = f"by {who}" if who else "SLURM did not record by whom"
+    state_words = f"{job.base_state}" + (f" ({detail})" if detail else "")
+    summary = f"{job_label(job)} ended {state_words}: {info.meaning}."
+    where = f" on {job.nodelist}" if job.nodelist else ""
+    timing = f"Ran {job.elapsed or '?'}{where}; started {job.start or '?'}, ended {job.end or '?'}."
+    return Result(
+        title=f"/trace job {job.display_id}", summary=summary, status=info.status,
+        sections=[Section("What it means", f"{info.meaning[0].upper()}{info.meaning[1:]}. {timing}"),
+                  Section("What to do", info.advice)],
+        tables=[_steps_table(job)] if job.steps else [],
+        data={"job": job_data(job), "state": job.base_state, "state_detail": detail, "meaning": info.meaning,
+              "advice": info.advice})
+
+
+def running(job: JobView, nodes: list[str]) -> Result:
+    summary = f"{job_label(job)} is {job.base_state} on {len(nodes)} node(s) ({job.nodelist}) for {job.elapsed}."
+    return Result(
+        title=f"/trace job {job.display_id}", summary=summary, status="info",
+        sections=[Section("Where", f"Nodes: {', '.join(nodes[:20])}{' …' if len(nodes) > 20 else ''}; "
+                                   f"elapsed {job.elapsed} of {job.time_limit or '?'}; partition {job.partition}.")],
+        tables=[_steps_table(job)] if job.steps else [],
+        data={"job": job_data(job), "state": job.base_state, "nodes": nodes})
+
+
+def _steps_table(job: JobView) -> Table:
+    return Table("Steps", ["step", "name", "state", "nodes", "tasks", "elapsed"],
+                 [[s.step_id, s.name, s.state, s.nodes, s.tasks, s.elapsed] for s in job.steps])
+
+
+def add_hang_trace(result: Result, ctx: CommandContext, job: JobView, trace: HangTrace) -> Result:
+    groups = group_stacks(trace.dumps, trace.hosts)
+    unreadable = trace.unreadable
+    result.stack_groups = groups
+    result.unreadable = unreadable
+    ranks = len(trace.dumps)
+    line = summarise_groups(groups, unreadable)
+    odd = [g for g in groups if g.odd_one_out]
+    if odd:
+        rest = [g for g in groups if not g.odd_one_out]
+        result.summary += f" Odd one out: {_group_phrase(odd)}; " + "; ".join(
+            f"{ranks_phrase(g.ranks)} {'waits' if len(g.ranks) == 1 else 'wait'} in "
+            f"{g.where.label() if g.where else '?'}" for g in rest) + "."
+        result.status = "warning"
+    elif groups:
+        result.summary += f" Stacks: {line}."
+    result.sections.append(Section(f"py-spy of {ranks} rank(s) in {trace.seconds:.1f}s", line))
+    for group in groups:
+        result.sections.append(Section(f"{'Odd one out: ' if group.odd_one_out else ''}{ranks_phrase(group.ranks)}",
+                                       f"```\n{stack_text(group)}\n```"))
+    problems = [f"{rank}: {why}" for rank, why in unreadable.items()]
+    problems += [f"node {node}: {why}" for node, why in trace.node_errors.items()]
+    if problems:
+        result.sections.append(Section("Not read", "\n".join(problems)))
+    result.data["hang"] = {"ranks": ranks, "pids": trace.pids, "hosts": trace.hosts,
+                           "node_errors": trace.node_errors, "notes": trace.notes, "seconds": round(trace.seconds, 2),
+                           "odd_ranks": [r for g in odd for r in g.ranks]}
+    if ranks >= PNG_MIN_RANKS:
+        png = ranks_png(groups, unreadable, title=f"job {job.display_id}: {ranks} ranks by stack")
+        result.attachments.append(Attachment(f"job-{job.job_id}-ranks.png", png, "image/png",
+                                             "Ranks coloured by stack group"))
+    return attach_matches(result, ctx, stacks_text(groups, unreadable))
+
+
+def _group_phrase(groups: list[StackGroup]) -> str:
+    return "; ".join(f"{ranks_phrase(g.ranks)} in {g.where.label() if g.where else '?'}" for g in groups)
+
+
+def add_log(result: Result, ctx: CommandContext, scans: list[tuple[str, LogScan]]) -> Result:
+    """Log files: first errors (file order, with line numbers and ranks) and the entries they match."""
+    for label, scan in scans:
+        name = f"{label} `{scan.path}`"
+        if scan.unreadable:
+            result.sections.append(Section(f"Log ({label})", f"{name} could not be read: {scan.unreadable}."))
+            result.data.setdefault("logs", []).append({"path": scan.path, "unreadable": scan.unreadable})
+            continue
+        rows = [[str(e.line_no) if e.line_no else "?", e.rank or "", e.host or "", e.text[:200]]
+                for e in scan.errors[:MAX_ERROR_ROWS]]
+        size = f"{scan.size / (1 << 20):,.1f} MB" if scan.size >= 1 << 20 else f"{scan.size:,} bytes"
+        notes = "\n".join(scan.notes)
+        if rows:
+            result.tables.append(Table(f"First errors in {scan.path}", ["line", "rank", "host", "text"], rows))
+            by_rank = {r: e for r, e in scan.first_by_rank.items() if r != "?"}
+            if len(by_rank) > 1:
+                firsts = sorted(by_rank.items(), key=lambda kv: kv[1].line_no or 0)
+                notes = "First error per rank: " + ", ".join(
+                    f"rank {r} line {e.line_no or '?'}" for r, e in firsts[:16]) + ("\n" + notes if notes else "")
+        text = f"{name}, {size}: {len(scan.errors)} error line(s)" + (f"\n{notes}" if notes else "")
+        result.sections.append(Section(f"Log ({label})", text))
+        before = {m.entry_id for m in result.matches}
+        excerpt, line_nos = scan.excerpt()
+        attach_matches(result, ctx, excerpt)
+        for match in result.matches:  # line numbers of the excerpt -> line numbers of the file
+            if match.entry_id not in before and match.line_no and 0 < match.line_no <= len(line_nos):
+                match.line_no = line_nos[match.line_no - 1]
+        result.data.setdefault("logs", []).append({
+            "path": scan.path, "label": label, "size": scan.size, "truncated": scan.truncated,
+            "errors": [asdict(e) for e in scan.errors[:MAX_ERROR_ROWS]], "notes": scan.notes,
+            "lines": scan.lines_total})
+    return result
