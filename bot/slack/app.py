@@ -6,6 +6,7 @@ Run it with Socket Mode (``SLACK_APP_TOKEN``) or over HTTP (``serve``); see ``bo
 from __future__ import annotations
 
 import logging
+from concurrent.futures import Executor
 from typing import Any
 
 from slack_bolt import App, BoltContext
@@ -34,10 +35,18 @@ def make_client(config: Any) -> WebClient:
     return client
 
 
-def build_app(config: Any, *, client: WebClient | None = None, **services: Any) -> tuple[App, Tracebot]:
+def build_app(
+    config: Any,
+    *,
+    client: WebClient | None = None,
+    listener_executor: Executor | None = None,
+    **services: Any,
+) -> tuple[App, Tracebot]:
+    """The Bolt app and its Tracebot. ``services`` override parts of the Tracebot (store, host, jobs...)."""
     client = client or make_client(config)
     app = App(
         client=client,
+        listener_executor=listener_executor,
         signing_secret=config.slack_signing_secret or "",
         # Checked by the Socket Mode / HTTP entry point; without it Bolt would refuse to start in
         # Socket Mode deployments that have no signing secret.

@@ -30,6 +30,7 @@ class Call:
     body: bytes
     authorization: str
     at: float = field(default_factory=time.monotonic)
+    response: dict[str, Any] = field(default_factory=dict)  # what the fake answered (``ts`` of a post)
 
 
 class FakeSlack:
@@ -223,8 +224,9 @@ class FakeSlack:
                 method = path[len("/api/") :]
                 params = _parse(raw, self.headers.get("Content-Type", ""))
                 auth = self.headers.get("Authorization", "")
+                call = Call(method, params, raw, auth)
                 with fake._lock:
-                    fake.calls.append(Call(method, params, raw, auth))
+                    fake.calls.append(call)
                     failures = fake._failures.get(method)
                     failure = failures.pop(0) if failures else None
                 if failure is not None:
@@ -241,6 +243,7 @@ class FakeSlack:
                     return
                 with fake._lock:
                     answer = fake._answer(method, params)
+                    call.response = answer
                 self._send(200, json.dumps(answer).encode())
 
         return Handler

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -44,6 +46,7 @@ class Slack:
     url: str
     slow: SlowPlugin
     config: Config
+    listeners: CountingExecutor
 
     def send(
         self,
@@ -75,7 +78,39 @@ class Slack:
         return self.send(form, "application/x-www-form-urlencoded")
 
     def idle(self, timeout: float = 20.0) -> None:
-        assert self.tracebot.jobs.wait_idle(timeout), "tracebot's jobs did not finish"
+        """Wait until Bolt's listeners and tracebot's jobs are all done (so "nothing was posted" means it)."""
+        for _ in range(2):  # a listener queues a job; a job never queues a listener
+            assert self.listeners.wait_idle(timeout), "Bolt listeners did not finish"
+            assert self.tracebot.jobs.wait_idle(timeout), "tracebot's jobs did not finish"
+
+
+class CountingExecutor(ThreadPoolExecutor):
+    """Bolt's listener pool (5 threads, as Bolt's default), counting work not yet finished."""
+
+    def __init__(self) -> None:
+        super().__init__(max_workers=5, thread_name_prefix="bolt-listener")
+        self._unfinished = 0
+        self._count_lock = threading.Lock()
+
+    def submit(self, fn, /, *args, **kwargs):  # type: ignore[no-untyped-def]
+        with self._count_lock:
+            self._unfinished += 1
+        future = super().submit(fn, *args, **kwargs)
+        future.add_done_callback(self._done)
+        return future
+
+    def _done(self, _future: Any) -> None:
+        with self._count_lock:
+            self._unfinished -= 1
+
+    def wait_idle(self, timeout: float) -> bool:
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            with self._count_lock:
+                if self._unfinished == 0:
+                    return True
+            time.sleep(0.01)
+        return False
 
 
 @pytest.fixture
@@ -122,14 +157,15 @@ def slack(tmp_path: Path, fake_slack: FakeSlack, kb_dir: Path, plugin_host, monk
     monkeypatch.setenv("TRACEBOT_CHANNEL_BURST", "50")
     host, slow = plugin_host
     config = make_config(tmp_path, fake_slack, kb_dir)
-    app, tracebot = build_app(config, host=host, jobs=JobPool(workers=4))
+    listeners = CountingExecutor()
+    app, tracebot = build_app(config, host=host, jobs=JobPool(workers=4), listener_executor=listeners)
     server = make_http_server(app, "127.0.0.1", 0)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
-    yield Slack(
-        fake_slack, tracebot, f"http://127.0.0.1:{server.server_address[1]}/slack/events", slow, config
-    )
+    url = f"http://127.0.0.1:{server.server_address[1]}/slack/events"
+    yield Slack(fake_slack, tracebot, url, slow, config, listeners)
     server.shutdown()
     server.server_close()
+    listeners.shutdown(wait=True)
     tracebot.jobs.shutdown(wait=True)
     tracebot.store.close()

@@ -5,19 +5,8 @@ from __future__ import annotations
 import gzip
 
 from tests.slack import payloads
+from tests.slack.blocks import buttons, texts
 from tests.slack.tiny_kb import NCCL_LINE, OOM_LINE
-
-
-def _texts(blocks):
-    return "\n".join(
-        b.get("text", {}).get("text", "")
-        if isinstance(b.get("text"), dict)
-        else " ".join(
-            e.get("text", "") if isinstance(e.get("text"), str) else e.get("text", {}).get("text", "")
-            for e in b.get("elements", [])
-        )
-        for b in blocks
-    )
 
 
 def test_a_pasted_oom_gets_the_entry_fix_and_buttons_in_the_thread_of_the_message(slack):
@@ -25,14 +14,13 @@ def test_a_pasted_oom_gets_the_entry_fix_and_buttons_in_the_thread_of_the_messag
     assert slack.event(msg).status == 200
     post = slack.fake.wait_for(lambda: slack.fake.posts("C0TRAIN"))[0]
     assert post["thread_ts"] == msg["ts"]
-    text = _texts(post["blocks"])
+    text = texts(post["blocks"])
     assert "Test: CUDA out of memory" in text
     assert "line 2" in text and "rank 3" in text
     assert "Lower the per-GPU micro-batch size." in text
     assert "pytorch.org/docs/stable/notes/cuda.html" in text
     assert "/trace job &lt;jobid&gt;" in text
-    buttons = [e for b in post["blocks"] if b["type"] == "actions" for e in b["elements"]]
-    assert [b["text"]["text"] for b in buttons] == ["Helpful", "Not this"]
+    assert list(buttons(post["blocks"])) == ["Helpful", "Not this"]
     slack.idle()
     record = slack.tracebot.store.recent_diagnoses("C0TRAIN")[0]
     assert record.matches[0].entry_id == "test-cuda-oom" and record.thread_ts == msg["ts"]
@@ -93,11 +81,11 @@ def test_the_same_error_again_in_the_thread_gets_a_pointer_to_the_first_answer(s
     assert len(pointer["blocks"]) == 1 and "earlier answer" in pointer["text"]
     first_ts = slack.fake.calls_to("chat.getPermalink")[0].params["message_ts"]
     assert first_ts.replace(".", "") in pointer["text"]
-    assert "Lower the per-GPU" in _texts(first["blocks"])
+    assert "Lower the per-GPU" in texts(first["blocks"])
     # In another thread the same error is answered in full.
     slack.event(payloads.message(OOM_LINE))
     posts = slack.fake.wait_for(lambda: len(slack.fake.posts()) == 3 and slack.fake.posts())
-    assert "Lower the per-GPU" in _texts(posts[2]["blocks"])
+    assert "Lower the per-GPU" in texts(posts[2]["blocks"])
 
 
 def test_an_attached_gzipped_log_is_downloaded_with_the_bot_token_and_diagnosed(slack):
@@ -106,7 +94,7 @@ def test_an_attached_gzipped_log_is_downloaded_with_the_bot_token_and_diagnosed(
     files = [payloads.slack_file("train-node7.log.gz", url, 999, "application/gzip", "gzip")]
     slack.event(payloads.file_share("job 4411 died", files))
     post = slack.fake.wait_for(lambda: slack.fake.posts())[0]
-    text = _texts(post["blocks"])
+    text = texts(post["blocks"])
     assert "Test: NCCL watchdog timeout" in text and "line 2001" in text
 
 
