@@ -95,8 +95,9 @@ def classify_failure(stderr: str, native: bool = False, remote: bool = False) ->
     if "failed to get process executable name" in low or "no such process" in low:
         return "no such process (it exited)"
     if "failed to find python version" in low or "failed to find a python interpreter" in low:
-        hint = "; --native could not read it either" if native else ""
-        return f"not a Python process (py-spy found no interpreter){hint}"
+        if native:  # seen with --native on Pythons whose version py-spy reads only from the exe path
+            return "py-spy --native could not identify the Python in this process; try without --native"
+        return "not a Python process (py-spy found no interpreter)"
     if remote and ("could not resolve" in low or "connection" in low or "host key" in low):
         return f"ssh failed: {_first_line(text)}"
     return f"py-spy failed: {_first_line(text) or 'no error message'}"

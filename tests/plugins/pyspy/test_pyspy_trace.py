@@ -189,3 +189,13 @@ def test_the_knowledge_entry_a_stuck_stack_points_to_comes_with_the_result(launc
     parent, _ = launcher(3, 1)
     result = host.run_command("pid", make_ctx(is_admin=True, matcher=Matcher(kb)), [str(parent)])
     assert [m.entry_id for m in result.matches] == ["ranks-waiting-in-collective"]
+
+
+def test_native_stacks_are_dumped_or_the_rank_says_to_try_without_native(hung, host, make_ctx):
+    pid = hung("odd")
+    result = host.run_command("pid", make_ctx(is_admin=True), [str(pid), "--native"])
+    assert result.data["native"] is True
+    if result.unreadable:  # py-spy 0.4.3 cannot read pyenv's Python 3.11 with --native
+        assert result.unreadable[f"pid {pid}"].endswith("try without --native")
+    else:
+        assert result.stack_groups[0].where.function == "load_next_batch"
