@@ -9,11 +9,14 @@ can carry account ids and principal ARNs, so users get our own wording plus the 
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any
 
 import boto3
 import botocore.config
+import botocore.loaders
+import botocore.session
 from botocore.exceptions import (
     ClientError,
     ConnectTimeoutError,
@@ -71,7 +74,11 @@ class AwsClients:
 def make_clients(settings: dict[str, Any] | None = None) -> AwsClients:
     """Build the two clients with bounded timeouts and retries; raise :class:`AwsProblem` if no region."""
     settings = settings or {}
-    session = boto3.session.Session(region_name=settings.get("region") or None)
+    botocore_session = botocore.session.Session()  # fresh: re-reads the environment and ~/.aws each time
+    botocore_session.register_component("data_loader", _shared_loader())
+    session = boto3.session.Session(
+        botocore_session=botocore_session, region_name=settings.get("region") or None
+    )
     region = session.region_name
     if not region:
         raise AwsProblem(
@@ -82,7 +89,7 @@ def make_clients(settings: dict[str, Any] | None = None) -> AwsClients:
     config = botocore.config.Config(
         connect_timeout=CONNECT_TIMEOUT_S,
         read_timeout=READ_TIMEOUT_S,
-        retries={"max_attempts": int(settings.get("max_attempts", MAX_ATTEMPTS)), "mode": "standard"},
+        retries={"total_max_attempts": int(settings.get("max_attempts", MAX_ATTEMPTS)), "mode": "standard"},
     )
     endpoint = settings.get("endpoint_url") or None
     try:
@@ -95,6 +102,12 @@ def make_clients(settings: dict[str, Any] | None = None) -> AwsClients:
         raise AwsProblem(f"AWS region {region!r} is not usable: check AWS_REGION.", code="NoRegion") from exc
     except ValueError as exc:  # botocore refuses a malformed endpoint URL
         raise AwsProblem("The configured AWS endpoint URL is not a valid URL.", code="BadEndpoint") from exc
+
+
+@functools.cache
+def _shared_loader() -> botocore.loaders.Loader:
+    """The service-model loader, shared: parsing the SageMaker model takes ~0.5 s, so do it once."""
+    return botocore.loaders.create_loader()
 
 
 def explain(exc: Exception, action: str, region: str) -> AwsProblem:

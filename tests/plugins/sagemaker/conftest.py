@@ -33,10 +33,9 @@ from typing import Any
 import boto3
 import pytest
 
-from bot.config import REPO_ROOT, Config
+from bot.config import REPO_ROOT
 from bot.kb.loader import load_knowledge_base
 from bot.matcher import Matcher
-from bot.plugin_api import Caller, CommandContext
 
 REGION = "us-east-1"
 LOG_GROUP = "/aws/sagemaker/TrainingJobs"
@@ -231,21 +230,6 @@ def moto_aws(moto_url: str, aws_env: Callable[[str], None]) -> MotoAws:
     )
 
 
-@pytest.fixture
-def sm_ctx() -> Callable[..., CommandContext]:
-    def make(
-        matcher: object | None = None, config: Config | None = None, seconds: float = 60.0
-    ) -> CommandContext:
-        return CommandContext(
-            caller=Caller(slack_user="U1"),
-            config=config or Config(),
-            matcher=matcher,  # type: ignore[arg-type]
-            deadline=time.monotonic() + seconds,
-        )
-
-    return make
-
-
 @dataclass
 class FakeAwsErrors:
     """Counts the requests it answered; every answer is the same AWS JSON-protocol error document."""
@@ -278,7 +262,7 @@ def aws_error_endpoint() -> Iterator[Callable[[int, str, str], FakeAwsErrors]]:
                 pass
 
         server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=server.serve_forever, daemon=True).start()
+        threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
         servers.append(server)
         record.url = f"http://127.0.0.1:{server.server_address[1]}"
         return record

@@ -23,11 +23,11 @@ def _failed_oom_job(moto_aws, fixture_lines) -> str:
 
 
 def test_failed_job_shows_status_failure_reason_in_words_and_transition_durations(
-    moto_aws, sm_ctx, fixture_lines
+    moto_aws, make_ctx, fixture_lines
 ):
     job = _failed_oom_job(moto_aws, fixture_lines)
 
-    result = trace_training_job(sm_ctx(), job)
+    result = trace_training_job(make_ctx(), job)
 
     assert result.status == "error"
     assert f"`{job}` is *Failed*" in result.summary
@@ -41,10 +41,10 @@ def test_failed_job_shows_status_failure_reason_in_words_and_transition_duration
     assert result.data["job"]["failure_reason"] == OOM_REASON
 
 
-def test_first_errors_per_host_put_the_host_that_failed_first_on_top(moto_aws, sm_ctx, fixture_lines):
+def test_first_errors_per_host_put_the_host_that_failed_first_on_top(moto_aws, make_ctx, fixture_lines):
     job = _failed_oom_job(moto_aws, fixture_lines)
 
-    result = trace_training_job(sm_ctx(), job)
+    result = trace_training_job(make_ctx(), job)
 
     section = next(s for s in result.sections if s.title.startswith("First errors per host"))
     assert section.text.index("*algo-2*") < section.text.index("*algo-1*")
@@ -57,11 +57,11 @@ def test_first_errors_per_host_put_the_host_that_failed_first_on_top(moto_aws, s
 
 
 def test_oom_on_algo_2_is_the_root_cause_above_the_watchdog_timeouts_on_algo_1(
-    moto_aws, sm_ctx, fixture_lines, tiny_matcher
+    moto_aws, make_ctx, fixture_lines, tiny_matcher
 ):
     job = _failed_oom_job(moto_aws, fixture_lines)
 
-    result = trace_training_job(sm_ctx(matcher=tiny_matcher), job)
+    result = trace_training_job(make_ctx(matcher=tiny_matcher), job)
 
     ids = [m.entry_id for m in result.matches]
     assert ids == ["tiny-cuda-oom", "tiny-nccl-watchdog"]
@@ -71,10 +71,10 @@ def test_oom_on_algo_2_is_the_root_cause_above_the_watchdog_timeouts_on_algo_1(
     assert "Most likely cause: *CUDA out of memory* on algo-2" in result.summary
 
 
-def test_bundled_knowledge_base_finds_cuda_oom_on_algo_2(moto_aws, sm_ctx, fixture_lines, bundled_matcher):
+def test_bundled_knowledge_base_finds_cuda_oom_on_algo_2(moto_aws, make_ctx, fixture_lines, bundled_matcher):
     job = _failed_oom_job(moto_aws, fixture_lines)
 
-    result = trace_training_job(sm_ctx(matcher=bundled_matcher), job)
+    result = trace_training_job(make_ctx(matcher=bundled_matcher), job)
 
     assert result.matches, result.data["notes"]
     assert result.matches[0].entry_id == "cuda-oom"
@@ -83,7 +83,7 @@ def test_bundled_knowledge_base_finds_cuda_oom_on_algo_2(moto_aws, sm_ctx, fixtu
     assert watchdog and watchdog[0].hosts == ["algo-1"]
 
 
-def test_failure_reason_alone_is_matched_when_the_job_left_no_logs(moto_aws, sm_ctx, tiny_matcher):
+def test_failure_reason_alone_is_matched_when_the_job_left_no_logs(moto_aws, make_ctx, tiny_matcher):
     job = moto_aws.create_job(
         moto_aws.job_name("gpt-smp"), hyperparameters={"mp_parameters": '{"partitions": 2}'}
     )
@@ -95,14 +95,14 @@ def test_failure_reason_alone_is_matched_when_the_job_left_no_logs(moto_aws, sm_
     )
     moto_aws.ensure_log_group()  # other jobs have logged in this account and region, this one never did
 
-    result = trace_training_job(sm_ctx(matcher=tiny_matcher), job)
+    result = trace_training_job(make_ctx(matcher=tiny_matcher), job)
 
     assert [m.entry_id for m in result.matches] == ["tiny-smp-debugger"]
     assert any("No log streams for this job" in n for n in result.data["notes"])
 
 
 def test_seed_error_texts_in_logs_are_matched_to_their_entries(
-    moto_aws, sm_ctx, fixture_lines, bundled_matcher
+    moto_aws, make_ctx, fixture_lines, bundled_matcher
 ):
     smp = moto_aws.create_job(
         moto_aws.job_name("smp"), hyperparameters={"mp_parameters": '{"partitions": 2}'}
@@ -113,28 +113,28 @@ def test_seed_error_texts_in_logs_are_matched_to_their_entries(
     moto_aws.set_job_state(ddp, "Failed", "AlgorithmError: ExecuteUserScriptError: ExitCode 1")
     moto_aws.put_log(ddp, "algo-1", fixture_lines("algo-1-smdebug-checkpointing.log"))
 
-    smp_result = trace_training_job(sm_ctx(matcher=bundled_matcher), smp)
-    ddp_result = trace_training_job(sm_ctx(matcher=bundled_matcher), ddp)
+    smp_result = trace_training_job(make_ctx(matcher=bundled_matcher), smp)
+    ddp_result = trace_training_job(make_ctx(matcher=bundled_matcher), ddp)
 
     assert smp_result.matches[0].entry_id == "smp-debugger-checkpoint-uploading"
     assert ddp_result.matches[0].entry_id == "smdebug-checkpointing-unsupported"
 
 
-def test_logs_of_a_job_whose_name_extends_this_one_are_not_mixed_in(moto_aws, sm_ctx, fixture_lines):
+def test_logs_of_a_job_whose_name_extends_this_one_are_not_mixed_in(moto_aws, make_ctx, fixture_lines):
     job = moto_aws.job_name("bert")
     moto_aws.create_job(job)
     moto_aws.create_job(job + "-2")
     moto_aws.put_log(job, "algo-1", ["[rank0]: step 100 | loss 1.02"])
     moto_aws.put_log(job + "-2", "algo-1", fixture_lines("algo-2-cuda-oom.log"))
 
-    result = trace_training_job(sm_ctx(), job)
+    result = trace_training_job(make_ctx(), job)
 
     assert result.data["logs"]["streams"] == 1
     assert result.data["logs"]["first_errors"] == {"algo-1": []}
     assert not any(s.title.startswith("First errors") for s in result.sections)
 
 
-def test_a_log_larger_than_the_budget_is_read_head_and_tail_so_the_final_error_is_kept(moto_aws, sm_ctx):
+def test_a_log_larger_than_the_budget_is_read_head_and_tail_so_the_final_error_is_kept(moto_aws, make_ctx):
     job = moto_aws.create_job(moto_aws.job_name("long-run"))
     moto_aws.set_job_state(job, "Failed", "AlgorithmError: ExecuteUserScriptError: ExitCode 1")
     healthy = [f"[rank3]: step {i} | loss {2.5 - i / 10000:.4f} | tokens/s 411870" for i in range(3000)]
@@ -142,7 +142,7 @@ def test_a_log_larger_than_the_budget_is_read_head_and_tail_so_the_final_error_i
     moto_aws.put_log(job, "algo-4", [*healthy, final], step_s=0.5)
     limits = LogLimits(page_events=100, max_bytes_per_stream=10_000, tail_events=100)
 
-    result = trace_training_job(sm_ctx(), job, limits=limits)
+    result = trace_training_job(make_ctx(), job, limits=limits)
 
     assert result.data["logs"]["first_errors"]["algo-4"] == [final]
     whole = sum(len(line) for line in [*healthy, final])
