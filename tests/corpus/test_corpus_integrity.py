@@ -80,3 +80,34 @@ def test_known_false_positives_list_has_the_documented_header():
     assert rows[0] == ["file", "line", "entry_id", "reason"]
     for row in rows[1:]:
         assert len(row) == 4 and (CLEAN / row[0]).is_file() and row[3].strip(), row
+
+
+def _lines(text: str) -> list[str]:
+    return [" ".join(line.split()) for line in text.splitlines() if line.strip()]
+
+
+def _contains(haystack: list[str], needle: list[str]) -> bool:
+    return any(haystack[i : i + len(needle)] == needle for i in range(len(haystack) - len(needle) + 1))
+
+
+def test_no_multi_line_case_shares_a_verbatim_block_with_an_entry_example():
+    """A held-out case must not be an entry's own example, or the score measures nothing.
+
+    One-line cases are exempt: a fixed message ("Exiting run.") is the same wherever it is pasted.
+    Three or more consecutive identical lines cannot be a coincidence of wording; they mean the
+    case and the example were cut from the same paste, and one of them has to change.
+    """
+    from bot.kb.loader import load_knowledge_base
+
+    kb, _ = load_knowledge_base(HERE.parent.parent / "knowledge")
+    cases, _ = stats.read_cases()
+    shared = []
+    for case in (c for c in cases if "text" in c):
+        case_lines = _lines(case["text"])
+        for entry in kb.entries:
+            for example in entry.examples_match:
+                example_lines = _lines(example)
+                short, long_ = sorted((case_lines, example_lines), key=len)
+                if len(short) >= 3 and _contains(long_, short):
+                    shared.append((case["id"], entry.id))
+    assert not shared, f"cases sharing 3+ verbatim lines with an entry example: {shared}"
