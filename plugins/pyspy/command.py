@@ -53,7 +53,7 @@ def run(ctx: CommandContext, pid: int, host: str | None = None, native: bool = F
     settings = ctx.config.extra.get("pyspy") or {}
     where = f" on {host}" if host else f" on {socket.gethostname()}"
     title = f"py-spy: pid {pid}{where}"
-    remote = _remote_prefix(settings, host) if host else None
+    remote = remote_prefix(settings, host) if host else None
     if remote:
         _check_remote_owner(ctx, remote, pid)
         targets = [procs.Target(pid, f"pid {pid}")]
@@ -101,7 +101,7 @@ def _check_owner(ctx: CommandContext, pid: int) -> None:
                          "you may trace only your own processes.")
 
 
-def _remote_prefix(settings: dict[str, Any], host: str) -> list[str]:
+def remote_prefix(settings: dict[str, Any], host: str) -> list[str]:
     if not settings.get("ssh"):
         raise UsageError("Tracing on another host (--host) is not enabled here; an admin can enable it "
                          "with `pyspy: {ssh: true}` in TRACEBOT_CONFIG.")

@@ -63,8 +63,10 @@ def dump_pid(pid: int, native: bool = False, timeout: float = DEFAULT_TIMEOUT_S,
         return f"py-spy not found ({argv[0]}); install it or set pyspy.path in the config"
     except OSError as exc:
         return f"could not run py-spy: {exc.strerror or exc}"
+    if remote and proc.returncode == 255:  # ssh's own failure code: py-spy never ran
+        return f"ssh failed: {_first_line(proc.stderr) or 'no error message'}"
     if proc.returncode != 0:
-        return classify_failure(proc.stderr, native=native, remote=bool(remote))
+        return classify_failure(proc.stderr, native=native)
     try:
         return parse_dump_json(proc.stdout, pid)
     except ValueError as exc:
@@ -86,7 +88,7 @@ def dump_many(pids: Sequence[int], parallel: bool = True, max_workers: int = DEF
         return dict(zip(pids, pool.map(one, pids), strict=True))
 
 
-def classify_failure(stderr: str, native: bool = False, remote: bool = False) -> str:
+def classify_failure(stderr: str, native: bool = False) -> str:
     """A short human reason from py-spy's stderr."""
     text = stderr.strip()
     low = text.lower()
@@ -98,8 +100,6 @@ def classify_failure(stderr: str, native: bool = False, remote: bool = False) ->
         if native:  # seen with --native on Pythons whose version py-spy reads only from the exe path
             return "py-spy --native could not identify the Python in this process; try without --native"
         return "not a Python process (py-spy found no interpreter)"
-    if remote and ("could not resolve" in low or "connection" in low or "host key" in low):
-        return f"ssh failed: {_first_line(text)}"
     return f"py-spy failed: {_first_line(text) or 'no error message'}"
 
 

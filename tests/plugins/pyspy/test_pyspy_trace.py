@@ -199,3 +199,25 @@ def test_native_stacks_are_dumped_or_the_rank_says_to_try_without_native(hung, h
         assert result.unreadable[f"pid {pid}"].endswith("try without --native")
     else:
         assert result.stack_groups[0].where.function == "load_next_batch"
+
+
+SSH_ON = Config(extra={"pyspy": {"ssh": True}})
+
+
+def test_with_ssh_enabled_py_spy_runs_through_batch_mode_ssh_on_the_named_host():
+    assert pid_command.remote_prefix({"ssh": True}, "gpu-node-01") == [
+        "ssh", "-o", "BatchMode=yes", "-o", "ConnectTimeout=5", "--", "gpu-node-01"]
+
+
+def test_an_unreachable_host_is_reported_as_an_ssh_failure_not_a_crash(host, make_ctx):
+    result = host.run_command("pid", make_ctx(is_admin=True, config=SSH_ON),
+                              ["4242", "--host", "gpu-node-01.invalid"])
+    assert result.status == "error"
+    assert result.unreadable["pid 4242"].startswith("pid 4242: ssh failed: ssh: Could not resolve hostname")
+
+
+def test_a_user_cannot_trace_on_a_host_where_ownership_cannot_be_checked(host, make_ctx):
+    result = host.run_command("pid", make_ctx(cluster_user="alice", config=SSH_ON),
+                              ["4242", "--host", "gpu-node-01.invalid"])
+    assert result.status == "error" and "not yours or does not exist" in result.summary
+    assert result.stack_groups == [] and result.unreadable == {}
