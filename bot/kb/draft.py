@@ -212,15 +212,18 @@ def _sq(value: str) -> str:
 
 
 def _block(value: str, indent: str) -> str:
-    """A literal block scalar when it round-trips, else a double-quoted one."""
-    lines = value.split("\n")
+    """A literal block scalar when it round-trips exactly, else a double-quoted one."""
+    body = value[:-1] if value.endswith("\n") else value
+    lines = body.split("\n")
     plain = (
         all(line == line.rstrip() and line.isprintable() for line in lines)
         and not value[:1].isspace()
+        and not body.endswith("\n")
         and not _YAML_UNPRINTABLE.search(value)
     )
     if plain and value.strip():
-        return "|\n" + "\n".join(f"{indent}{line}" if line else "" for line in lines)
+        chomp = "|" if value.endswith("\n") else "|-"
+        return chomp + "\n" + "\n".join(f"{indent}{line}" if line else "" for line in lines)
     return _q(value)
 
 

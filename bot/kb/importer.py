@@ -25,6 +25,7 @@ from bot.kb.draft import (
 )
 from bot.kb.entry import ID_RE
 from bot.kb.loader import parse_entry_text
+from bot.matcher.normalize import clean
 
 MAX_DOC_BYTES = 4 << 20
 MAX_BLOCKS_PER_ENTRY = 4
@@ -68,7 +69,7 @@ _SHELL_START = re.compile(
     r"^(?:\$\s+|sudo\s+|(?:[A-Z_][A-Z0-9_]*=\S*\s+)+\S|(?:squeue|sacct|sbatch|srun|salloc|scancel|scontrol|sinfo|"
     r"less|more|tail|head|cat|grep|egrep|awk|sed|ssh|scp|nvidia-smi|py-spy|pgrep|pkill|kill|ps|pip|pip3|conda|"
     r"python|python3|torchrun|deepspeed|accelerate|export|cd|ls|mkdir|rm|cp|mv|docker|kubectl|aws|git|curl|"
-    r"wget|ds_ssh|pdsh|function|source|echo|make|ulimit|ifconfig|ip|dmesg|journalctl|systemctl)\b)"
+    r"wget|ds_ssh|pdsh|function|source|echo|make|ulimit|ifconfig|ip|dmesg|journalctl|systemctl)(?=\s|$))"
 )
 _PY_SOURCE = re.compile(
     r"^(?:import\s|from\s+[\w.]+\s+import\s|def\s|class\s|if\s.*:$|else:|try:|except\b.*:$|for\s.*:$|"
@@ -213,6 +214,8 @@ def _is_code(block: Block) -> bool:
     lines = [ln.strip() for ln in block.text.splitlines() if ln.strip()]
     if not lines:
         return True
+    if any(line_score(clean(ln).text) >= 4 for ln in lines):
+        return False  # a console transcript with an error in it is output, whatever else it shows
     shell = sum(1 for ln in lines if _SHELL_START.match(ln))
     source = sum(1 for ln in lines if _PY_SOURCE.match(ln))
     return shell * 2 >= len(lines) or source * 2 >= len(lines)
@@ -242,7 +245,7 @@ def inline_errors(section: Section) -> list[str]:
             span = m.group(1).strip()
             announced = _ERROR_AFTER.match(line, m.end()) or _ERROR_BEFORE.search(line[: m.start()])
             readable = " " in span or re.search(r"(?:Error|Exception)\b", span)
-            if announced and readable and len(span) >= 6 and not re.search(r"[=(){}/]", span):
+            if announced and readable and len(span) >= 6 and not re.search(r"[={}]|\w\(|^/", span):
                 found.append(span)
     return list(dict.fromkeys(found))
 
