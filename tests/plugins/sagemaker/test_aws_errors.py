@@ -119,27 +119,24 @@ def test_denied_logs_keep_the_job_facts_and_say_why_logs_are_missing(
     assert any("Could not read the job's logs: AWS denied" in n for n in result.data["notes"])
 
 
-def test_missing_credentials_get_a_clear_message(aws_env, aws_error_endpoint, make_ctx, monkeypatch):
+@pytest.mark.parametrize(
+    ("unset", "message"),
+    [
+        (("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"), "No AWS credentials found"),
+        (("AWS_REGION", "AWS_DEFAULT_REGION"), "No AWS region is configured"),
+    ],
+    ids=["no-credentials", "no-region"],
+)
+def test_missing_credentials_or_region_get_a_clear_message_and_no_call(
+    unset, message, aws_env, aws_error_endpoint, make_ctx, monkeypatch
+):
     endpoint = aws_error_endpoint(400, "AccessDeniedException", DENIED)
     aws_env(endpoint.url)
-    monkeypatch.delenv("AWS_ACCESS_KEY_ID")
-    monkeypatch.delenv("AWS_SECRET_ACCESS_KEY")
+    for name in unset:
+        monkeypatch.delenv(name)
 
     result = trace_training_job(make_ctx(), "llama-pretrain")
 
     assert result.status == "error"
-    assert result.summary.startswith("No AWS credentials found")
-    assert endpoint.requests == []
-
-
-def test_missing_region_gets_a_clear_message(aws_env, aws_error_endpoint, make_ctx, monkeypatch):
-    endpoint = aws_error_endpoint(400, "AccessDeniedException", DENIED)
-    aws_env(endpoint.url)
-    monkeypatch.delenv("AWS_REGION")
-    monkeypatch.delenv("AWS_DEFAULT_REGION")
-
-    result = trace_training_job(make_ctx(), "llama-pretrain")
-
-    assert result.status == "error"
-    assert result.summary.startswith("No AWS region is configured")
+    assert result.summary.startswith(message)
     assert endpoint.requests == []
