@@ -7,6 +7,7 @@ file mtimes and sizes: cheap for a few hundred files, and works on every filesys
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import threading
 import time
@@ -25,9 +26,10 @@ class Loaded:
     kb: Any  # bot.kb.loader.KnowledgeBase
     matcher: Any  # bot.matcher.Matcher
     errors: list[Any] = field(default_factory=list)  # errors of the latest load attempt
-    rejected: bool = False  # the latest attempt broke something new; ``kb`` is the last good one
     loaded_at: float = field(default_factory=time.time)
     version: int = 1
+    rejected: bool = False  # the latest attempt broke something new; ``kb`` is the last good one
+    accepted_errors: list[Any] = field(default_factory=list)  # errors the knowledge base in use has
 
 
 def _default_loader(directory: Path) -> tuple[Any, list[Any]]:
@@ -98,18 +100,17 @@ class KnowledgeHolder:
             errors, kb = [f"{self.directory}: loader failed: {exc}"], None
         for err in errors:
             log.error("knowledge base: %s", err)
-        # Problems already present in the knowledge base in use (e.g. a dangling "related" id) must not
-        # block every later reload; only a change that breaks something new is refused.
-        new_problems = {str(e) for e in errors} - {str(e) for e in previous.errors} if previous else set()
-        if new_problems and previous is not None:
+        # Problems the knowledge base in use already has (e.g. a dangling "related" id) must not block
+        # every later reload; only a change that breaks something new is refused.
+        known = {str(e) for e in previous.accepted_errors} if previous else set()
+        if previous is not None and {str(e) for e in errors} - known:
             log.error("keeping the last good knowledge base (%d entries)", len(previous.kb.entries))
-            return Loaded(
-                previous.kb, previous.matcher, list(errors), previous.loaded_at, previous.version, True
-            )
+            return dataclasses.replace(previous, errors=list(errors), rejected=True)
         if kb is None:
             raise RuntimeError(f"cannot load the knowledge base from {self.directory}: {errors[0]}")
         version = previous.version + 1 if previous else 1
-        return Loaded(kb, self._matcher_factory(kb, self.threshold), list(errors), time.time(), version)
+        matcher = self._matcher_factory(kb, self.threshold)
+        return Loaded(kb, matcher, list(errors), time.time(), version, False, list(errors))
 
     def reload_if_changed(self) -> bool:
         """Reload when any file was added, removed or modified; True if a reload was attempted."""

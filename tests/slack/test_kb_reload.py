@@ -1,0 +1,66 @@
+"""The knowledge base reloads when its files change; a broken entry keeps the last good one, reported."""
+
+from __future__ import annotations
+
+import os
+
+from bot.kb.holder import KnowledgeHolder
+from tests.slack import payloads
+from tests.slack.blocks import texts
+from tests.slack.tiny_kb import ENTRIES, OOM_LINE, write_tiny_kb
+
+NEW_ENTRY = (
+    ENTRIES["cuda/test-cuda-oom.yaml"]
+    .replace("test-cuda-oom", "test-flux-capacitor")
+    .replace("CUDA out of memory", "Flux capacitor overheated")
+    .replace("torch\\\\.(cuda\\\\.)?OutOfMemoryError", "FluxCapacitorError")
+)
+
+
+def _touch_later(path):
+    st = path.stat()
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 2_000_000_000))
+
+
+def test_a_new_entry_is_picked_up_without_a_restart(tmp_path):
+    root = write_tiny_kb(tmp_path / "kb")
+    holder = KnowledgeHolder(root)
+    assert not holder.reload_if_changed(), "nothing changed, nothing reloaded"
+    (root / "cuda" / "test-flux-capacitor.yaml").write_text(NEW_ENTRY.lstrip())
+    assert holder.reload_if_changed()
+    assert holder.kb.get("test-flux-capacitor") is not None
+    assert (
+        holder.matcher.diagnose("Flux capacitor overheated at 88 mph").best.entry_id == "test-flux-capacitor"
+    )
+    assert holder.errors == []
+
+
+def test_a_broken_entry_keeps_the_last_good_knowledge_base_and_reports_the_error(tmp_path):
+    root = write_tiny_kb(tmp_path / "kb")
+    holder = KnowledgeHolder(root)
+    good = holder.current
+    broken = root / "cuda" / "test-cuda-oom.yaml"
+    broken.write_text("id: test-cuda-oom\ntitle: [unclosed\n")
+    _touch_later(broken)
+    assert holder.reload_if_changed()
+    assert holder.current.kb is good.kb and holder.current.rejected
+    assert holder.matcher.diagnose(OOM_LINE).best.entry_id == "test-cuda-oom", (
+        "still answers from the last good"
+    )
+    assert any("test-cuda-oom.yaml" in str(e) for e in holder.errors)
+    broken.write_text(ENTRIES["cuda/test-cuda-oom.yaml"].lstrip())
+    _touch_later(broken)
+    assert holder.reload_if_changed()
+    assert holder.errors == [] and not holder.current.rejected and holder.current.version == good.version + 1
+
+
+def test_the_app_home_shows_knowledge_base_load_errors(slack):
+    broken = slack.config.knowledge_dir / "nccl" / "test-nccl-watchdog.yaml"
+    broken.write_text("id: test-nccl-watchdog\nrole: [\n")
+    _touch_later(broken)
+    slack.tracebot.knowledge.reload_if_changed()
+    slack.event(payloads.home_opened())
+    view = slack.fake.wait_for(lambda: slack.fake.calls_to("views.publish"))[0].params["view"]
+    shown = texts(view["blocks"])
+    assert "Load errors" in shown and "test-nccl-watchdog.yaml" in shown
+    assert "2 entries" in shown, "the last good knowledge base is still the one in use"

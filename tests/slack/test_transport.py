@@ -1,0 +1,77 @@
+"""Request signatures, Slack's limits, 429s, rate limiting and secrets: the transport's promises."""
+
+from __future__ import annotations
+
+import json
+import time
+
+from tests.slack import payloads
+from tests.slack.blocks import texts
+from tests.slack.tiny_kb import OOM_LINE
+
+
+def test_a_bad_signature_is_refused_with_401_and_nothing_runs(slack):
+    body = json.dumps(payloads.event_callback(payloads.message(OOM_LINE)))
+    resp = slack.send(body, "application/json", headers={"X-Slack-Signature": "v0=" + "0" * 64})
+    assert resp.status == 401
+    slack.idle()
+    assert slack.fake.posts() == []
+
+
+def test_a_request_signed_more_than_five_minutes_ago_is_refused_with_401(slack):
+    resp = slack.event(payloads.message(OOM_LINE), timestamp=int(time.time()) - 6 * 60)
+    assert resp.status == 401
+    assert (
+        slack.command(
+            "help",
+        ).status
+        == 200
+    )
+    old_command = payloads.slash("help")
+    assert (
+        slack.send(old_command, "application/x-www-form-urlencoded", timestamp=int(time.time()) - 301).status
+        == 401
+    )
+
+
+def test_a_result_longer_than_one_message_is_cut_and_the_full_text_uploaded_in_the_thread(slack):
+    slack.command("big")
+    slack.idle()
+    parent, _progress, result = slack.fake.calls_to("chat.postMessage")
+    blocks = result.params["blocks"]
+    assert len(blocks) <= 50
+    assert all(len(texts([b])) <= 3000 for b in blocks)
+    assert len(result.params["text"]) <= 40000
+    assert "attached file" in texts(blocks)
+    uploads = slack.fake.uploads
+    by_name = {u["filename"]: u for u in uploads.values()}
+    full, attachment = by_name["tracebot-result.txt"], by_name["ranks.txt"]
+    for up in (full, attachment):
+        assert up["completed"] and up["channel"] == "C0TRAIN" and up["thread_ts"] == parent.response["ts"]
+    assert full["content"].decode().count("rank 59") == 1 and len(full["content"]) > 40000
+    assert attachment["content"] == b"rank 0: ok\n" * 10
+
+
+def test_a_429_from_slack_is_retried_after_the_retry_after_delay(slack):
+    slack.fake.fail_next("chat.postMessage", status=429, retry_after=1)
+    slack.event(payloads.message(OOM_LINE))
+    slack.idle()
+    attempts = slack.fake.calls_to("chat.postMessage")
+    assert len(attempts) == 2
+    assert attempts[1].at - attempts[0].at >= 0.95
+    assert len(slack.tracebot.store.recent_diagnoses()) == 1
+
+
+def test_the_bot_token_and_signing_secret_never_appear_in_what_is_sent_to_slack(slack):
+    slack.event(payloads.message(OOM_LINE))
+    slack.command("big")
+    slack.command("help")
+    slack.event(payloads.home_opened())
+    slack.idle()
+    recorded = slack.fake.all_recorded_text()
+    assert recorded, "something was sent"
+    for secret in (slack.config.slack_bot_token, slack.config.slack_signing_secret):
+        assert secret not in recorded
+    assert all(
+        c.authorization == f"Bearer {slack.fake.bot_token}" for c in slack.fake.calls if c.method != "upload"
+    )
