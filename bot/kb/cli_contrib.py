@@ -139,7 +139,7 @@ def add_kb_subcommands(kbs: Any, eval_p: argparse.ArgumentParser) -> None:
     answer = eval_p.get_default("func")
 
     def eval_or_compare(args: argparse.Namespace) -> int:
-        return cmd_kb_compare(args) if args.compare else int(answer(args) or 0)
+        return cmd_kb_compare(args) if args.compare is not None else int(answer(args) or 0)
 
     eval_p.set_defaults(func=eval_or_compare)
     register_lint_checks()
