@@ -93,7 +93,9 @@ def classify_failure(stderr: str, native: bool = False) -> str:
     text = stderr.strip()
     low = text.lower()
     if "permission denied" in low or "operation not permitted" in low:
-        return "permission denied: py-spy needs ptrace rights (run as the process owner or root)"
+        # py-spy's own words, so the knowledge entry about ptrace / SYS_PTRACE recognises them
+        return ("permission denied (py-spy: Permission Denied: Try running again with elevated permissions); "
+                "py-spy needs ptrace rights: run as the process owner or root, or give the container SYS_PTRACE")
     if "failed to get process executable name" in low or "no such process" in low:
         return "no such process (it exited)"
     if "failed to find python version" in low or "failed to find a python interpreter" in low:

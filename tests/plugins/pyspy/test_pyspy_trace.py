@@ -126,14 +126,17 @@ def _state(pid: int) -> str:
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="dropping privileges to provoke EPERM needs root")
-def test_a_process_py_spy_may_not_read_is_reported_as_permission_denied(hung, host, make_ctx, pyspy_argv):
+def test_a_process_py_spy_may_not_read_is_reported_with_the_ptrace_entry(hung, host, make_ctx, pyspy_argv,
+                                                                         matcher):
     target = hung("wait")
     as_nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", *pyspy_argv]
-    result = host.run_command("pid", make_ctx(is_admin=True, config=Config(extra={"pyspy": {"path": as_nobody}})),
-                              [str(target)])
+    config = Config(extra={"pyspy": {"path": as_nobody}})
+    result = host.run_command("pid", make_ctx(is_admin=True, config=config, matcher=matcher), [str(target)])
     assert result.status == "error" and result.stack_groups == []
-    assert result.unreadable[f"pid {target}"].endswith("permission denied: py-spy needs ptrace rights "
-                                                       "(run as the process owner or root)")
+    reason = result.unreadable[f"pid {target}"]
+    assert reason.startswith(f"pid {target}: permission denied (py-spy: Permission Denied")
+    assert "run as the process owner or root" in reason
+    assert [m.entry_id for m in result.matches] == ["py-spy-permission-denied"]  # the bundled knowledge base
 
 
 @pytest.mark.parametrize("words", [
