@@ -3,6 +3,7 @@ failure (import, registration, listing, run, overrun) takes tracebot down or lea
 
 from __future__ import annotations
 
+import inspect
 import sys
 import textwrap
 import threading
@@ -15,7 +16,7 @@ import pytest
 from bot.config import Config
 from bot.kb.loader import load_knowledge_base
 from bot.matcher import Matcher
-from bot.plugin_api import Command, NotAllowed, UsageError, hookimpl
+from bot.plugin_api import Command, NotAllowed, TracebotSpecs, UsageError, hookimpl
 from bot.plugin_host import PluginHost, attach_matches
 from bot.result import Result
 from tests.support import entry_dict, write_kb
@@ -206,3 +207,12 @@ def test_what_a_plugin_found_brings_the_matching_knowledge_entry_once(make_ctx, 
     result = attach_matches(result, ctx, text)
     assert [m.entry_id for m in result.matches] == ["stuck-collective"]
     assert attach_matches(Result(title="t", summary="s"), ctx, "all ranks finished").matches == []
+
+
+def test_every_hook_spec_is_documented_and_has_a_plugin_in_these_tests():
+    source = Path(__file__).read_text()
+    specs = [name for name, _ in inspect.getmembers(TracebotSpecs, inspect.isfunction)]
+    assert specs
+    for name in specs:
+        assert (getattr(TracebotSpecs, name).__doc__ or "").strip(), f"hook {name} has no docstring"
+        assert f"def {name}(" in source, f"hook {name} has no test plugin here"
