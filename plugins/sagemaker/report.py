@@ -36,9 +36,14 @@ def _fmt_time(value: Any) -> str:
 
 
 def failure_in_words(reason: str) -> str:
-    kind = reason.split(":", 1)[0].strip()
-    meaning = _FAILURE_KINDS.get(kind)
-    return f"{meaning} ({kind})" if meaning else ""
+    """``AlgorithmError: ...`` -> "the training code in the container failed"; "" for unknown kinds."""
+    return _FAILURE_KINDS.get(reason.split(":", 1)[0].strip(), "")
+
+
+def one_line(text: str, limit: int) -> str:
+    """Whitespace (newlines too) collapsed, cut at ``limit`` characters: for summaries and table cells."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
 def transitions_table(facts: JobFacts, now: datetime | None = None) -> Table:
@@ -52,7 +57,8 @@ def transitions_table(facts: JobFacts, now: datetime | None = None) -> Table:
             duration = fmt_duration((now - start).total_seconds()) + " (so far)"
         else:
             duration = ""
-        rows.append([str(t.get("Status", "")), _fmt_time(start), duration, str(t.get("StatusMessage", ""))])
+        message = one_line(str(t.get("StatusMessage", "")), 120)
+        rows.append([str(t.get("Status", "")), _fmt_time(start), duration, message])
     return Table("Secondary status transitions", ["Status", "Started", "Duration", "Message"], rows)
 
 
@@ -82,6 +88,14 @@ def distribution_table(facts: JobFacts) -> Table | None:
     return Table(
         "Distribution hyperparameters", ["Hyperparameter", "Value"], [[k, v] for k, v in settings.items()]
     )
+
+
+def failure_reason_section(facts: JobFacts) -> Section | None:
+    """The whole FailureReason when the summary's one line had to shorten or flatten it."""
+    reason = facts.failure_reason.strip()
+    if not reason or one_line(reason, 300) == reason:
+        return None
+    return Section("FailureReason", f"```\n{reason[:3000]}\n```")
 
 
 def warnings_section(warnings: list[ConfigWarning]) -> Section | None:
@@ -126,11 +140,8 @@ def summary_text(facts: JobFacts, matches: list[Match], warnings: list[ConfigWar
     parts[0] += "."
     if facts.failure_reason:
         words = failure_in_words(facts.failure_reason)
-        parts.append(
-            f"It failed because {words}: {facts.failure_reason[:600]}"
-            if words
-            else f"FailureReason: {facts.failure_reason[:600]}"
-        )
+        reason = one_line(facts.failure_reason, 300).replace("`", "'")
+        parts.append(f"It failed because {words}: `{reason}`" if words else f"FailureReason: `{reason}`")
     confident = [m for m in matches if m.confident]
     if confident:
         best = confident[0]
@@ -152,7 +163,7 @@ def build_result(
     notes: list[str],
     first_errors_per_host: int = 3,
 ) -> Result:
-    sections = [s for s in (warnings_section(warnings),) if s]
+    sections = [s for s in (failure_reason_section(facts), warnings_section(warnings)) if s]
     if logs is not None:
         errors = first_errors_section(logs, first_errors_per_host)
         if errors:

@@ -31,7 +31,7 @@ def test_failed_job_shows_status_failure_reason_in_words_and_transition_duration
 
     assert result.status == "error"
     assert f"`{job}` is *Failed*" in result.summary
-    assert "the training code in the container failed (AlgorithmError)" in result.summary
+    assert "It failed because the training code in the container failed: `AlgorithmError: " in result.summary
     assert "CUDA out of memory" in result.summary
     transitions = next(t for t in result.tables if t.title == "Secondary status transitions")
     assert [row[0] for row in transitions.rows] == ["Starting", "Downloading", "Training", "Failed"]
@@ -39,6 +39,8 @@ def test_failed_job_shows_status_failure_reason_in_words_and_transition_duration
     config = dict(next(t for t in result.tables if t.title == "Configuration").rows)
     assert config["Instances"] == "ml.p4d.24xlarge × 2"
     assert result.data["job"]["failure_reason"] == OOM_REASON
+    full = next(s for s in result.sections if s.title == "FailureReason")
+    assert "ExitCode 1\nErrorMessage" in full.text  # the summary flattens it; the section keeps its lines
 
 
 def test_first_errors_per_host_put_the_host_that_failed_first_on_top(moto_aws, make_ctx, fixture_lines):
