@@ -16,6 +16,7 @@ from bot.result import Frame, StackGroup
 _STDLIB = re.compile(r"/lib/python\d+(?:\.\d+)?/(?!site-packages/|dist-packages/)")
 _THIRD_PARTY = re.compile(r"/(?:site|dist)-packages/")
 _TORCH_DISTRIBUTED = re.compile(r"(?:^|/)torch/distributed/")
+_DIGITS = re.compile(r"(\d+)")
 ODD_SHARE = 0.25  # a group this small next to a clear majority is worth pointing at
 
 
@@ -42,9 +43,12 @@ def where_frame(frames: list[Frame]) -> Frame | None:
     return frames[0] if frames else None
 
 
-def rank_sort_key(label: str) -> tuple[int, int | str]:
-    """Numeric labels in numeric order, then the rest (``"pid 12"``, ``"node1:3"``) alphabetically."""
-    return (0, int(label)) if label.isdigit() else (1, label)
+def rank_sort_key(label: str) -> tuple[int, tuple[str | int, ...]]:
+    """Numeric labels in numeric order, then the rest naturally (``"pid 9"`` before ``"pid 12"``)."""
+    if label.isdigit():
+        return (0, (int(label),))
+    # re.split with a group alternates text and digits, so equal positions always hold equal types
+    return (1, tuple(int(part) if i % 2 else part for i, part in enumerate(_DIGITS.split(label))))
 
 
 def group_stacks(dumps: Mapping[str, list[Frame] | str], hosts: Mapping[str, str] | None = None) -> list[StackGroup]:

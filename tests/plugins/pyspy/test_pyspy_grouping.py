@@ -11,7 +11,7 @@ from PIL import Image
 
 from bot.result import Frame
 from plugins.pyspy.dump import classify_failure, parse_dump_json
-from plugins.pyspy.group import group_stacks, where_frame
+from plugins.pyspy.group import group_stacks, rank_sort_key, where_frame
 from plugins.pyspy.knowledge import stacks_text
 from plugins.pyspy.render import UNREADABLE_RGB, cell_box, group_colours, ranks_png, summarise_groups
 
@@ -156,3 +156,8 @@ def test_output_that_is_not_a_py_spy_dump_is_refused_with_a_reason(text):
 ])
 def test_py_spy_errors_become_short_reasons(stderr, reason):
     assert classify_failure(stderr).startswith(reason)
+
+
+def test_ranks_sort_numerically_and_pid_labels_naturally():
+    labels = ["pid 12", "10", "pid 9", "2", "node1:3"]
+    assert sorted(labels, key=rank_sort_key) == ["2", "10", "node1:3", "pid 9", "pid 12"]
