@@ -1,0 +1,209 @@
+"""Contributed entries are data, never code: hostile files are refused with a clear message, quickly,
+and never stop the rest of the knowledge base from loading."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from bot.cli import main
+from bot.kb.clean_corpus import DEFAULT_CLEAN_DIR, clean_corpus_problems, clean_logs
+from bot.kb.cli_contrib import register_lint_checks
+from bot.kb.lint import lint
+from bot.kb.loader import MAX_FILE_BYTES, KnowledgeBase, load_knowledge_base
+from bot.kb.pattern_safety import nested_repetition
+from bot.matcher import Matcher
+from tests.support import entry_dict, require, write_kb
+
+GOOD = yaml.safe_dump(entry_dict("good-entry"))
+
+BILLION_LAUGHS = """\
+id: lol
+a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]
+b: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]
+c: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]
+d: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]
+e: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d]
+f: &f [*e,*e,*e,*e,*e,*e,*e,*e,*e]
+g: &g [*f,*f,*f,*f,*f,*f,*f,*f,*f]
+h: &h [*g,*g,*g,*g,*g,*g,*g,*g,*g]
+i: &i [*h,*h,*h,*h,*h,*h,*h,*h,*h]
+"""
+
+
+def _kb_with(tmp_path: Path, name: str, text: str | bytes) -> tuple[KnowledgeBase, list[str]]:
+    root = tmp_path / "knowledge"
+    root.mkdir(exist_ok=True)
+    (root / "good-entry.yaml").write_text(GOOD, encoding="utf-8")
+    target = root / name
+    if isinstance(text, bytes):
+        target.write_bytes(text)
+    else:
+        target.write_text(text, encoding="utf-8")
+    kb, errors = load_knowledge_base(root)
+    assert [e.id for e in kb.entries] == ["good-entry"], "a hostile file must not stop the good one loading"
+    return kb, [str(e) for e in errors if name in e.path]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'id: !!python/object/apply:os.system ["touch {marker}"]\n',
+        "id: !!python/object/new:subprocess.Popen [[touch, {marker}]]\n",
+        "id: !!python/name:os.system\n",
+    ],
+)
+def test_a_yaml_tag_that_would_construct_an_object_is_refused_and_never_runs(tmp_path: Path, text: str):
+    marker = tmp_path / "pwned"
+    _, errors = _kb_with(tmp_path, "evil.yaml", text.format(marker=marker))
+    assert (
+        len(errors) == 1
+        and "is not allowed: an entry is plain data, it never constructs objects" in errors[0]
+    )
+    assert errors[0].startswith(f"{tmp_path.name}/evil.yaml:1:") or ":1: " in errors[0]
+    assert not marker.exists()
+
+
+def test_a_custom_tag_is_refused_naming_it(tmp_path: Path):
+    _, errors = _kb_with(tmp_path, "tagged.yaml", "id: x\ntitle: !Regexp '.*'\n")
+    assert errors == [
+        f"{Path('knowledge/tagged.yaml')}:2: YAML: tag '!Regexp' is not allowed: an entry is plain data, it never constructs objects"
+    ]
+
+
+def test_a_billion_laughs_alias_bomb_is_refused_at_its_first_anchor(tmp_path: Path):
+    _, errors = _kb_with(tmp_path, "lol.yaml", BILLION_LAUGHS)
+    assert errors == [
+        f"{Path('knowledge/lol.yaml')}:2: YAML: YAML anchors (&a) are not allowed in knowledge entries"
+    ]
+
+
+def test_a_10_mb_regex_is_refused_by_size_before_it_is_parsed(tmp_path: Path):
+    huge = "id: big\nrecognise:\n  regex:\n    - '" + "(a|b)" * (2 << 20) + "'\n"
+    _, errors = _kb_with(tmp_path, "big.yaml", huge)
+    assert errors == [
+        f"{Path('knowledge/big.yaml')}:1: file is {len(huge)} bytes; the limit is {MAX_FILE_BYTES}"
+    ]
+
+
+def test_a_regex_under_the_file_limit_but_over_the_pattern_limit_is_refused(tmp_path: Path):
+    text = yaml.safe_dump(entry_dict("long-re", recognise={"regex": ["x" * 100_000]}))
+    _, errors = _kb_with(tmp_path, "long-re.yaml", text)
+    assert any("is 100000 characters; the limit is 500" in e for e in errors), errors
+
+
+def test_a_regex_whose_compiled_program_would_be_huge_is_refused(tmp_path: Path):
+    text = yaml.safe_dump(entry_dict("blowup", recognise={"regex": ["((a{100}){100}){100}"]}))
+    _, errors = _kb_with(tmp_path, "blowup.yaml", text)
+    assert any("is not valid RE2 (linear-time) syntax" in e for e in errors), errors
+
+
+@pytest.mark.parametrize("pattern", [r"(a+)+$", r"(x+x+)+y", r"(.*a){20}", r"(?:\w+\s)+x", r"((ab)+c)+"])
+def test_lint_refuses_catastrophic_backtracking_shapes_naming_the_group(tmp_path: Path, pattern: str):
+    root = write_kb(
+        tmp_path / "knowledge",
+        [entry_dict("bt", recognise={"regex": [pattern]}, examples={"match": ["x" * 30 + "y"]})],
+    )
+    register_lint_checks()
+    _, problems = lint(root, examples=False)
+    msgs = [p.message for p in problems if "repeats a group that itself repeats" in p.message]
+    assert len(msgs) == 1 and f"({nested_repetition(pattern)})" in msgs[0]
+
+
+@pytest.mark.parametrize("pattern", [r"\[Rank \d+\] Watchdog", r"(\d+)?x", r"(a|b)+", r"[(]+)+z", r"(ab\+)+"])
+def test_ordinary_repetitions_are_not_mistaken_for_nested_ones(pattern: str):
+    assert nested_repetition(pattern) is None
+
+
+@pytest.mark.timeout(30)
+def test_even_a_backtracking_shape_runs_in_linear_time_in_the_bot(tmp_path: Path):
+    """The loader compiles with RE2, so the bot itself is safe even before lint refuses the shape."""
+    root = write_kb(tmp_path / "knowledge", [entry_dict("bt", recognise={"regex": [r"(a+)+$", r"(x+x+)+y"]})])
+    kb, errors = load_knowledge_base(root)
+    assert not errors
+    d = Matcher(kb).diagnose("a" * 50_000 + "!\n" + "x" * 50_000)
+    assert d.lines_total == 2 and d.bytes_read == 100_002
+
+
+def test_yaml_nested_thousands_deep_is_refused_not_a_crash(tmp_path: Path):
+    _, errors = _kb_with(tmp_path, "deep.yaml", "id: x\nrecognise: " + "[" * 50_000 + "]" * 50_000 + "\n")
+    assert errors == [
+        f"{Path('knowledge/deep.yaml')}:1: YAML: nested too deeply (an entry is only a few levels deep)"
+    ]
+
+
+def test_a_control_character_in_an_entry_is_refused_with_its_line(tmp_path: Path):
+    _, errors = _kb_with(tmp_path, "ctl.yaml", b'id: x\ntitle: "red \x1b[31m"\n')
+    assert errors == [f"{Path('knowledge/ctl.yaml')}:2: YAML: character #x001b is not allowed in YAML text"]
+
+
+def test_kb_lint_prints_each_hostile_file_with_its_line_and_fails(tmp_path: Path, capsys):
+    root = tmp_path / "knowledge"
+    _kb_with(tmp_path, "lol.yaml", BILLION_LAUGHS)
+    (root / "evil.yaml").write_text('id: !!python/object/apply:os.system ["true"]\n', encoding="utf-8")
+    assert main(["kb", "lint", "--knowledge", str(root)]) == 1
+    out = capsys.readouterr().out
+    assert "lol.yaml:2: YAML: YAML anchors (&a) are not allowed" in out
+    assert "evil.yaml:1: YAML: tag 'tag:yaml.org,2002:python/object/apply:os.system' is not allowed" in out
+
+
+HEALTHY = [
+    "[default0]: iteration      100/  500000 | consumed samples: 51200 | lm loss: 7.1234E+00 | grad norm: 1.234\n",
+    "algo-1: [1,mpirank:0,algo-1]<stdout>: step 200 loss 2.91 throughput 512 samples/s\n",
+    "0: epoch 1 step 300 loss 2.55 lr 3.0e-4\n",
+    "slurm0-a3-ghpc-8: [rank0]: iteration 400 lm loss 2.31 learning rate 3.0E-04\n",
+    "[rank0]: saving checkpoint at iteration 500 to /checkpoints/iter_0000500\n",
+]
+
+
+def _clean_dir(tmp_path: Path) -> Path:
+    clean = tmp_path / "clean"
+    clean.mkdir()
+    for i, text in enumerate(HEALTHY):
+        (clean / f"healthy_{i}.log").write_text(
+            "# source: written for this test\n" + text * 3, encoding="utf-8"
+        )
+    (clean / "README.md").write_text("loss loss loss\n", encoding="utf-8")
+    return clean
+
+
+def test_an_entry_matching_a_large_share_of_clean_logs_is_refused_with_the_lines_it_matched(tmp_path: Path):
+    clean = _clean_dir(tmp_path)
+    root = write_kb(
+        tmp_path / "knowledge",
+        [
+            entry_dict("greedy", recognise={"regex": [r"loss:? \d"]}, examples={"match": ["lm loss: 7.1"]}),
+            entry_dict("specific", recognise={"anchors": ["saving checkpoint at iteration"]}),
+        ],
+    )
+    kb, _ = load_knowledge_base(root)
+    problems = clean_corpus_problems(kb, Matcher(kb), clean)
+    assert len(problems) == 1, problems
+    (p,) = problems
+    assert p.path.endswith("greedy.yaml") and p.line == kb.get("greedy").line_of("recognise.regex.0")
+    assert "greedy matches 4 of 5 clean logs (80%; the limit is 20%)" in p.message
+    assert "healthy_0.log:2: [default0]: iteration      100/  500000" in p.message
+    assert "Make its regex 'loss:? \\\\d' more specific" in p.message
+
+
+def test_the_bundled_knowledge_base_passes_the_clean_corpus_check():
+    require(bool(clean_logs(DEFAULT_CLEAN_DIR)), f"clean logs under {DEFAULT_CLEAN_DIR}")
+    kb, _ = load_knowledge_base(Path(__file__).resolve().parents[2] / "knowledge")
+    assert clean_corpus_problems(kb, Matcher(kb)) == []
+
+
+def test_kb_lint_refuses_a_contributed_entry_that_fires_on_the_real_clean_corpus(tmp_path: Path, capsys):
+    require(bool(clean_logs(DEFAULT_CLEAN_DIR)), f"clean logs under {DEFAULT_CLEAN_DIR}")
+    root = write_kb(
+        tmp_path / "knowledge",
+        [
+            entry_dict(
+                "nccl-anything", recognise={"regex": [r"NCCL INFO"]}, examples={"match": ["NCCL INFO x"]}
+            )
+        ],
+    )
+    assert main(["kb", "lint", "--knowledge", str(root)]) == 1
+    out = capsys.readouterr().out
+    assert "nccl-anything matches" in out and "clean logs" in out and "it would answer on healthy jobs" in out
