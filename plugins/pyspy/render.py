@@ -107,6 +107,11 @@ def ordered_labels(groups: list[StackGroup], unreadable: Mapping[str, str] | Non
     return sorted(labels, key=rank_sort_key)
 
 
+def _ascii(text: str) -> str:
+    """Pillow's built-in font has no en dash or ellipsis; a box in their place reads as a glitch."""
+    return text.replace("–", "-").replace("…", "...").encode("ascii", "replace").decode()
+
+
 def ranks_png(groups: list[StackGroup], unreadable: Mapping[str, str] | None = None, title: str = "") -> bytes:
     """A grid with one cell per rank, coloured by stack group, and a legend naming each group's frame."""
     labels = ordered_labels(groups, unreadable)
@@ -117,7 +122,7 @@ def ranks_png(groups: list[StackGroup], unreadable: Mapping[str, str] | None = N
                + ("  (odd one out)" if g.odd_one_out else "")) for i, g in enumerate(groups)]
     if unreadable:
         legend.append((UNREADABLE_RGB, f"unreadable: {ranks_phrase(sorted(unreadable, key=rank_sort_key))}"))
-    legend = [(c, text if len(text) <= 140 else text[:139] + "…") for c, text in legend]
+    legend = [(c, _ascii(text if len(text) <= 140 else text[:137] + "...")) for c, text in legend]
 
     measure = ImageDraw.Draw(Image.new("RGB", (1, 1)))
     last = cell_box(max(0, len(labels) - 1), len(labels))
@@ -129,7 +134,7 @@ def ranks_png(groups: list[StackGroup], unreadable: Mapping[str, str] | None = N
 
     image = Image.new("RGB", (width, height), (255, 255, 255))
     draw = ImageDraw.Draw(image)
-    draw.text((MARGIN, MARGIN), title or f"{len(labels)} ranks by stack group", fill=(0, 0, 0), font=font)
+    draw.text((MARGIN, MARGIN), _ascii(title or f"{len(labels)} ranks by stack group"), fill=(0, 0, 0), font=font)
     for index, label in enumerate(labels):
         x0, y0, x1, y1 = cell_box(index, len(labels))
         draw.rectangle((x0, y0, x1, y1), fill=colour_of.get(label, UNREADABLE_RGB))
