@@ -114,7 +114,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pyspy", default=None, help="py-spy executable on this node")
     parser.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S, help="seconds per process")
     args = parser.parse_args(argv)
-    if not JOB_ID.match(args.job):
+    if not JOB_ID.fullmatch(args.job):
         parser.error("--job must be a SLURM job id")
     doc = dump_node(args.job, find_pyspy(args.pyspy), max(1.0, min(args.timeout, 120.0)))
     json.dump(doc, sys.stdout)

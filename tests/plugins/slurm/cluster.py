@@ -1,0 +1,97 @@
+"""Helpers for the SLURM integration tests: run commands, submit jobs, wait for states, run tracebot."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[3]
+JOBS = Path(__file__).resolve().parent / "jobs"
+PYTHON = str(REPO / ".venv" / "bin" / "python") if (REPO / ".venv" / "bin" / "python").exists() else sys.executable
+TRACEBOT = str(Path(PYTHON).parent / "tracebot")
+START = REPO / "scripts" / "slurm" / "start.sh"
+STOP = REPO / "scripts" / "slurm" / "stop.sh"
+FIXTURES = REPO / "tests" / "fixtures" / "slurm"
+
+
+def run(argv: list[str], timeout: float = 30, check: bool = True, **kw) -> subprocess.CompletedProcess[str]:
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, check=False, **kw)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"{argv} failed ({proc.returncode}): {proc.stderr.strip()[:500]}")
+    return proc
+
+
+def start_cluster() -> None:
+    run(["bash", str(START)], timeout=600)
+
+
+def job_state(job_id: str) -> str:
+    out = run(["scontrol", "show", "job", "-o", job_id], check=False).stdout
+    for word in out.split():
+        if word.startswith("JobState="):
+            return word.split("=", 1)[1]
+    rows = run(["sacct", "-n", "-X", "-P", "-o", "State", "-j", job_id], check=False).stdout.split()
+    return rows[0] if rows else ""
+
+
+def wait_for(job_id: str, states: set[str], timeout: float = 90) -> str:
+    """Poll until the job is in one of ``states`` (bounded); returns the state."""
+    end = time.monotonic() + timeout
+    state = ""
+    while time.monotonic() < end:
+        state = job_state(job_id)
+        if state in states:
+            return state
+        time.sleep(0.5)
+    raise AssertionError(f"job {job_id} did not reach {states} within {timeout:.0f}s (last state {state!r})")
+
+
+def sbatch(*args: str) -> str:
+    return run(["sbatch", "--parsable", *args]).stdout.strip().split(";")[0]
+
+
+@dataclass
+class Jobs:
+    """The session's real jobs, by role, and the directory their logs go to."""
+
+    logs: Path
+    ids: dict[str, str] = field(default_factory=dict)
+
+    def log(self, role: str) -> Path:
+        return self.logs / f"{role}-{self.ids[role]}.out"
+
+
+def train_cmd(script: str) -> str:
+    return f"{PYTHON} {JOBS / script}"
+
+
+def wait_until_hung(jobs: Jobs, timeout: float = 90) -> None:
+    """The hang job is hung once both ranks are past init_process_group (they print it)."""
+    wait_for(jobs.ids["hang"], {"RUNNING"})
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        text = jobs.log("hang").read_text(errors="replace") if jobs.log("hang").exists() else ""
+        if "rank 0/2 initialised" in text and "rank 1/2 initialised" in text:
+            time.sleep(1.0)  # rank 0 is inside all_reduce a moment after printing
+            return
+        time.sleep(0.5)
+    raise AssertionError(f"hang job never initialised both ranks: {jobs.log('hang')}")
+
+
+def tracebot(*words: str, env: dict[str, str] | None = None, prefix: list[str] | None = None,
+             timeout: float = 120) -> tuple[int, dict, float]:
+    """``tracebot trace <words> --json`` as a user would run it; returns (exit code, JSON, seconds)."""
+    start = time.monotonic()
+    proc = subprocess.run([*(prefix or []), TRACEBOT, "trace", "--json", *words], capture_output=True, text=True,
+                          timeout=timeout, env={**os.environ, **(env or {})}, cwd="/tmp", check=False)
+    seconds = time.monotonic() - start
+    try:
+        doc = json.loads(proc.stdout)
+    except json.JSONDecodeError as exc:
+        raise AssertionError(f"tracebot printed no JSON (exit {proc.returncode}): {proc.stderr[-2000:]}") from exc
+    return proc.returncode, doc, seconds

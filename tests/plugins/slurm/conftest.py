@@ -1,0 +1,72 @@
+"""A real one-node SLURM cluster (scripts/slurm/start.sh) and real jobs submitted to it with sbatch.
+
+The cluster fixture fails loudly when CI=true and the cluster cannot be started; outside CI it skips
+(e.g. a laptop without root). Every job is submitted once per session, all at the start, so their
+waits overlap; tests then wait (bounded polling) for the state they need.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from collections.abc import Iterator
+
+import pytest
+
+from bot.config import Config
+from bot.matcher import Matcher
+from bot.plugin_api import Caller, CommandContext
+from bot.plugin_host import PluginHost
+from bot.result import Result
+from tests.plugins.slurm.cluster import PYTHON, START, Jobs, run, sbatch, start_cluster, train_cmd, wait_for
+from tests.support import require
+
+
+@pytest.fixture(scope="session")
+def slurm_cluster() -> None:
+    require(os.geteuid() == 0, "the SLURM test cluster needs root (it starts munged, mariadbd, slurm daemons)")
+    require(START.exists(), f"{START} is missing")
+    try:
+        start_cluster()
+    except (AssertionError, subprocess.TimeoutExpired) as exc:
+        require(False, f"scripts/slurm/start.sh could not start the cluster: {exc}")
+    require(shutil.which("sbatch") is not None, "sbatch is not on PATH after start.sh")
+
+
+@pytest.fixture(scope="session")
+def jobs(slurm_cluster: None, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Jobs]:
+    logs = tmp_path_factory.mktemp("slurm-logs")
+    logs.chmod(0o755)
+    j = Jobs(logs)
+    out = str(logs / "%x-%j.out")
+    j.ids["completes"] = sbatch("-J", "completes", "-o", out, "--wrap", "echo epoch 1 done; echo training finished")
+    j.ids["fails"] = sbatch("-J", "fails", "-o", out, "--wrap", f"{PYTHON} -c 'import sys; print(\"step 1\"); sys.exit(3)'")
+    j.ids["port"] = sbatch("-J", "port", "-o", out, "--wrap", train_cmd("port_in_use.py"))
+    j.ids["cancelled"] = sbatch("-J", "cancelled", "-o", out, "--wrap", "sleep 600")
+    j.ids["later"] = sbatch("-J", "later", "-o", out, "--begin=now+1hour", "--wrap", "true")
+    j.ids["held"] = sbatch("-J", "held", "-o", out, "--hold", "--wrap", "true")
+    j.ids["after"] = sbatch("-J", "after", "-o", out, f"--dependency=afterok:{j.ids['held']}", "--wrap", "true")
+    j.ids["timeout"] = sbatch("-J", "timeout", "-o", out, "--time=1", "--wrap", "sleep 600")
+    j.ids["hang"] = sbatch("-J", "hang", "-o", out, "-n", "2", "--export=ALL,HANG_MASTER_PORT=29611",
+                           "--wrap", f"srun {train_cmd('hang_train.py')}")
+    wait_for(j.ids["cancelled"], {"RUNNING"})
+    run(["scancel", j.ids["cancelled"]])
+    try:
+        yield j
+    finally:
+        run(["scancel", *j.ids.values()], check=False)
+
+
+@pytest.fixture
+def trace_as(matcher: Matcher):
+    """Run a /trace command in-process as a given caller (the Slack path: plugin host, same Result)."""
+    host = PluginHost(entry_points=False)
+
+    def call(words: list[str], cluster_user: str | None = "root", admin: bool = False,
+             config: Config | None = None) -> Result:
+        ctx = CommandContext(caller=Caller("U-test", cluster_user, admin), config=config or Config(),
+                             matcher=matcher)
+        return host.run_command(words[0], ctx, words[1:])
+
+    return call
