@@ -7,7 +7,6 @@ checkpoint URI check, which lists the InProgress jobs of the account (bounded).
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -133,9 +132,3 @@ def shared_checkpoint_warning(facts: JobFacts, shared: SharedCheckpoint) -> Conf
         SEED_MODEL_PARALLEL,
         "Stalling or Crashing Distributed Training Jobs",
     )
-
-
-def deadline_from(seconds: float) -> Callable[[], float]:
-    """A ``remaining()`` for callers that have a budget in seconds rather than a CommandContext."""
-    end = time.monotonic() + seconds
-    return lambda: max(0.0, end - time.monotonic())

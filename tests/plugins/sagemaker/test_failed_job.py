@@ -4,6 +4,7 @@ lines are the texts PyTorch and the SageMaker seed documents print (fixtures in 
 
 from __future__ import annotations
 
+from bot.plugin_host import PluginHost
 from plugins.sagemaker.logs import LogLimits
 from plugins.sagemaker.trace import trace_training_job
 
@@ -151,3 +152,16 @@ def test_a_log_larger_than_the_budget_is_read_head_and_tail_so_the_final_error_i
     # The head budget (plus the page that crossed it) and one tail page: a quarter of the stream.
     assert result.data["logs"]["bytes_read"] < whole / 4
     assert any("algo-4: log larger than the reading budget" in n for n in result.data["notes"])
+
+
+def test_the_plugin_host_runs_trace_sagemaker_from_its_builtin_list(
+    moto_aws, make_ctx, fixture_lines, tiny_matcher
+):
+    job = _failed_oom_job(moto_aws, fixture_lines)
+    host = PluginHost(entry_points=False)  # the real built-in list, as the bot and the CLI build it
+
+    assert "sagemaker" in host.get_commands(), host.load_errors()
+    result = host.run_command("sagemaker", make_ctx(matcher=tiny_matcher), [job])
+
+    assert result.status == "error" and "*Failed*" in result.summary
+    assert result.matches[0].entry_id == "tiny-cuda-oom"
