@@ -216,3 +216,14 @@ def test_every_hook_spec_is_documented_and_has_a_plugin_in_these_tests():
     for name in specs:
         assert (getattr(TracebotSpecs, name).__doc__ or "").strip(), f"hook {name} has no docstring"
         assert f"def {name}(" in source, f"hook {name} has no test plugin here"
+
+
+def test_the_plugin_example_in_the_readme_works(host, register_plugin, make_ctx):
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Writing a /trace plugin", 1)[1]
+    code = section.split("```python\n", 1)[1].split("```", 1)[0]
+    example = types.ModuleType("readme_plugin")
+    exec(compile(code, "README.md", "exec"), example.__dict__)  # the README's own example, not input
+    register_plugin(example, "readme-plugin")
+    assert host.run_command("node", make_ctx(), ["3"]).summary == "all quiet"
+    assert "Give one node number." in host.run_command("node", make_ctx(), ["x"]).summary
