@@ -176,3 +176,28 @@ def test_the_base_side_reads_the_committed_entries_not_the_working_tree(repo: Pa
     edited.write_text(yaml.safe_dump(data), encoding="utf-8")
     code, out, _ = _compare(repo, capsys)
     assert code == 0 and "no case changed answer" in out
+
+
+def test_the_pull_request_workflow_runs_lint_examples_corpus_and_compare_with_real_commands():
+    from bot.cli import build_parser
+
+    workflow = Path(__file__).resolve().parents[2] / ".github" / "workflows" / "pull-request.yml"
+    doc = yaml.safe_load(workflow.read_text(encoding="utf-8"))
+    jobs = doc["jobs"]
+    runs = "\n".join(step.get("run", "") for step in jobs["knowledge"]["steps"])
+    for needed in (
+        "tracebot kb lint",
+        "pytest",
+        "tests/kb",
+        "tracebot kb eval tests/corpus/cases.jsonl",
+        "--compare",
+    ):
+        assert needed in runs, f"the knowledge job does not run {needed!r}"
+    assert jobs["knowledge"]["steps"][0]["with"]["fetch-depth"] == 0, "--compare needs the target branch"
+    assert jobs["full"]["if"] == "needs.changes.outputs.knowledge_only != 'true'"
+    parser = build_parser()
+    for line in runs.splitlines():
+        if ".venv/bin/tracebot " in line:
+            argv = line.split(".venv/bin/tracebot ", 1)[1].split("|")[0].split()
+            argv = [a.strip('"').replace("${BASE_REF}", "main") for a in argv]
+            parser.parse_args(argv)  # exits (fails the test) on an unknown command or option
