@@ -60,6 +60,8 @@ def dump_pid(pid: int, native: bool = False, timeout: float = DEFAULT_TIMEOUT_S,
     except subprocess.TimeoutExpired:
         return f"py-spy timed out after {timeout:.0f}s (the process may be stopped or in uninterruptible IO)"
     except FileNotFoundError:
+        if remote:
+            return f"{argv[0]} not found: ssh is needed to trace on another host"
         return f"py-spy not found ({argv[0]}); install it or set pyspy.path in the config"
     except OSError as exc:
         return f"could not run py-spy: {exc.strerror or exc}"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -19,7 +20,7 @@ from plugins.pyspy.dump import ProcessDump, dump_many
 from plugins.pyspy.group import group_stacks
 from plugins.pyspy.render import cell_box, group_colours, ordered_labels, summarise_groups
 from tests.plugins.pyspy.hung import line_of
-from tests.support import entry_dict, write_kb
+from tests.support import entry_dict, require, write_kb
 
 pytestmark = pytest.mark.integration
 
@@ -213,6 +214,7 @@ def test_with_ssh_enabled_py_spy_runs_through_batch_mode_ssh_on_the_named_host()
 
 
 def test_an_unreachable_host_is_reported_as_an_ssh_failure_not_a_crash(host, make_ctx):
+    require(shutil.which("ssh") is not None, "the ssh client is not installed (openssh-client)")
     result = host.run_command("pid", make_ctx(is_admin=True, config=SSH_ON),
                               ["4242", "--host", "gpu-node-01.invalid"])
     assert result.status == "error"
@@ -220,6 +222,7 @@ def test_an_unreachable_host_is_reported_as_an_ssh_failure_not_a_crash(host, mak
 
 
 def test_a_user_cannot_trace_on_a_host_where_ownership_cannot_be_checked(host, make_ctx):
+    require(shutil.which("ssh") is not None, "the ssh client is not installed (openssh-client)")
     result = host.run_command("pid", make_ctx(cluster_user="alice", config=SSH_ON),
                               ["4242", "--host", "gpu-node-01.invalid"])
     assert result.status == "error" and "not yours or does not exist" in result.summary
