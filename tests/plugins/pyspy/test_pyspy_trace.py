@@ -129,6 +129,7 @@ def _state(pid: int) -> str:
 @pytest.mark.skipif(os.geteuid() != 0, reason="dropping privileges to provoke EPERM needs root")
 def test_a_process_py_spy_may_not_read_is_reported_with_the_ptrace_entry(hung, host, make_ctx, pyspy_argv,
                                                                          matcher):
+    require(shutil.which("setpriv") is not None, "setpriv (util-linux) is not installed")
     target = hung("wait")
     as_nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", *pyspy_argv]
     config = Config(extra={"pyspy": {"path": as_nobody}})
