@@ -88,7 +88,8 @@ def _sources(entry: Any) -> str:
         label = escape(s.get("doc") or s.get("title") or s.get("url") or "")
         if s.get("section"):
             label += f" § {escape(s['section'])}"
-        links.append(f"<{s['url']}|{label}>" if s.get("url") else label)
+        url = s.get("url")
+        links.append(f"<{url}>" if url and label == escape(url) else f"<{url}|{label}>" if url else label)
     return "; ".join(x for x in links if x)
 
 
@@ -98,7 +99,12 @@ def match_blocks(match: Match, entry: Any | None) -> list[Block]:
     if match.role == "symptom":
         head += " · _symptom: the root cause is usually elsewhere in the log_"
     blocks = [section(head)]
-    why = "Matched " + (_where(match) or "the text")
+    if match.kind == "phrase" and not match.line:
+        why = (
+            f"Your message reads like “{escape(match.signature)}”" if match.signature else "Matched the text"
+        )
+    else:
+        why = "Matched " + (_where(match) or "the text")
     if match.line:
         why += "\n" + code(match.line)
     blocks.append(section(why))

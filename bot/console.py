@@ -1,0 +1,280 @@
+"""``tracebot console``: tracebot's Slack handlers in a terminal, with no Slack.
+
+Paste an error and see exactly what tracebot would post (Block Kit rendered as text), run ``/trace
+...``, click buttons. The same :class:`~bot.slack.handlers.Tracebot` runs behind Slack; only the
+:class:`ConsoleOutbox` differs. Reading a whole conversation from standard input makes it scriptable::
+
+    printf '/trace help\\n' | tracebot console
+
+Input: a message is one or more lines ended by a line ``---`` (or, at a terminal, an empty line) or the
+end of input; one starting with ``@tracebot`` is a mention. A line starting with ``/`` is a command of
+its own (``/trace ...``, ``/click helpful``...); see ``/help``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import shutil
+import sys
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+from bot.render.blocks_text import blocks_to_text
+from bot.render.slack import ACTION_HELPFUL, ACTION_NOT_THIS, ACTION_OTHER
+from bot.slack.handlers import Tracebot
+from bot.slack.inbound import Click, FileRef, Inbound, SlashCommand
+from bot.slack.outbox import DownloadRefused
+
+HELP = """\
+Paste text (end with a line --- or, at a terminal, an empty line) and see what tracebot would post.
+  /trace <command>        run a /trace command (try /trace help)
+  @tracebot <text>        mention tracebot: always answers
+  /dm <text>              a direct message to tracebot
+  /shortcut               "Diagnose with tracebot" on the last message
+  /attach <path>          attach a local log file (plain or .gz) to the next message
+  /thread                 post the next messages in the thread of the last one (again: leave it)
+  /click helpful|not-this|other    press a button on the last answer
+  /home                   show the App Home tab
+  /help, /quit"""
+
+CLICKS = {"helpful": ACTION_HELPFUL, "not-this": ACTION_NOT_THIS, "other": ACTION_OTHER}
+
+
+@dataclass
+class Posted:
+    channel: str
+    ts: str
+    text: str
+    blocks: list[dict[str, Any]]
+    thread_ts: str | None = None
+
+
+class ConsoleOutbox:
+    """Prints what would be posted; keeps it so a console session (or a test) can look back."""
+
+    def __init__(self, out: TextIO) -> None:
+        self.out = out
+        self._ts = itertools.count(1)
+        self.posted: list[Posted] = []
+
+    def next_ts(self) -> str:
+        n = next(self._ts)
+        return f"{1700000000 + n}.{n:06d}"
+
+    def _print(self, header: str, body: str) -> None:
+        self.out.write(f"── {header} ──\n{body.rstrip()}\n\n")
+        self.out.flush()
+
+    def post(
+        self,
+        channel: str,
+        text: str,
+        blocks: list[dict[str, Any]] | None = None,
+        thread_ts: str | None = None,
+    ) -> str:
+        ts = self.next_ts()
+        self.posted.append(Posted(channel, ts, text, blocks or [], thread_ts))
+        where = f"#{channel}" + (f" (thread {thread_ts})" if thread_ts else "")
+        self._print(f"tracebot → {where} [{ts}]", blocks_to_text(blocks or [], text))
+        return ts
+
+    def update(self, channel: str, ts: str, text: str, blocks: list[dict[str, Any]] | None = None) -> None:
+        self._print(f"tracebot edits [{ts}]", blocks_to_text(blocks or [], text))
+
+    def ephemeral(
+        self,
+        channel: str,
+        user: str,
+        text: str,
+        blocks: list[dict[str, Any]] | None = None,
+        thread_ts: str | None = None,
+    ) -> None:
+        self._print(f"tracebot → only visible to {user}", blocks_to_text(blocks or [], text))
+
+    def upload(self, channel: str, thread_ts: str | None, filename: str, content: bytes, title: str) -> None:
+        head = content[:400].decode("utf-8", "replace")
+        self._print(
+            f"tracebot uploads {filename} ({len(content):,} bytes) → #{channel} (thread {thread_ts})",
+            head + ("\n…" if len(content) > 400 else ""),
+        )
+
+    def permalink(self, channel: str, ts: str) -> str:
+        return f"console://{channel}/{ts}"
+
+    def publish_home(self, user: str, view: dict[str, Any]) -> None:
+        self._print(f"App Home of {user}", blocks_to_text(view.get("blocks", [])))
+
+    def download(self, url: str, dest: Path, max_bytes: int) -> int:
+        """In the console a file "URL" is a local path given with /attach."""
+        src = Path(url)
+        size = src.stat().st_size
+        if size > max_bytes:
+            raise DownloadRefused(f"file is larger than {max_bytes >> 20} MB")
+        shutil.copyfile(src, dest)
+        return size
+
+
+@dataclass
+class Session:
+    tracebot: Tracebot
+    outbox: ConsoleOutbox
+    out: TextIO
+    channel: str = "C0CONSOLE"
+    user: str = "U0CONSOLE"
+    in_thread: str | None = None
+    last: Inbound | None = None
+    attachments: list[FileRef] = field(default_factory=list)
+
+    def say(self, text: str) -> None:
+        self.out.write(text.rstrip() + "\n\n")
+        self.out.flush()
+
+    def settle(self) -> None:
+        if not self.tracebot.jobs.wait_idle(timeout=600):
+            self.say("(still working; its answer will appear when it is done)")
+
+    def message(self, text: str, *, channel_type: str = "channel") -> None:
+        channel = self.channel if channel_type == "channel" else "D0CONSOLE"
+        msg = Inbound(
+            channel=channel,
+            user=self.user,
+            ts=self.outbox.next_ts(),
+            text=text,
+            thread_ts=self.in_thread,
+            files=self.attachments,
+            channel_type=channel_type,
+        )
+        self.attachments = []
+        self.last = msg
+        lines = text.count("\n") + 1 if text else 0
+        files = f", {len(msg.files)} file(s)" if msg.files else ""
+        self.say(f"── you → #{channel} [{msg.ts}]: {lines} line(s){files} ──")
+        if channel_type == "im":
+            self.tracebot.on_message(msg)
+        elif text.startswith("@tracebot"):
+            msg.text = text[len("@tracebot") :]
+            self.tracebot.on_direct(msg, "mention")
+        elif not self.tracebot.on_message(msg):
+            self.say("(tracebot says nothing: not a message it answers, or auto-reply is off here)")
+        self.settle()
+
+    def command(self, line: str) -> bool:
+        """Run one ``/...`` line; False to quit."""
+        name, _, rest = line.partition(" ")
+        rest = rest.strip()
+        if name in ("/quit", "/exit"):
+            return False
+        if name == "/help":
+            self.say(HELP)
+        elif name == "/trace":
+            reply = self.tracebot.on_command(SlashCommand(channel=self.channel, user=self.user, text=rest))
+            if reply is not None:
+                self.outbox.ephemeral(self.channel, self.user, reply[0], reply[1])
+            self.settle()
+        elif name == "/dm":
+            self.message(rest, channel_type="im")
+        elif name == "/shortcut":
+            if self.last is None:
+                self.say("(no message yet)")
+            else:
+                self.tracebot.on_direct(self.last, "shortcut", keys=[f"shortcut:{self.outbox.next_ts()}"])
+                self.settle()
+        elif name == "/attach":
+            path = Path(rest).expanduser()
+            if not path.is_file():
+                self.say(f"(no such file: {path})")
+            else:
+                self.attachments.append(
+                    FileRef(path.name, str(path), path.stat().st_size, "text/plain", "text")
+                )
+                self.say(
+                    f"(attached {path.name}; it goes with the next message — end with --- to send it alone)"
+                )
+        elif name == "/thread":
+            self.in_thread = None if self.in_thread else (self.last.thread_root if self.last else None)
+            self.say(
+                f"(posting in thread {self.in_thread})" if self.in_thread else "(posting in the channel)"
+            )
+        elif name == "/click":
+            self._click(rest)
+        elif name == "/home":
+            self.tracebot.on_home_opened(self.user)
+        else:
+            self.say(f"(unknown console command {name}; /help lists them)")
+        return True
+
+    def _click(self, which: str) -> None:
+        action = CLICKS.get(which)
+        answers = [p for p in self.outbox.posted if any(b.get("type") == "actions" for b in p.blocks)]
+        if action is None or not answers:
+            self.say("(usage: /click helpful|not-this|other, after an answer with buttons)")
+            return
+        answer = answers[-1]
+        values = {
+            e["action_id"]: e["value"] for b in answer.blocks if b["type"] == "actions" for e in b["elements"]
+        }
+        if action not in values:
+            self.say("(that answer has no such button)")
+            return
+        self.tracebot.on_click(
+            Click(action, values[action], self.user, answer.channel, answer.ts, answer.thread_ts)
+        )
+        self.settle()
+
+
+def turns(lines: Iterable[str], interactive: bool) -> Iterator[str]:
+    """Group input lines into turns: ``/`` commands alone, messages until ``---`` (or a blank line at a
+    terminal) or the end of input."""
+    buf: list[str] = []
+    for raw in lines:
+        line = raw.rstrip("\n")
+        ends = line.strip() == "---" or (interactive and not line.strip())
+        if not buf and line.startswith("/"):
+            yield line
+            continue
+        if ends:
+            if buf:
+                yield "\n".join(buf)
+                buf = []
+            continue
+        buf.append(line)
+    if buf:
+        yield "\n".join(buf)
+
+
+def run_console(
+    tracebot: Tracebot,
+    outbox: ConsoleOutbox,
+    *,
+    stdin: TextIO = sys.stdin,
+    out: TextIO = sys.stdout,
+    channel: str = "C0CONSOLE",
+    user: str = "U0CONSOLE",
+) -> int:
+    interactive = stdin.isatty()
+    session = Session(tracebot, outbox, out, channel=channel, user=user)
+    if interactive:
+        session.say(
+            "tracebot console — what tracebot would post in Slack. /help for commands, /quit to leave."
+        )
+
+    def lines() -> Iterator[str]:
+        while True:
+            if interactive:
+                out.write("> ")
+                out.flush()
+            line = stdin.readline()
+            if not line:
+                return
+            yield line
+
+    for turn in turns(lines(), interactive):
+        if turn.startswith("/") and "\n" not in turn:
+            if not session.command(turn.strip()):
+                break
+        else:
+            session.message(turn)
+    session.settle()
+    return 0
