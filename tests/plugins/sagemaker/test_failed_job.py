@@ -4,6 +4,7 @@ lines are the texts PyTorch and the SageMaker seed documents print (fixtures in 
 
 from __future__ import annotations
 
+from bot.config import REPO_ROOT
 from bot.plugin_host import PluginHost
 from plugins.sagemaker.logs import LogLimits
 from plugins.sagemaker.trace import trace_training_job
@@ -165,3 +166,27 @@ def test_the_plugin_host_runs_trace_sagemaker_from_its_builtin_list(
 
     assert result.status == "error" and "*Failed*" in result.summary
     assert result.matches[0].entry_id == "tiny-cuda-oom"
+
+
+def test_a_healthy_two_host_job_gets_no_error_lines_and_no_knowledge_matches(
+    moto_aws, make_ctx, bundled_matcher
+):
+    """The clean-corpus SageMaker log (tests/clean/), split back into one CloudWatch stream per host."""
+    job = moto_aws.create_job(moto_aws.job_name("healthy"))
+    clean = (REPO_ROOT / "tests" / "clean" / "sagemaker_torchrun_2_hosts.log").read_text(encoding="utf-8")
+    per_host: dict[str, list[str]] = {}
+    for line in clean.splitlines()[1:]:
+        host, _, text = line.partition(": ")
+        # Host lines only (the file ends with the SDK's own "Training seconds: ..." lines); CloudWatch
+        # Logs refuses empty events.
+        if host.startswith("algo-") and text.strip():
+            per_host.setdefault(host, []).append(text)
+    for host, lines in per_host.items():
+        moto_aws.put_log(job, host, lines)
+
+    result = trace_training_job(make_ctx(matcher=bundled_matcher), job)
+
+    assert result.status == "ok"
+    assert result.data["logs"]["streams"] == len(per_host) == 2
+    assert result.data["logs"]["first_errors"] == {host: [] for host in per_host}
+    assert result.matches == []
