@@ -33,6 +33,7 @@ _TIMESTAMP = re.compile(
     + r"""\ +\d{1,2},?\ \d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:\ \d{4})?
       | \d{2}:\d{2}:\d{2}(?:[.,]\d+)?
       | \d{10}(?:\.\d+)?
+      | [IWEF]\d{4}\ \d{2}:\d{2}:\d{2}(?:\.\d+)?(?:\ +\d+)?(?:\ +[\w.-]+:\d+\])?  # glog / c10 logging
     )\]?(?:\s*[|:,-]\s*|\s+|$)""",
     re.VERBOSE,
 )
@@ -52,6 +53,16 @@ _HOST = re.compile(
     r"[A-Za-z][A-Za-z0-9._-]{0,62}[A-Za-z0-9])\s*:\s+(?=\S)"
 )
 _LOGLEVEL_HOST = re.compile(r"^(?P<host>localhost)\s*:\s+")
+# Other wrappers seen in real pastes; each may carry a host but never the message.
+_OTHER_PREFIXES = [
+    re.compile(r"^(?P<host>[A-Za-z][\w.-]*):\d+:\d+\s+\[\d+\]\s+(?=\S)"),  # NCCL: host:pid:tid [dev]
+    re.compile(r"^\(\w+ pid=\d+(?:, ip=(?P<host>[\d.]+))?\)\s*"),  # Ray: (RayTrainWorker pid=1, ip=10.0.0.1)
+    re.compile(r"^(?:stdout|stderr)\s*:\s*", re.IGNORECASE),  # accelerate / launchers
+    re.compile(r"^\[\d{1,9}\]\s+(?=\S)"),  # log-viewer line numbers: [80746] [rank0]: ...
+    re.compile(r"^\|?\s*(?:TRACE|DEBUG|INFO|SUCCESS|WARNING|ERROR|CRITICAL)\s*\|\s*[\w.:<>-]+\s+-\s+"),  # loguru
+]
+# Slack (and HTML log viewers) escape these three; error text is compared unescaped.
+_HTML_ESCAPES = (("&lt;", "<"), ("&gt;", ">"), ("&amp;", "&"))
 
 _HEX = re.compile(r"\b0x[0-9a-fA-F]+\b")
 _IP = re.compile(r"\b\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?\b|\[?[0-9a-fA-F]{1,4}(?::[0-9a-fA-F]{0,4}){3,7}\]?")
@@ -83,6 +94,9 @@ def clean(line: str) -> CleanLine:
         text = unicodedata.normalize("NFKC", text)
     # Undecodable bytes (U+FFFD) and byte-order marks in front of a line hide its prefixes.
     text = _CONTROL.sub(" ", text).strip().lstrip("\ufeff\ufffd ")
+    if "&" in text:
+        for escaped, plain in _HTML_ESCAPES:
+            text = text.replace(escaped, plain)
     rank: str | None = None
     host: str | None = None
     prefixed = False
@@ -104,6 +118,12 @@ def clean(line: str) -> CleanLine:
         if m and host is None:
             host = m.group("host")
             text = text[m.end() :]
+        for pat in _OTHER_PREFIXES:
+            m = pat.match(text)
+            if m:
+                if "host" in pat.groupindex and host is None and m.group("host"):
+                    host = m.group("host")
+                text = text[m.end() :]
         if text == before:
             break
         prefixed = True

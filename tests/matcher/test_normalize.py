@@ -46,3 +46,17 @@ def test_variable_parts_are_masked_so_they_never_decide():
     a = mask(clean("[rank3]: CUDA error at 0x7f3a2c00 on 10.0.0.12:29500 in /opt/conda/lib/x.so pid 4242").text)
     b = mask(clean("[rank9]: CUDA error at 0x55aa on 192.168.1.3:1234 in /usr/lib/y.so pid 77").text)
     assert a == b == "cuda error at <hex> on <ip> in <path> pid <n>"
+
+
+def test_wrappers_from_real_pastes_are_removed():
+    assert clean("node7: node7:5512:5530 [3] NCCL WARN NET/IB : Got completion with error").text.startswith("NCCL WARN")
+    c = clean("(RayTrainWorker pid=4242, ip=10.0.3.7) RuntimeError: CUDA error: an illegal memory access")
+    assert (c.text, c.host) == ("RuntimeError: CUDA error: an illegal memory access", "10.0.3.7")
+    assert clean("stderr: RuntimeError: boom").text == "RuntimeError: boom"
+    assert clean("[80746] [rank0]: RuntimeError: boom").rank == "0"
+    loguru = "2024-05-01 10:00:00.123 | ERROR    | trainer:step:135 - CUDA error: device-side assert triggered"
+    assert clean(loguru).text == "CUDA error: device-side assert triggered"
+
+
+def test_slack_html_escapes_are_undone():
+    assert clean("Tried to allocate &gt; 2 GiB &amp; failed &lt;here&gt;").text == "Tried to allocate > 2 GiB & failed <here>"
