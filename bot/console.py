@@ -151,14 +151,15 @@ class Session:
         lines = text.count("\n") + 1 if text else 0
         files = f", {len(msg.files)} file(s)" if msg.files else ""
         self.say(f"── you → #{channel} [{msg.ts}]: {lines} line(s){files} ──")
-        if channel_type == "im":
-            self.tracebot.on_message(msg)
-        elif text.startswith("@tracebot"):
+        before = len(self.outbox.posted)
+        if text.startswith("@tracebot"):
             msg.text = text[len("@tracebot") :]
             self.tracebot.on_direct(msg, "mention")
-        elif not self.tracebot.on_message(msg):
-            self.say("(tracebot says nothing: not a message it answers, or auto-reply is off here)")
+        else:
+            self.tracebot.on_message(msg)
         self.settle()
+        if len(self.outbox.posted) == before:
+            self.say("(tracebot says nothing: no confident match, or auto-reply is off in this channel)")
 
     def command(self, line: str) -> bool:
         """Run one ``/...`` line; False to quit."""

@@ -1,0 +1,83 @@
+"""``tracebot console`` and ``tracebot stats`` as a user runs them: the real CLI, a scripted conversation."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.slack.tiny_kb import NCCL_LINE, OOM_LINE
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def tracebot(*args: str, stdin: str = "", env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("SLACK_", "TRACEBOT_"))}
+    base["TRACEBOT_LOAD_ENTRYPOINTS"] = "0"
+    return subprocess.run(
+        [sys.executable, "-m", "bot.cli", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=REPO,
+        env={**base, **(env or {})},
+    )
+
+
+def test_a_scripted_console_conversation_shows_what_slack_would_get(kb_dir, tmp_path):
+    log = tmp_path / "node7.log"
+    log.write_text("step 1 loss 2.0\n" * 50 + f"[rank5]: {NCCL_LINE}\n")
+    script = "\n".join(
+        [
+            "/trace help",
+            "anyone seen this?",
+            f"[rank3]: {OOM_LINE}",
+            "---",
+            "/click not-this",
+            "the loss curve looks fine",
+            "---",
+            f"/attach {log}",
+            "here is the log",
+            "---",
+            "/trace config threshold 80",
+            "/quit",
+        ]
+    )
+    db = tmp_path / "console.sqlite3"
+    done = tracebot("console", "--knowledge", str(kb_dir), "--db", str(db), stdin=script)
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert "/trace diagnose <error text>" in out
+    answer = out.split("tracebot → #C0CONSOLE (thread 1700000001.000001)")[1]
+    assert "Test: CUDA out of memory" in answer and "rank 3" in answer and "line 2" in answer
+    assert "[Helpful]  [Not this]" in answer
+    assert "Noted as not this one" in out
+    assert "(tracebot says nothing" in out.split("the loss curve")[0] or "says nothing" in out
+    assert "Test: NCCL watchdog timeout" in out and "line 51" in out
+    assert "threshold" in out and "80" in out
+
+    stats = tracebot("stats", "--db", str(db), "--json")
+    assert stats.returncode == 0, stats.stderr
+    data = json.loads(stats.stdout)
+    by_id = {e["entry_id"]: e for e in data["entries"]}
+    assert by_id["test-cuda-oom"]["matched"] == 1 and by_id["test-cuda-oom"]["not_this"] == 1
+    assert data["not_this"][0]["line"].startswith("[rank3]: torch.OutOfMemoryError")
+    table = tracebot("stats", "--db", str(db))
+    assert "test-cuda-oom" in table.stdout and '"Not this" feedback' in table.stdout
+
+
+def test_run_without_slack_credentials_starts_the_console(kb_dir):
+    done = tracebot("run", stdin=f"{OOM_LINE}\n", env={"TRACEBOT_KNOWLEDGE": str(kb_dir)})
+    assert done.returncode == 0, done.stderr
+    assert "starting the console" in done.stderr
+    assert "Test: CUDA out of memory" in done.stdout
+
+
+def test_stats_on_a_corrupt_database_says_so_and_fails(tmp_path):
+    db = tmp_path / "bad.sqlite3"
+    db.write_bytes(b"garbage" * 1000)
+    done = tracebot("stats", "--db", str(db))
+    assert done.returncode == 2 and "corrupt" in done.stderr
