@@ -154,6 +154,8 @@ def case_changes(before: EvalReport, after: EvalReport) -> list[CaseChange]:
         b = old.get(r.id)
         if b is None or _answer(b) == _answer(r):
             continue
+        if r.expected is None and b.confident[:1] == r.confident[:1]:
+            continue  # on a case that expects silence only a confident answer is visible to anyone
         if r.expected is None:
             verdict = (
                 "new false positive"
@@ -231,7 +233,7 @@ def format_comparison(c: Comparison) -> str:
     b, a = c.before, c.after
 
     def row(name: str, x: str, y: str, delta: str) -> str:
-        return f"  {name:<24}{x:>12}{y:>12}   {delta}"
+        return f"  {name:<24}{x:>12}{y:>12}   {delta}".rstrip()
 
     def pts(x: float, y: float) -> str:
         return "same" if x == y else f"{(y - x) * 100:+.1f} pts"
