@@ -9,7 +9,7 @@ import re
 import shlex
 from dataclasses import dataclass, field
 
-from plugins.slurm.cli import ControllerDown, SlurmCli
+from plugins.slurm.cli import ControllerDown, SlurmCli, SlurmError
 from plugins.slurm.parse import exit_code, user_of
 from plugins.slurm.states import base_state
 
@@ -160,6 +160,20 @@ def submit_line_outputs(submit_line: str) -> tuple[str, str]:
     return out, err
 
 
+def _add_accounting(cli: SlurmCli, view: JobView, timeout: float | None) -> None:
+    """Finished jobs: scontrol says ``CANCELLED``, sacct says ``CANCELLED by 1000`` and has the steps."""
+    try:
+        rows = cli.accounting(view.job_id, timeout=timeout)
+    except SlurmError:
+        return  # accounting is extra detail here; the controller's record stands on its own
+    for acct in from_sacct(view.asked, rows):
+        if acct.job_id == view.job_id:
+            if acct.base_state == view.base_state:
+                view.state = acct.state
+            view.steps = acct.steps
+            view.derived_exit = view.derived_exit or acct.derived_exit
+
+
 @dataclass
 class Lookup:
     """What is known about an id: job views (several for an array or het job) and how they were found."""
@@ -181,6 +195,8 @@ def lookup(cli: SlurmCli, job_id: str, accounting_timeout: float | None = None) 
         for view in views:
             if view.base_state in ("RUNNING", "COMPLETING", "SUSPENDED"):
                 view.steps = steps_from_scontrol(cli.show_steps(view.job_id))
+            elif view.base_state not in ("PENDING", "REQUEUED", "CONFIGURING"):
+                _add_accounting(cli, view, accounting_timeout)
         return Lookup(views)
     views = from_sacct(job_id, cli.accounting(job_id, timeout=accounting_timeout))
     for view in views:
