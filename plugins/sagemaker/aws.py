@@ -10,6 +10,7 @@ can carry account ids and principal ARNs, so users get our own wording plus the 
 from __future__ import annotations
 
 import functools
+import os
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,12 +19,14 @@ import botocore.config
 import botocore.loaders
 import botocore.session
 from botocore.exceptions import (
+    BotoCoreError,
     ClientError,
     ConnectTimeoutError,
     EndpointConnectionError,
     NoCredentialsError,
     NoRegionError,
     PartialCredentialsError,
+    ProfileNotFound,
     ReadTimeoutError,
 )
 
@@ -72,13 +75,32 @@ class AwsClients:
 
 
 def make_clients(settings: dict[str, Any] | None = None) -> AwsClients:
-    """Build the two clients with bounded timeouts and retries; raise :class:`AwsProblem` if no region."""
+    """Build the two clients with bounded timeouts and retries; set-up problems become :class:`AwsProblem`."""
     settings = settings or {}
+    try:
+        return _build_clients(settings)
+    except ProfileNotFound as exc:
+        profile = exc.kwargs.get("profile", "")
+        raise AwsProblem(
+            f"The AWS profile {profile!r} (AWS_PROFILE) is not in the AWS config files.", "NoProfile"
+        ) from exc
+    except BotoCoreError as exc:
+        raise AwsProblem(
+            f"Could not set up the AWS clients: {type(exc).__name__}.", type(exc).__name__
+        ) from exc
+
+
+def _build_clients(settings: dict[str, Any]) -> AwsClients:
     botocore_session = botocore.session.Session()  # fresh: re-reads the environment and ~/.aws each time
     botocore_session.register_component("data_loader", _shared_loader())
-    session = boto3.session.Session(
-        botocore_session=botocore_session, region_name=settings.get("region") or None
+    # botocore reads AWS_DEFAULT_REGION and the config file but not AWS_REGION, which the other AWS SDKs
+    # (and Lambda / ECS containers) set: honour it when botocore's own chain has no region.
+    region_name = (
+        settings.get("region")
+        or botocore_session.get_config_variable("region")
+        or os.environ.get("AWS_REGION")
     )
+    session = boto3.session.Session(botocore_session=botocore_session, region_name=region_name or None)
     region = session.region_name
     if not region:
         raise AwsProblem(
@@ -86,10 +108,16 @@ def make_clients(settings: dict[str, Any] | None = None) -> AwsClients:
             "a region in ~/.aws/config, or `sagemaker: {region: ...}` in the TRACEBOT_CONFIG file.",
             code="NoRegion",
         )
+    try:
+        attempts = int(settings.get("max_attempts", MAX_ATTEMPTS))
+    except (TypeError, ValueError) as exc:
+        raise AwsProblem(
+            "`sagemaker.max_attempts` in TRACEBOT_CONFIG must be a whole number.", "BadConfig"
+        ) from exc
     config = botocore.config.Config(
         connect_timeout=CONNECT_TIMEOUT_S,
         read_timeout=READ_TIMEOUT_S,
-        retries={"total_max_attempts": int(settings.get("max_attempts", MAX_ATTEMPTS)), "mode": "standard"},
+        retries={"total_max_attempts": max(1, attempts), "mode": "standard"},
     )
     endpoint = settings.get("endpoint_url") or None
     try:
@@ -98,10 +126,11 @@ def make_clients(settings: dict[str, Any] | None = None) -> AwsClients:
             logs=session.client("logs", config=config, endpoint_url=endpoint),
             region=region,
         )
-    except NoRegionError as exc:  # a malformed region can still fail here
-        raise AwsProblem(f"AWS region {region!r} is not usable: check AWS_REGION.", code="NoRegion") from exc
-    except ValueError as exc:  # botocore refuses a malformed endpoint URL
-        raise AwsProblem("The configured AWS endpoint URL is not a valid URL.", code="BadEndpoint") from exc
+    except ValueError as exc:  # botocore refuses a malformed endpoint URL or region name
+        raise AwsProblem(
+            f"The AWS endpoint URL or region ({region!r}) is not valid: check AWS_ENDPOINT_URL and AWS_REGION.",
+            "BadEndpoint",
+        ) from exc
 
 
 @functools.cache

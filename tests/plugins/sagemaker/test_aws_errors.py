@@ -140,3 +140,26 @@ def test_missing_credentials_or_region_get_a_clear_message_and_no_call(
     assert result.status == "error"
     assert result.summary.startswith(message)
     assert endpoint.requests == []
+
+
+def test_aws_region_alone_is_enough_although_botocore_reads_only_aws_default_region(
+    moto_aws, make_ctx, monkeypatch
+):
+    monkeypatch.delenv("AWS_DEFAULT_REGION")
+    job = moto_aws.create_job(moto_aws.job_name("llama"))
+
+    result = trace_training_job(make_ctx(), job)
+
+    assert result.data["region"] == "us-east-1"
+    assert f"`{job}` is *Completed*" in result.summary
+
+
+def test_a_profile_missing_from_the_aws_config_is_named(aws_env, aws_error_endpoint, make_ctx, monkeypatch):
+    endpoint = aws_error_endpoint(400, "AccessDeniedException", DENIED)
+    aws_env(endpoint.url)
+    monkeypatch.setenv("AWS_PROFILE", "ml-prod")
+
+    result = trace_training_job(make_ctx(), "llama-pretrain")
+
+    assert result.summary == "The AWS profile 'ml-prod' (AWS_PROFILE) is not in the AWS config files."
+    assert endpoint.requests == []
