@@ -65,7 +65,9 @@ def run(ctx: CommandContext, pid: int, host: str | None = None, native: bool = F
         targets = procs.targets(pid)
     dumps = _dump(ctx, settings, targets, native, remote)
     result = Result(title=title, summary="")
-    result.summary = add_stack_report(result, ctx, dumps, png_title=f"{len(targets)} ranks of pid {pid} by stack")
+    hosts = {t.label: host for t in targets} if host else None
+    result.summary = add_stack_report(result, ctx, dumps, hosts,
+                                      png_title=f"{len(targets)} ranks of pid {pid} by stack")
     groups = result.stack_groups
     result.status = "error" if not groups else (
         "warning" if result.unreadable or any(g.odd_one_out for g in groups) else "ok")
