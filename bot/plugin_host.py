@@ -154,7 +154,7 @@ class PluginHost:
         cmd = commands.get(name)
         if cmd is None:
             known = ", ".join(sorted(commands)) or "none installed"
-            return _usage_result(f"/trace {name}", f"Unknown command {name[:40]!r}. Commands: {known}.",
+            return _usage_result(f"/trace {name[:40]}", f"Unknown command {name[:40]!r}. Commands: {known}.",
                                  "/trace help")
         title = f"/trace {cmd.name}"
         if cmd.admin_only and not ctx.caller.is_admin:
