@@ -169,8 +169,6 @@ def build_result(
         if errors:
             sections.append(errors)
         notes = notes + logs.notes
-    if notes:
-        sections.append(Section("Notes", "\n".join(f"• {n}" for n in notes)))
     tables = [transitions_table(facts), config_table(facts)]
     dist = distribution_table(facts)
     if dist:
@@ -194,7 +192,7 @@ def build_result(
             "distribution": facts.distribution_settings(),
         },
         "warnings": [w.to_dict() for w in warnings],
-        "notes": notes,
+        "notes": notes,  # what could not be read and why; renderers show data["notes"] (Slack: context)
     }
     if logs is not None:
         data["logs"] = {
