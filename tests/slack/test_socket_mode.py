@@ -14,7 +14,7 @@ from bot.slack.socket_mode import socket_mode_handler
 from tests.fakes.fake_socket_mode import FakeSocketMode
 from tests.slack import payloads
 from tests.slack.blocks import texts
-from tests.slack.conftest import make_config
+from tests.slack.harness import make_config
 from tests.slack.tiny_kb import OOM_LINE
 
 
