@@ -37,6 +37,8 @@ KEEP_RANKS = 200
 # of evidence: a raw partial_ratio of 90 maps to 75 (the default threshold), 100 to 100.
 FUZZY_FLOOR = 60.0
 PHRASE_FULL = 0.62  # blended n-gram similarity that maps to 100
+MIN_SHARED_WORDS = 2  # words (or CJK bigrams) a text must share with a phrase for a confident prose match
+UNSURE_PHRASE_SCORE = 60.0
 
 
 @dataclass
@@ -100,7 +102,7 @@ class Matcher:
         sims = self.index.search_index.similarities(query)
         ranked = sorted(sims.items(), key=lambda kv: -(kv[1][0] + kv[1][1]))
         out = []
-        for i, (cos, cover) in ranked[:limit]:
+        for i, (cos, cover, _shared) in ranked[:limit]:
             e = self.index.entries[i]
             score = round(min(100.0, 100 * (cos + cover) / 2 / PHRASE_FULL), 1)
             out.append(Match(e.id, e.title, score, False, e.role, kind="search"))
@@ -178,9 +180,12 @@ class Matcher:
         out: dict[int, _Hit] = {}
         if len(text.strip()) < 12:
             return out
-        for pi, (cos, cover) in idx.phrases.similarities(text).items():
+        for pi, (cos, cover, shared) in idx.phrases.similarities(text).items():
             blended = 0.5 * cos + 0.5 * cover
             score = min(100.0, 100.0 * blended / PHRASE_FULL)
+            if shared < MIN_SHARED_WORDS:
+                # One rare identifier in common (GPU_NUM_DEVICES, num_workers) is not a question about it.
+                score = min(score, UNSURE_PHRASE_SCORE)
             ei = idx.phrase_owner[pi]
             if (
                 score >= MIN_REPORTED_SCORE
@@ -262,9 +267,13 @@ def _rank_key(m: Match, kb: KnowledgeBase) -> tuple:
 
 _LOGLIKE = re.compile(
     r"""^\s*(?:[\w.]*(?:Error|Exception|Warning)\b|Traceback\b|File\s"|frame\s\#|at\s[\w.$]+\(|[|+=$#]|>>>
-      |(?:import|from|def|class|export|sudo|srun|sbatch|python|torchrun)\s|[\w.]+\(.*\)\s*;?$|[\w.\[\]'"]+\s*=[^=]
+      |import\s+[\w.]+\s*$|from\s+[\w.]+\s+import\s|def\s+\w+\(|class\s+\w+[(:]|export\s+\w+=
+      |(?:sudo|srun|sbatch|salloc|python3?|torchrun|deepspeed|accelerate|mpirun)\s+(?:-|\S+\.py\b|\S*/|launch\b)
+      |[\w.]+\(.*\)\s*;?$|[\w.]+(?:\[[^\]]*\])?\s+=\s+\S|[\w.]+\[[^\]]*\]\s*=
       |(?:[A-Z_][A-Z0-9_]*=\S*[\s,;]*)+$)
-    |\b(?:INFO|DEBUG|TRACE|WARN|WARNING|ERROR|FATAL|CRITICAL)\b\s*[:\]|-]""",
+    |\b(?:INFO|DEBUG|TRACE|WARN|WARNING|ERROR|FATAL|CRITICAL)\b\s*[:\]|-]
+    # hints PyTorch prints under every CUDA error: sentences, but a tool's, and never the cause
+    |CUDA\ kernel\ errors\ might\ be\ asynchronously|consider\ passing\ CUDA_LAUNCH_BLOCKING|TORCH_USE_CUDA_DSA""",
     re.VERBOSE,
 )
 _RESOLVED = re.compile(

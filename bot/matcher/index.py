@@ -120,7 +120,9 @@ class CompiledKB:
         phrase_docs: list[str] = []
         self.phrase_owner: list[int] = []
         for ei, e in enumerate(self.entries):
-            for p in [e.title, *e.phrases]:
+            # Titles are not phrases: a title names the failure the way logs do, and matched healthy
+            # lines as prose ("Driver Version … CUDA Version"). Authors write phrases for questions.
+            for p in e.phrases:
                 phrase_docs.append(p)
                 self.phrase_owner.append(ei)
         self.phrase_texts = phrase_docs

@@ -72,8 +72,9 @@ class NgramIndex:
         # long message that contains a known question.
         return {g: (1 + math.log(k)) * self.idf[g] for g, k in grams(text).items() if g in self.idf}
 
-    def similarities(self, text: str) -> dict[int, tuple[float, float]]:
-        """For each document sharing a distinctive n-gram with ``text``: (cosine, coverage of the document).
+    def similarities(self, text: str) -> dict[int, tuple[float, float, int]]:
+        """For each document sharing a distinctive n-gram with ``text``: (cosine, coverage of the document,
+        number of shared words — ``#word`` unigrams and CJK bigrams).
 
         Coverage is the share of the document's weight found in the text: a long message that contains
         a whole known question has low cosine but full coverage. Candidates come from the postings of
@@ -97,12 +98,14 @@ class NgramIndex:
             if dn == 0:
                 continue
             dot = cov = 0.0
+            shared = 0
             for g, w in q.items():
                 wi = vec.get(g)
                 if wi is not None:
                     dot += w * wi
                     cov += wi * wi
-            out[i] = (dot / (dn * qn), cov / (dn * dn) * min(1.0, self.sizes[i] / FULL_COVER_WORDS))
+                    shared += g.startswith("#") or len(g) == 2
+            out[i] = (dot / (dn * qn), cov / (dn * dn) * min(1.0, self.sizes[i] / FULL_COVER_WORDS), shared)
         return out
 
 
