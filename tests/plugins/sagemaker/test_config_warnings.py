@@ -103,3 +103,13 @@ def test_checkpoint_uri_shared_with_an_in_progress_job_names_that_job(moto_aws, 
     config = dict(next(t for t in result.tables if t.title == "Configuration").rows)
     assert config["Checkpoint S3 URI"] == uri
     assert config["Checkpoint local path"] == "/opt/ml/checkpoints"
+
+
+def test_empty_mp_parameters_from_hf_training_arguments_is_not_model_parallel(moto_aws, make_ctx):
+    """transformers' TrainingArguments carries ``mp_parameters: ""``; the SDK json-encodes it to ``'""'``."""
+    job = moto_aws.create_job(moto_aws.job_name("hf"), hyperparameters={"mp_parameters": '""'}, debugger=True)
+
+    result = trace_training_job(make_ctx(), job)
+
+    assert _warning_ids(result) == []
+    assert result.data["job"]["model_parallel"] is False

@@ -4,6 +4,8 @@ lines are the texts PyTorch and the SageMaker seed documents print (fixtures in 
 
 from __future__ import annotations
 
+import time
+
 from bot.config import REPO_ROOT
 from bot.plugin_host import PluginHost
 from plugins.sagemaker.logs import LogLimits
@@ -190,3 +192,15 @@ def test_a_healthy_two_host_job_gets_no_error_lines_and_no_knowledge_matches(
     assert result.data["logs"]["streams"] == len(per_host) == 2
     assert result.data["logs"]["first_errors"] == {host: [] for host in per_host}
     assert result.matches == []
+
+
+def test_log_reading_stops_at_the_deadline_and_says_so(moto_aws, make_ctx, fixture_lines):
+    job = _failed_oom_job(moto_aws, fixture_lines)
+    ctx = make_ctx()
+    ctx.deadline = time.monotonic() + LogLimits().min_seconds_left - 0.5  # too little left to read logs
+
+    result = trace_training_job(ctx, job)
+
+    assert "*Failed*" in result.summary  # what SageMaker said is still reported
+    assert result.data["logs"]["bytes_read"] == 0
+    assert any("Stopped reading logs at the deadline" in n for n in result.data["notes"])
