@@ -16,6 +16,9 @@ EVENTS_PATH = "/slack/events"
 
 class ThreadingWSGIServer(ThreadingMixIn, WSGIServer):
     daemon_threads = True
+    # socketserver's default listen backlog is 5: a burst of Slack deliveries (retries, several
+    # channels at once) would see connection resets. Slack sends bursts, so queue them.
+    request_queue_size = 128
 
 
 class QuietHandler(WSGIRequestHandler):
