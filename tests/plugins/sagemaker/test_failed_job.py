@@ -1,6 +1,14 @@
-"""/trace sagemaker on a failed two-node job, against moto's server on loopback (see conftest.py for how
-the Failed state gets into moto). Logs are written through the real CloudWatch Logs API; their error
-lines are the texts PyTorch and the SageMaker seed documents print (fixtures in ``logs/``)."""
+"""/trace sagemaker on a failed two-node job, against moto's server on loopback.
+
+How the job becomes Failed: moto 5.x creates every training job ``Completed`` and offers no API, no
+state-manager transition and no ``/moto-api/`` endpoint to change that. The server therefore runs in
+the test process (``moto.server.ThreadedMotoServer``, the WSGI app ``moto_server`` serves, on a free
+127.0.0.1 port) and ``MotoAws.set_job_state`` writes TrainingJobStatus, FailureReason and the secondary
+status transitions on moto's backend object for the job; every call the plugin makes still goes
+boto3 → HTTP → moto (details in conftest.py). Jobs are created with create_training_job; logs are
+written through the real CloudWatch Logs API; their error lines are the texts PyTorch and the
+SageMaker seed documents print (fixtures in ``logs/``, each naming its source on its first line).
+"""
 
 from __future__ import annotations
 
