@@ -21,16 +21,19 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bot.kb.draft import draft_from_snippet  # noqa: E402
 from bot.kb.evaluate import Case, EvalReport, evaluate, load_cases  # noqa: E402
 from bot.kb.importer import Draft, import_document  # noqa: E402
-from bot.kb.loader import KnowledgeBase, load_knowledge_base  # noqa: E402
+from bot.kb.loader import KnowledgeBase, load_knowledge_base, parse_entry_text  # noqa: E402
 from bot.matcher import Matcher  # noqa: E402
 
 
 def map_draft(draft: Draft, doc: str, hand: KnowledgeBase, matcher: Matcher) -> str | None:
     section = draft.section.heading
     candidates = [
-        e.id for e in hand.entries if any(s.get("doc") == doc and s.get("section") == section for s in e.sources)
+        e.id
+        for e in hand.entries
+        if any(s.get("doc") == doc and s.get("section") == section for s in e.sources)
     ]
     if len(candidates) <= 1:
         return candidates[0] if candidates else None
@@ -47,6 +50,40 @@ def summary(rep: EvalReport) -> dict[str, float | int]:
         "false_positives": len(rep.false_positives),
         "positives": rep.positives,
         "negatives": rep.negatives,
+    }
+
+
+def snippet_drafts(cases: list[Case]) -> dict[str, float | int]:
+    """``kb new --from`` on every labelled snippet: does the draft answer its own snippet, and how many
+    of the *other* cases of the same failure does it answer, and how many silent cases does it claim?"""
+    texts = {c.id: c.text if c.text is not None else c.file.read_text(encoding="utf-8") for c in cases}
+    snippets = [c for c in cases if c.expected and c.kind in ("log", "traceback", "line", "ja")]
+    own = siblings_hit = siblings = negatives_hit = negatives = 0
+    for case in snippets:
+        entry, errors = parse_entry_text(
+            draft_from_snippet("draft", texts[case.id]), "draft.yaml", Path("draft.yaml")
+        )
+        if entry is None or errors:
+            continue
+        matcher = Matcher(KnowledgeBase([entry]))
+        for other in cases:
+            if other is not case and other.expected not in (case.expected, None):
+                continue
+            d = matcher.diagnose(texts[other.id])
+            hit = bool(d.confident) and d.matches[0].entry_id == "draft"
+            if other is case:
+                own += hit
+            elif other.expected == case.expected:
+                siblings += 1
+                siblings_hit += hit
+            elif other.expected is None:
+                negatives += 1
+                negatives_hit += hit
+    return {
+        "snippets": len(snippets),
+        "answers_own_snippet": round(own / len(snippets), 4) if snippets else 0.0,
+        "answers_other_cases_of_same_failure": round(siblings_hit / siblings, 4) if siblings else 0.0,
+        "confident_on_silent_cases": round(negatives_hit / negatives, 4) if negatives else 0.0,
     }
 
 
@@ -70,7 +107,9 @@ def main() -> int:
             report = import_document(doc, raw)
             for d in report.written:
                 target = map_draft(d, doc.name, hand, hand_matcher)
-                drafts.append({"doc": doc.name, "section": d.section.heading, "draft": d.entry_id, "maps_to": target})
+                drafts.append(
+                    {"doc": doc.name, "section": d.section.heading, "draft": d.entry_id, "maps_to": target}
+                )
                 if target and not (renamed / f"{target}.yaml").exists():
                     text = re.sub(r"(?m)^id: .*$", f"id: {target}", d.text, count=1)
                     (renamed / f"{target}.yaml").write_text(text, encoding="utf-8")
@@ -95,6 +134,7 @@ def main() -> int:
                 "hand_written": summary(evaluate(hand_matcher, subset)),
             },
         }
+    out["kb_new_from_snippet"] = snippet_drafts(cases)
     print(json.dumps(out, ensure_ascii=False, indent=2))
     return 0
 
