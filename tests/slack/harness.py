@@ -36,6 +36,28 @@ class Response:
         return json.loads(self.body) if self.body else None
 
 
+def send_signed(
+    url: str,
+    body: str,
+    content_type: str,
+    headers: dict[str, str] | None = None,
+    timestamp: int | None = None,
+) -> Response:
+    """POST ``body`` as Slack does: v0-signed with the signing secret at ``timestamp`` (default now)."""
+    signed = payloads.sign(SIGNING_SECRET, body, timestamp)
+    req = urllib.request.Request(
+        url,
+        data=body.encode(),
+        method="POST",
+        headers={"Content-Type": content_type, **signed, **(headers or {})},
+    )
+    try:
+        with urllib.request.urlopen(req, timeout=30) as resp:
+            return Response(resp.status, resp.read().decode())
+    except urllib.error.HTTPError as err:
+        return Response(err.code, err.read().decode())
+
+
 @dataclass
 class Slack:
     fake: FakeSlack
@@ -52,18 +74,7 @@ class Slack:
         headers: dict[str, str] | None = None,
         timestamp: int | None = None,
     ) -> Response:
-        signed = payloads.sign(SIGNING_SECRET, body, timestamp)
-        req = urllib.request.Request(
-            self.url,
-            data=body.encode(),
-            method="POST",
-            headers={"Content-Type": content_type, **signed, **(headers or {})},
-        )
-        try:
-            with urllib.request.urlopen(req, timeout=10) as resp:
-                return Response(resp.status, resp.read().decode())
-        except urllib.error.HTTPError as err:
-            return Response(err.code, err.read().decode())
+        return send_signed(self.url, body, content_type, headers, timestamp)
 
     def event(self, event: dict[str, Any], event_id: str | None = None, **kw: Any) -> Response:
         return self.send(json.dumps(payloads.event_callback(event, event_id)), "application/json", **kw)
