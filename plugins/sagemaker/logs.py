@@ -29,6 +29,7 @@ _ERROR_LINE = re.compile(
     r"|\bexitcode\s*:\s*-?[1-9]"
 )
 _STREAM_HOST = re.compile(r"^(?P<host>.+?)-\d{9,}$")
+_MPI_TAG_HOST = re.compile(r"^\[\d+,mpirank:\d+,(?P<host>[\w.-]+)\]<std(?:out|err)>")
 
 
 @dataclass
@@ -51,16 +52,6 @@ class HostLog:
     bytes_read: int = 0
     truncated: bool = False  # the middle of the stream was skipped (head budget spent, tail read)
 
-    def first_errors(self, limit: int) -> list[tuple[int, str]]:
-        found: list[tuple[int, str]] = []
-        for ts, message in self.events:
-            line = message.rstrip()
-            if _ERROR_LINE.search(line) and all(line != seen for _, seen in found):
-                found.append((ts, line))
-                if len(found) >= limit:
-                    break
-        return found
-
 
 @dataclass
 class JobLogs:
@@ -72,16 +63,34 @@ class JobLogs:
     def bytes_read(self) -> int:
         return sum(h.bytes_read for h in self.hosts)
 
+    def lines(self) -> list[tuple[int, str, str, bool]]:
+        """Every line of every stream as (timestamp ms, host, line, host-tagged), merged by time.
+
+        Under mpirun, SageMaker's algo-1 stream carries every host's output, each line tagged
+        ``[1,mpirank:9,algo-2]<stderr>:``; such a line belongs to the host in its tag, not to algo-1.
+        """
+        merged = []
+        for order, h in enumerate(self.hosts):
+            for ts, message in h.events:
+                for line in message.splitlines() or [""]:
+                    tag = _MPI_TAG_HOST.match(line)
+                    merged.append((ts, order, tag.group("host") if tag else h.host, line, tag is not None))
+        merged.sort(key=lambda t: (t[0], t[1]))
+        return [(ts, host, line, tagged) for ts, _, host, line, tagged in merged]
+
     def combined_text(self) -> str:
-        """All hosts' lines merged by time, each prefixed ``<host>: `` so the matcher reports hosts."""
-        lines = [
-            (ts, order, f"{h.host}: {line}")
-            for order, h in enumerate(self.hosts)
-            for ts, message in h.events
-            for line in message.splitlines() or [""]
-        ]
-        lines.sort(key=lambda t: (t[0], t[1]))
-        return "\n".join(text for _, _, text in lines)
+        """All lines for the matcher, each with its host (``algo-2: ``, or the mpirun tag it has)."""
+        return "\n".join(line if tagged else f"{host}: {line}" for _, host, line, tagged in self.lines())
+
+    def first_errors(self, limit: int) -> dict[str, list[tuple[int, str]]]:
+        """Up to ``limit`` distinct error lines per host, in time order; hosts without any map to []."""
+        found: dict[str, list[tuple[int, str]]] = {h.host: [] for h in self.hosts}
+        for ts, host, line, _tagged in self.lines():
+            line = line.rstrip()
+            seen = found.setdefault(host, [])
+            if len(seen) < limit and _ERROR_LINE.search(line) and all(line != old for _, old in seen):
+                seen.append((ts, line))
+        return found
 
 
 def host_of(stream: str, job_name: str) -> str:

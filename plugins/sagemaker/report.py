@@ -105,17 +105,16 @@ def warnings_section(warnings: list[ConfigWarning]) -> Section | None:
     return Section("Configuration warnings", text)
 
 
-def first_errors_section(logs: JobLogs, per_host: int) -> Section | None:
-    firsts = [(h, h.first_errors(per_host)) for h in logs.hosts]
-    with_errors = sorted(((h, e) for h, e in firsts if e), key=lambda he: he[1][0][0])
+def first_errors_section(first: dict[str, list[tuple[int, str]]]) -> Section | None:
+    with_errors = sorted(((h, e) for h, e in first.items() if e), key=lambda he: he[1][0][0])
     if not with_errors:
         return None
     blocks = []
-    for host_log, errors in with_errors:
+    for host, errors in with_errors:
         when = datetime.fromtimestamp(errors[0][0] / 1000, UTC).strftime("%H:%M:%S")
         lines = "\n".join(line[:500] for _, line in errors)
-        blocks.append(f"*{host_log.host}* (first at {when} UTC)\n```\n{lines}\n```")
-    quiet = [h.host for h, e in firsts if not e]
+        blocks.append(f"*{host}* (first at {when} UTC)\n```\n{lines}\n```")
+    quiet = [h for h, e in first.items() if not e]
     if quiet:
         blocks.append("No error lines on: " + ", ".join(quiet))
     return Section("First errors per host (earliest host first)", "\n".join(blocks))
@@ -164,8 +163,9 @@ def build_result(
     first_errors_per_host: int = 3,
 ) -> Result:
     sections = [s for s in (failure_reason_section(facts), warnings_section(warnings)) if s]
+    first = logs.first_errors(first_errors_per_host) if logs is not None else {}
     if logs is not None:
-        errors = first_errors_section(logs, first_errors_per_host)
+        errors = first_errors_section(first)
         if errors:
             sections.append(errors)
         notes = notes + logs.notes
@@ -198,9 +198,7 @@ def build_result(
         data["logs"] = {
             "streams": logs.streams_total,
             "bytes_read": logs.bytes_read,
-            "first_errors": {
-                h.host: [line for _, line in h.first_errors(first_errors_per_host)] for h in logs.hosts
-            },
+            "first_errors": {host: [line for _, line in errors] for host, errors in first.items()},
         }
     return Result(
         title=f"SageMaker training job {facts.name}",

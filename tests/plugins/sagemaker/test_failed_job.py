@@ -212,3 +212,23 @@ def test_log_reading_stops_at_the_deadline_and_says_so(moto_aws, make_ctx, fixtu
     assert "*Failed*" in result.summary  # what SageMaker said is still reported
     assert result.data["logs"]["bytes_read"] == 0
     assert any("Stopped reading logs at the deadline" in n for n in result.data["notes"])
+
+
+def test_mpirun_lines_in_the_algo_1_stream_are_attributed_to_the_host_in_their_tag(
+    moto_aws, make_ctx, fixture_lines, tiny_matcher
+):
+    job = moto_aws.create_job(moto_aws.job_name("smp"), hyperparameters={"sagemaker_mpi_enabled": "true"})
+    moto_aws.set_job_state(job, "Failed", "AlgorithmError: ExecuteUserScriptError: ExitCode 1")
+    moto_aws.put_log(job, "algo-1", fixture_lines("algo-1-mpirun-all-hosts.log"))
+    moto_aws.put_log(
+        job, "algo-2", ["2024-05-02 10:01:12,311 sagemaker-training-toolkit INFO     MPI worker ready"]
+    )
+
+    result = trace_training_job(make_ctx(matcher=tiny_matcher), job)
+
+    first = result.data["logs"]["first_errors"]
+    assert len(first["algo-2"]) == 1
+    assert first["algo-2"][0].startswith("[1,mpirank:9,algo-2]<stderr>:torch.OutOfMemoryError")
+    assert len(first["algo-1"]) == 1 and "Watchdog caught" in first["algo-1"][0]
+    oom = next(m for m in result.matches if m.entry_id == "tiny-cuda-oom")
+    assert oom.hosts == ["algo-2"]
