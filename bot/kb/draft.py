@@ -24,6 +24,8 @@ from bot.matcher.normalize import _HEX, _IP, _LONG_ID, _NUMBER, _PATH, clean, ma
 
 MAX_SIGNATURES = 3
 REGEX_SOURCE_CHARS = 160  # a signature covers the start of a long line: enough to be specific
+CLAUSE_MIN_CHARS = 60
+_CLAUSE_BREAK = re.compile(r"[(,;]")
 MAX_SNIPPET_READ = 8 << 20
 TODO = "TODO"
 
@@ -113,10 +115,15 @@ def _path_class(path: str) -> str:
 def line_to_regex(text: str, max_source_chars: int = REGEX_SOURCE_CHARS) -> str:
     """An RE2 regex for one cleaned line: literal text escaped, masked parts as bounded classes.
 
-    Long lines are cut at a word boundary near ``max_source_chars``; the regex is a search, not a full
-    match, so the cut part simply stops mattering.
+    The regex stops at the first clause break (``(``, ``,``, ``;``) after ``CLAUSE_MIN_CHARS``: what
+    follows is usually detail that varies between occurrences (operation, sizes, devices, hints), and
+    the head of the message is what names the failure. Long lines are cut at a word boundary near
+    ``max_source_chars`` in any case; the regex is a search, so the cut part simply stops mattering.
     """
     text = _GLOG_PREFIX.sub("", text).strip()
+    clause = _CLAUSE_BREAK.search(text, CLAUSE_MIN_CHARS)
+    if clause:
+        text = text[: clause.start()].rstrip(" :")
     if len(text) > max_source_chars:
         cut = text.rfind(" ", 0, max_source_chars)
         text = text[: cut if cut > max_source_chars // 2 else max_source_chars].rstrip(" ,;:(")
