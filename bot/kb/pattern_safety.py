@@ -44,49 +44,43 @@ def _repeats(quantifier: str) -> bool:
     return not high or int(high) > 1
 
 
+def _class_end(pattern: str, i: int) -> int:
+    """Index after the character class that opens at ``pattern[i] == "["``."""
+    j = i + 1
+    if j < len(pattern) and pattern[j] == "^":
+        j += 1
+    if j < len(pattern) and pattern[j] == "]":  # a leading "]" is a literal
+        j += 1
+    while j < len(pattern) and pattern[j] != "]":
+        j += 2 if pattern[j] == "\\" else 1
+    return j + 1
+
+
 def nested_repetition(pattern: str) -> str | None:
     """The first group that repeats and contains a repetition, e.g. ``(a+)+``; None if there is none."""
-    stack: list[tuple[int, bool]] = []  # (start index, contains a repeating quantifier)
+    stack: list[list] = []  # per open group: [start index, whether something inside it repeats]
     i = 0
     while i < len(pattern):
         c = pattern[i]
-        if c == "\\":
-            i += 2
-            q, j = _quantifier_at(pattern, i)
-            if _repeats(q) and stack:
-                stack[-1] = (stack[-1][0], True)
-            i = j
-            continue
-        if c == "[":
-            j = i + 1
-            if j < len(pattern) and pattern[j] == "^":
-                j += 1
-            if j < len(pattern) and pattern[j] == "]":
-                j += 1
-            while j < len(pattern) and pattern[j] != "]":
-                j += 2 if pattern[j] == "\\" else 1
-            i = j + 1
-        elif c == "(":
-            stack.append((i, False))
+        if c == "(":
+            stack.append([i, False])
             i += 1
             continue
-        elif c == ")" and stack:
+        if c == ")" and stack:
             start, inner = stack.pop()
             q, j = _quantifier_at(pattern, i + 1)
             if inner and _repeats(q):
                 return pattern[start:j]
             if stack and (inner or _repeats(q)):
-                stack[-1] = (stack[-1][0], True)
+                stack[-1][1] = True
             i = j
             continue
-        else:
-            i += 1
-            if c in "*+{" or c == "?":
-                continue
+        # one atom: an escape, a character class or a single character, then its quantifier if any
+        i = i + 2 if c == "\\" else _class_end(pattern, i) if c == "[" else i + 1
         q, j = _quantifier_at(pattern, i)
-        if _repeats(q) and stack:
-            stack[-1] = (stack[-1][0], True)
-        i = max(i, j)
+        if stack and _repeats(q):
+            stack[-1][1] = True
+        i = j
     return None
 
 
