@@ -19,3 +19,10 @@ def format_ranks(ranks: list[str] | list[int], limit: int = 12) -> str:
     if len(parts) > limit:
         return ", ".join(parts[:limit]) + f" and {len(parts) - limit} more"
     return ", ".join(parts)
+
+
+def ranks_phrase(labels: list[str]) -> str:
+    """``rank 1`` / ``ranks 0, 2–63``; labels that are not numbers (``pid 4242``) speak for themselves."""
+    if all(str(label).isdigit() for label in labels):
+        return f"{'rank' if len(labels) == 1 else 'ranks'} {format_ranks(labels)}"
+    return format_ranks(labels)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import textwrap
 
 from bot.kb.loader import KnowledgeBase
-from bot.render.ranges import format_ranks
+from bot.render.ranges import format_ranks, ranks_phrase
 from bot.result import Diagnosis, Match, Result
 
 
@@ -86,7 +86,7 @@ def render_result(r: Result, kb: KnowledgeBase | None = None) -> str:
         for g in r.stack_groups:
             where = g.where.label() if g.where else (g.frames[0].label() if g.frames else "?")
             mark = "  ← odd one out" if g.odd_one_out else ""
-            lines.append(f"ranks {format_ranks(g.ranks)}: {where}{mark}")
+            lines.append(f"{ranks_phrase(g.ranks)}: {where}{mark}")
             lines += [f"    {f.label()}" for f in g.frames[:12]]
         out.append("\n".join(lines))
     if r.unreadable:
@@ -94,6 +94,9 @@ def render_result(r: Result, kb: KnowledgeBase | None = None) -> str:
     if r.matches:
         out.append("── Knowledge base")
         out += [render_match(m, kb, n=i, detail=i == 1) for i, m in enumerate(r.matches, 1)]
+    notes = r.data.get("notes") if isinstance(r.data, dict) else None
+    if notes:
+        out.append("\n".join(f"note: {n}" for n in notes))
     for a in r.attachments:
         out.append(f"[attachment] {a.filename} ({len(a.content)} bytes) {a.title}")
     return "\n\n".join(x for x in out if x)

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 
 from PIL import Image, ImageDraw, ImageFont
 
-from bot.render.ranges import format_ranks
+from bot.render.ranges import ranks_phrase
 from bot.result import Frame, StackGroup
 from plugins.pyspy.group import rank_sort_key
 
@@ -17,13 +17,6 @@ MAX_SUMMARY_GROUPS = 6
 PNG_MIN_RANKS = 9  # "for more than 8 ranks, a picture"
 _INSTALLED = re.compile(r"^.*/(?:site|dist)-packages/")
 _STDLIB = re.compile(r"^.*/lib/python\d+(?:\.\d+)?/")
-
-
-def ranks_phrase(labels: list[str]) -> str:
-    """``rank 1`` / ``ranks 0, 2–63``; labels that are not numbers (``pid 4242``) speak for themselves."""
-    if all(label.isdigit() for label in labels):
-        return f"{'rank' if len(labels) == 1 else 'ranks'} {format_ranks(labels)}"
-    return format_ranks(labels)
 
 
 def summarise_groups(groups: list[StackGroup], unreadable: Mapping[str, str] | None = None,
