@@ -7,9 +7,9 @@ fits the pair into Slack's limits afterwards.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import Any
 
+from bot.render.ranges import format_ranks
 from bot.result import Match, Result, StackGroup, Table
 
 Block = dict[str, Any]
@@ -57,23 +57,10 @@ def button(label: str, action_id: str, value: str, style: str | None = None) -> 
     return b
 
 
-def ranks_label(ranks: Iterable[str]) -> str:
-    """``0,1,2,3,7`` -> ``0-3, 7``; non-numeric ranks are listed as they are."""
-    numeric = sorted({int(r) for r in ranks if str(r).isdigit()})
-    others = [str(r) for r in ranks if not str(r).isdigit()]
-    spans: list[str] = []
-    for n in numeric:
-        if spans and spans[-1].split("-")[-1] == str(n - 1):
-            spans[-1] = f"{spans[-1].split('-')[0]}-{n}"
-        else:
-            spans.append(str(n))
-    return ", ".join(spans + others)
-
-
 def _where(match: Match) -> str:
     parts = [f"line {match.line_no}" if match.line_no else ""]
     if match.ranks:
-        parts.append(f"rank {ranks_label(match.ranks[:64])}")
+        parts.append(f"{'rank' if len(match.ranks) == 1 else 'ranks'} {format_ranks(match.ranks[:64])}")
     if match.hosts:
         hosts = ", ".join(match.hosts[:5]) + (f" (+{len(match.hosts) - 5})" if len(match.hosts) > 5 else "")
         parts.append(f"host {escape(hosts)}")
@@ -201,7 +188,7 @@ def _stack_group(group: StackGroup) -> list[Block]:
     where = f" stuck in `{escape(group.where.label())}`" if group.where else ""
     flag = ":warning: *odd one out* · " if group.odd_one_out else ""
     n = len(group.ranks)
-    head = f"{flag}*rank{'s' if n != 1 else ''} {ranks_label(group.ranks)}* ({n}){where}"
+    head = f"{flag}*rank{'s' if n != 1 else ''} {format_ranks(group.ranks)}* ({n}){where}"
     if group.hosts:
         head += f" · {escape(', '.join(group.hosts[:4]))}"
     frames = "\n".join(f.label() for f in group.frames[:12])

@@ -10,24 +10,22 @@ from __future__ import annotations
 import logging
 import tempfile
 import threading
-import time
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bot.commands import Plan, TraceRouter
+from bot.commands import TraceRouter
 from bot.dedupe import delivery_keys
-from bot.jobs import Job, JobPool, PoolBusy
-from bot.plugin_api import Caller, CommandContext
+from bot.jobs import JobPool, PoolBusy
+from bot.plugin_api import Caller
 from bot.render import slack as render
-from bot.render.blocks_text import blocks_to_text
 from bot.render.slack_home import home_view
-from bot.render.slack_limits import fit
-from bot.result import Match, Result
+from bot.result import Match
+from bot.slack import posting
 from bot.slack.inbound import Click, FileRef, Inbound, SlashCommand, mentions, plain_text
 from bot.slack.outbox import Outbox
-from bot.slack.progress import ProgressLine
+from bot.slack.runs import TraceRuns
 from bot.store import Store
 from bot.store.stats import most_helpful
 
@@ -88,6 +86,7 @@ class Tracebot:
         self.tunables = tunables or Tunables()
         # One answer at a time per thread, so "same error again" sees the first answer.
         self._thread_locks = [threading.Lock() for _ in range(64)]
+        self.runs = TraceRuns(self)
 
     def caller(self, user: str | None) -> Caller:
         return Caller(
@@ -138,12 +137,17 @@ class Tracebot:
             plan = self.router.plan(text, self.caller(msg.user), msg.channel)
             if plan.kind == "reply" and plan.result is not None:
                 self._submit(
-                    lambda job: self.post_result(msg.channel, msg.thread_root, plan.result), plan.label
+                    lambda job: posting.post_result(
+                        self.outbox, msg.channel, msg.thread_root, plan.result, self.knowledge.kb
+                    ),
+                    plan.label,
                 )
             else:
-                reply = self._start(plan, msg.channel, msg.user, thread_ts=msg.thread_root)
+                reply = self.runs.start(plan, msg.channel, msg.user, thread_ts=msg.thread_root)
                 if reply is not None:
-                    self._submit(lambda job: self._post(msg.channel, reply, msg.thread_root), "busy")
+                    self._submit(
+                        lambda job: posting.post(self.outbox, msg.channel, reply, msg.thread_root), "busy"
+                    )
             return True
         if not text and not msg.files:
             hint = "Paste an error after mentioning me (or attach a log), or try `/trace help`."
@@ -159,8 +163,8 @@ class Tracebot:
         was queued (its parent message in the channel is the visible answer)."""
         plan = self.router.plan(cmd.text, self.caller(cmd.user), cmd.channel)
         if plan.kind == "reply" and plan.result is not None:
-            return self._fitted(render.result(plan.result, self.knowledge.kb))
-        return self._start(plan, cmd.channel, cmd.user, thread_ts=None)
+            return posting.fitted(render.result(plan.result, self.knowledge.kb))
+        return self.runs.start(plan, cmd.channel, cmd.user, thread_ts=None)
 
     def on_click(self, click: Click) -> None:
         diag_id_text, _, entry_id = click.value.partition(":")
@@ -176,7 +180,7 @@ class Tracebot:
             return
         if click.action_id == render.ACTION_OTHER:
             rendered = render.other_matches(record.matches, entry_id, self.knowledge.kb)
-            self._post(click.channel, rendered, thread)
+            posting.post(self.outbox, click.channel, rendered, thread)
             return
         helpful = click.action_id == render.ACTION_HELPFUL
         self.store.record_feedback(
@@ -216,7 +220,9 @@ class Tracebot:
                 )
                 if earlier is not None and earlier.reply_ts:
                     link = self.outbox.permalink(msg.channel, earlier.reply_ts)
-                    return self._post(msg.channel, render.pointer(link, confident[0].title), thread)
+                    return posting.post(
+                        self.outbox, msg.channel, render.pointer(link, confident[0].title), thread
+                    )
             diag_id = self.store.record_diagnosis(
                 channel=msg.channel,
                 thread_ts=thread,
@@ -232,7 +238,7 @@ class Tracebot:
             assert rendered is not None  # always, or something confident
             if notes:
                 rendered[1].append(render.context(*(render.escape(n) for n in notes[:5])))
-            ts = self._post(msg.channel, rendered, thread, filename="tracebot-diagnosis.txt")
+            ts = posting.post(self.outbox, msg.channel, rendered, thread, filename="tracebot-diagnosis.txt")
             self.store.set_reply_ts(diag_id, ts)
             return ts
 
@@ -261,94 +267,6 @@ class Tracebot:
         for diag in diagnoses:
             notes.extend(diag.notes or [])
         return merge_matches(diagnoses), notes if report else []
-
-    # -- commands --------------------------------------------------------------------------------------
-    def _start(
-        self, plan: Plan, channel: str, user: str | None, thread_ts: str | None
-    ) -> render.Rendered | None:
-        try:
-            job, created = self.jobs.submit(
-                lambda job: self._run_plan(job, plan, channel, user, thread_ts),
-                label=plan.label,
-                key=plan.key,
-            )
-        except PoolBusy as exc:
-            text = f":hourglass: {exc}"
-            return text, [render.section(text)]
-        if created:
-            return None
-        link = job.meta.get("permalink")
-        text = f"`/trace {render.escape(plan.label)}` is already running" + (
-            f": <{link}|follow it in its thread>." if link else "; its answer will appear here shortly."
-        )
-        return text, [render.section(text)]
-
-    def _run_plan(self, job: Job, plan: Plan, channel: str, user: str | None, thread_ts: str | None) -> None:
-        parent_ts = None
-        if thread_ts is None:
-            parent_ts = self.outbox.post(channel, *render.parent(plan.label, user, "running…"))
-        thread = thread_ts or parent_ts
-        assert thread is not None
-        job.meta["permalink"] = self.outbox.permalink(channel, parent_ts or thread)
-        line = ProgressLine(self.outbox, channel, thread, self.tunables.progress_interval_s)
-        job.on_progress(line.update)
-        run_id = self.store.start_trace_run(
-            command=plan.command or plan.kind,
-            args=plan.words,
-            dedupe_key=plan.key,
-            user=user,
-            channel=channel,
-        )
-        status, summary = "error", "failed; see the log"
-        try:
-            if plan.kind == "diagnose":
-                msg = Inbound(channel=channel, user=user, ts=thread, text=plan.text, thread_ts=thread)
-                self.answer(msg, source="command", always=True, thread_ts=thread)
-                status, summary = "ok", "diagnosed"
-            else:
-                ctx = CommandContext(
-                    caller=self.caller(user),
-                    config=self.config,
-                    matcher=self.knowledge.matcher,
-                    progress=job.progress,
-                    deadline=time.monotonic() + plan.timeout_s,
-                )
-                result = self.router.run(plan, ctx)
-                self.post_result(channel, thread, result)
-                status, summary = result.status, result.summary
-        finally:
-            line.close(status)
-            if parent_ts is not None:
-                emoji = render.STATUS_EMOJI.get(status, "")
-                self.outbox.update(
-                    channel, parent_ts, *render.parent(plan.label, user, f"{emoji} {summary[:300]}")
-                )
-            self.store.update_trace_run(run_id, status=status, summary=summary[:500])
-
-    def post_result(self, channel: str, thread: str | None, result: Result) -> str:
-        ts = self._post(
-            channel, render.result(result, self.knowledge.kb), thread, filename="tracebot-result.txt"
-        )
-        for a in result.attachments:
-            self.outbox.upload(channel, thread or ts, a.filename, a.content, a.title or a.filename)
-        return ts
-
-    # -- posting ---------------------------------------------------------------------------------------
-    def _fitted(self, rendered: render.Rendered) -> render.Rendered:
-        fitted = fit(*rendered)
-        return fitted.text, fitted.blocks
-
-    def _post(
-        self, channel: str, rendered: render.Rendered, thread: str | None, filename: str = "tracebot.txt"
-    ) -> str:
-        """Post within Slack's limits; when something had to be cut, the full text follows as a file."""
-        text, blocks = rendered
-        fitted = fit(text, blocks)
-        ts = self.outbox.post(channel, fitted.text, fitted.blocks, thread_ts=thread)
-        if fitted.overflowed:
-            full = blocks_to_text(blocks, text).encode("utf-8")
-            self.outbox.upload(channel, thread or ts, filename, full, "Full answer")
-        return ts
 
     def _submit(self, fn: Any, label: str) -> None:
         try:

@@ -9,11 +9,17 @@ from pathlib import Path
 from typing import Any, Protocol
 from urllib.parse import urlparse
 
+from slack_sdk.errors import SlackApiError
+
 from bot.ratelimit import RateLimiter
 
 log = logging.getLogger(__name__)
 Blocks = list[dict[str, Any]]
 DOWNLOAD_TIMEOUT_S = 30.0
+
+
+class NotInChannel(RuntimeError):
+    """tracebot is not a member of the channel (a /trace typed where it was never invited)."""
 
 
 class DownloadRefused(RuntimeError):
@@ -60,14 +66,19 @@ class SlackOutbox:
         self, channel: str, text: str, blocks: Blocks | None = None, thread_ts: str | None = None
     ) -> str:
         self.limiter.acquire(channel)
-        resp = self.client.chat_postMessage(
-            channel=channel,
-            text=text,
-            blocks=blocks,
-            thread_ts=thread_ts,
-            unfurl_links=False,
-            unfurl_media=False,
-        )
+        try:
+            resp = self.client.chat_postMessage(
+                channel=channel,
+                text=text,
+                blocks=blocks,
+                thread_ts=thread_ts,
+                unfurl_links=False,
+                unfurl_media=False,
+            )
+        except SlackApiError as exc:
+            if exc.response.get("error") in ("not_in_channel", "channel_not_found"):
+                raise NotInChannel(channel) from exc
+            raise
         return str(resp["ts"])
 
     def update(self, channel: str, ts: str, text: str, blocks: Blocks | None = None) -> None:

@@ -47,6 +47,7 @@ class FakeSlack:
         self.files: dict[str, bytes] = {}  # path under /files-pri/ -> content
         self.uploads: dict[str, dict[str, Any]] = {}  # file_id -> {"filename", "content", "completed"...}
         self.socket_url = ""
+        self.not_in: set[str] = set()  # channels tracebot was never invited to
         self._failures: dict[str, list[tuple[int, int]]] = {}
         self._lock = threading.Lock()
         self._ts = itertools.count(1)
@@ -120,6 +121,8 @@ class FakeSlack:
         if method == "apps.connections.open":
             return {"ok": True, "url": self.socket_url}
         if method == "chat.postMessage":
+            if p.get("channel") in self.not_in:
+                return {"ok": False, "error": "not_in_channel"}
             ts = self._next_ts()
             return {
                 "ok": True,

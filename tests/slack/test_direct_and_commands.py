@@ -200,3 +200,28 @@ def test_app_home_shows_entries_by_tag_recent_diagnoses_and_helpful_entries(slac
     shown = texts(view["blocks"])
     assert "2 entries" in shown and "*cuda* (1)" in shown and "*nccl* (1)" in shown
     assert "Test: CUDA out of memory · auto" in shown
+
+
+def test_trace_in_a_channel_tracebot_is_not_in_answers_in_the_users_dm(slack):
+    slack.fake.not_in.add("C0PRIVATE")
+    assert slack.command("slow 9", channel="C0PRIVATE").status == 200
+    slack.idle()
+    dm = slack.fake.posts("U0ALICE")
+    assert "not in <#C0PRIVATE>" in dm[0]["text"] and "/invite @tracebot" in dm[0]["text"]
+    assert any("3 of 4 ranks stuck" in texts(p["blocks"]) for p in dm)
+
+
+def test_a_mention_with_a_command_in_a_thread_runs_it_in_that_thread(slack):
+    root = payloads.new_ts()
+    slack.event(payloads.mention("slow 55", thread_ts=root))
+    slack.idle()
+    posts = slack.fake.posts()
+    assert posts and all(p["thread_ts"] == root for p in posts)
+    assert "3 of 4 ranks stuck" in texts(posts[-1]["blocks"]) and slack.slow.runs == [55]
+
+
+def test_an_at_channel_in_a_pasted_log_is_never_echoed_as_a_ping(slack):
+    slack.event(payloads.message(f"<!channel> <@U0BOB> {OOM_LINE} <!here>"))
+    post = slack.fake.wait_for(lambda: slack.fake.posts())[0]
+    sent = json.dumps(post)
+    assert "<!channel>" not in sent and "<!here>" not in sent and "<@U0BOB>" not in sent

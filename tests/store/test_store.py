@@ -144,7 +144,9 @@ def test_stats_count_matches_per_entry_and_the_helpful_rate(tmp_path):
 
 def test_clicking_feedback_again_replaces_the_earlier_vote():
     store = Store(":memory:")
-    diag_id = store.record_diagnosis(channel="C1", matches=[_match("cuda-oom")], confident=True, source="auto")
+    diag_id = store.record_diagnosis(
+        channel="C1", matches=[_match("cuda-oom")], confident=True, source="auto"
+    )
     store.record_feedback(diagnosis_id=diag_id, entry_id="cuda-oom", user="U1", helpful=True)
     store.record_feedback(diagnosis_id=diag_id, entry_id="cuda-oom", user="U1", helpful=False)
     store.record_feedback(diagnosis_id=diag_id, entry_id="cuda-oom", user="U2", helpful=True)
