@@ -8,7 +8,7 @@ Paste an error and see exactly what tracebot would post (Block Kit rendered as t
 
 Input: a message is one or more lines ended by a line ``---`` (or, at a terminal, an empty line) or the
 end of input; one starting with ``@tracebot`` is a mention. A line starting with ``/`` is a command of
-its own (``/trace ...``, ``/click helpful``...); see ``/help``.
+its own (``/trace ...``, ``/click helpful``...; other lines starting with ``/``, like paths, are text).
 """
 
 from __future__ import annotations
@@ -39,6 +39,7 @@ Paste text (end with a line --- or, at a terminal, an empty line) and see what t
   /home                   show the App Home tab
   /help, /quit"""
 
+COMMANDS = {"/trace", "/dm", "/shortcut", "/attach", "/thread", "/click", "/home", "/help", "/quit", "/exit"}
 CLICKS = {"helpful": ACTION_HELPFUL, "not-this": ACTION_NOT_THIS, "other": ACTION_OTHER}
 
 
@@ -226,13 +227,17 @@ class Session:
 
 
 def turns(lines: Iterable[str], interactive: bool) -> Iterator[str]:
-    """Group input lines into turns: ``/`` commands alone, messages until ``---`` (or a blank line at a
-    terminal) or the end of input."""
+    """Group input lines into turns: console commands alone, messages until ``---`` (or a blank line at a
+    terminal), the next command, or the end of input."""
     buf: list[str] = []
     for raw in lines:
         line = raw.rstrip("\n")
         ends = line.strip() == "---" or (interactive and not line.strip())
-        if not buf and line.startswith("/"):
+        if line.split(" ", 1)[0] in COMMANDS:
+            # A console command ends the message before it (log lines like "/usr/lib/...: warning" don't).
+            if buf:
+                yield "\n".join(buf)
+                buf = []
             yield line
             continue
         if ends:
@@ -272,7 +277,7 @@ def run_console(
             yield line
 
     for turn in turns(lines(), interactive):
-        if turn.startswith("/") and "\n" not in turn:
+        if turn.split(" ", 1)[0] in COMMANDS:
             if not session.command(turn.strip()):
                 break
         else:

@@ -1,0 +1,35 @@
+"""Fitting answers into Slack's limits (3,000 characters a section, 50 blocks, 40,000 characters)."""
+
+from __future__ import annotations
+
+from bot.render.slack import code, section
+from bot.render.slack_limits import MAX_BLOCKS, MESSAGE_CHARS, SECTION_CHARS, cut, fit
+
+
+def test_a_long_code_block_is_cut_at_a_line_and_its_fence_closed():
+    text = "*Stack*\n" + code(
+        "\n".join(f"frame {i} in all_reduce (distributed_c10d.py:{i})" for i in range(300))
+    )
+    fitted = fit("summary", [section(text)])
+    body = fitted.blocks[0]["text"]["text"]
+    assert fitted.overflowed and len(body) <= SECTION_CHARS
+    assert body.count("```") % 2 == 0, "an open fence would turn the rest of the message into code"
+    assert "the full text is in the attached file" in body
+
+
+def test_more_than_fifty_blocks_keep_the_buttons_and_say_what_was_left_out():
+    blocks = [section(f"rank {i}") for i in range(80)] + [{"type": "actions", "elements": []}]
+    fitted = fit("summary", blocks)
+    assert len(fitted.blocks) == MAX_BLOCKS and fitted.blocks[-1]["type"] == "actions"
+    assert "more part(s) are in the attached file" in fitted.blocks[-2]["elements"][0]["text"]
+
+
+def test_a_message_that_fits_is_left_alone():
+    blocks = [section("short")]
+    fitted = fit("summary", blocks)
+    assert not fitted.overflowed and fitted.blocks == blocks and fitted.text == "summary"
+
+
+def test_the_notification_text_is_kept_under_forty_thousand_characters():
+    text, was_cut = cut("x" * 50000, MESSAGE_CHARS)
+    assert was_cut and len(text) <= MESSAGE_CHARS
