@@ -174,8 +174,6 @@ def cmd_kb_search(args: argparse.Namespace) -> int:
 def cmd_kb_eval(args: argparse.Namespace) -> int:
     from bot.kb.evaluate import CaseError, evaluate, format_report, load_cases
 
-    if getattr(args, "compare", None):
-        return COMPARE_HANDLER[0](args) if COMPARE_HANDLER else _no_compare()
     kb, matcher = _kb(args)
     try:
         cases = load_cases(Path(args.cases))
@@ -188,15 +186,6 @@ def cmd_kb_eval(args: argparse.Namespace) -> int:
         args.max_fp is not None and rep.false_positive_rate > args.max_fp
     )
     return 1 if failed else 0
-
-
-def _no_compare() -> int:
-    print("error: --compare is not available in this build", file=sys.stderr)
-    return 2
-
-
-# Filled by bot.kb.cli_contrib (``kb eval --compare``).
-COMPARE_HANDLER: list[Callable[[argparse.Namespace], int]] = []
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -13,13 +13,11 @@ from pathlib import Path
 from typing import Any
 
 from bot.config import Config
-from bot.kb import clean_corpus
 from bot.kb.compare import CompareError, compare, comparison_dict, format_comparison
 from bot.kb.draft import DraftError, draft_from_snippet, pick_signatures, read_snippet, scaffold, write_draft
 from bot.kb.importer import import_document
-from bot.kb.lint import EXTRA_CHECKS, todo_problems
+from bot.kb.lint import todo_problems
 from bot.kb.loader import KnowledgeBase, load_knowledge_base, parse_entry_file
-from bot.kb.pattern_safety import backtracking_problems
 from bot.matcher import Matcher
 
 DEFAULT_DRAFTS_DIR = "knowledge-drafts"
@@ -142,13 +140,3 @@ def add_kb_subcommands(kbs: Any, eval_p: argparse.ArgumentParser) -> None:
         return cmd_kb_compare(args) if args.compare is not None else int(answer(args) or 0)
 
     eval_p.set_defaults(func=eval_or_compare)
-    register_lint_checks()
-
-
-def register_lint_checks() -> None:
-    """Add the contributed-entry safety checks to ``kb lint`` (once, however often this is called)."""
-    if _LINT_CHECKS[0] not in EXTRA_CHECKS:
-        EXTRA_CHECKS.extend(_LINT_CHECKS)
-
-
-_LINT_CHECKS = [backtracking_problems, clean_corpus.lint_check()]

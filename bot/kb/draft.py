@@ -20,7 +20,7 @@ from bot.kb.loader import entry_files, parse_entry_text
 
 # The matcher's own masks, applied in the matcher's order, so a draft generalises over exactly the
 # parts the matcher treats as variable (bot/matcher/normalize.py::mask).
-from bot.matcher.normalize import _HEX, _IP, _LONG_ID, _NUMBER, _PATH, clean, mask, to_text
+from bot.matcher.normalize import HEX, IP, LONG_ID, NUMBER, PATH, clean, mask, to_text
 
 MAX_SIGNATURES = 3
 REGEX_SOURCE_CHARS = 160  # a signature covers the start of a long line: enough to be specific
@@ -65,13 +65,13 @@ _GLOG_PREFIX = re.compile(
     r"^(?:\[[EWIF] [\w.-]+:\d+\]\s*|\[?[EWIF]\d{3,4} \d\d:\d\d:\d\d\.\d+(?:\s+\d+)? [\w.-]+:\d+\]\s*)+"
 )
 _MASKS: list[tuple[re.Pattern[str], str]] = [
-    (_HEX, r"0x[0-9a-f]+"),
-    (_IP, r"[0-9a-f.:\[\]]+"),
-    (_PATH, r"\S+"),
-    (_LONG_ID, r"[0-9a-f-]+"),
+    (HEX, r"0x[0-9a-f]+"),
+    (IP, r"[0-9a-f.:\[\]]+"),
+    (PATH, r"\S+"),
+    (LONG_ID, r"[0-9a-f-]+"),
     # sizes: the amount and its unit change together ("3.91 GiB", "20.00 MiB", "512 bytes")
     (re.compile(r"\b\d+(?:\.\d+)? ?(?:[KMGT]i?B|bytes)\b"), r"\d+(?:\.\d+)? ?[kmgt]?i?b(?:ytes)?"),
-    (_NUMBER, ""),  # integers become \d+, decimals \d+\.\d+ (see _number_class)
+    (NUMBER, ""),  # integers become \d+, decimals \d+\.\d+ (see _number_class)
     # enum-like values (OpType=ALLREDUCE) vary between occurrences of the same failure
     (re.compile(r"(?<==)[A-Z][A-Z0-9_]+\b"), r"\w+"),
 ]
@@ -135,7 +135,7 @@ def line_to_regex(text: str, max_source_chars: int = REGEX_SOURCE_CHARS) -> str:
             if m.start() == m.end() or any(taken[m.start() : m.end()]):
                 continue
             spans.append((m.start(), m.end(), cls or _number_class(m.group())))
-            if pattern is _PATH:
+            if pattern is PATH:
                 spans[-1] = (m.start(), m.end(), _path_class(m.group()))
             for i in range(m.start(), m.end()):
                 taken[i] = True

@@ -11,14 +11,20 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from bot.kb import clean_corpus
 from bot.kb.entry import Entry
 from bot.kb.loader import KnowledgeBase, LoadError, load_knowledge_base
+from bot.kb.pattern_safety import backtracking_problems
 from bot.matcher import Matcher
 
 TODO_MARK = "TODO"
 
-# Extra checks other modules contribute (e.g. the clean-corpus check): (kb, matcher) -> problems.
-EXTRA_CHECKS: list[Callable[[KnowledgeBase, Matcher], list[LoadError]]] = []
+# Checks for contributed entries beyond the schema: nested repetitions in regexes, and entries that
+# match a large share of the clean corpus of healthy logs. (kb, matcher) -> problems.
+EXTRA_CHECKS: list[Callable[[KnowledgeBase, Matcher], list[LoadError]]] = [
+    backtracking_problems,
+    clean_corpus.lint_check(),
+]
 
 
 @dataclass(frozen=True)
@@ -84,6 +90,14 @@ def todo_problems(kb: KnowledgeBase) -> list[LoadError]:
         for i, s in enumerate(e.sources):
             if any(TODO_MARK in v for v in s.values()):
                 out.append(LoadError(_where(e), e.line_of(f"sources.{i}"), "a source still has a TODO"))
+        for kind in ("anchors", "regex", "exemplars", "phrases"):
+            for i, value in enumerate(getattr(e, kind)):
+                if TODO_MARK in value:
+                    out.append(LoadError(_where(e), e.line_of(f"recognise.{kind}.{i}"), f"recognise.{kind} still has a TODO"))
+        for kind, texts in (("match", e.examples_match), ("no_match", e.examples_no_match)):
+            for i, value in enumerate(texts):
+                if value.strip().startswith(TODO_MARK):
+                    out.append(LoadError(_where(e), e.line_of(f"examples.{kind}.{i}"), f"examples.{kind} still has a TODO"))
     return out
 
 

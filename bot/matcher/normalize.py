@@ -130,11 +130,19 @@ def clean(line: str) -> CleanLine:
     return CleanLine(text.strip(), rank, host, prefixed)
 
 
+# The variable parts of a line, in the order they are masked (drafting signatures uses the same list).
+MASKS: tuple[tuple[re.Pattern[str], str], ...] = (
+    (_HEX, "<hex>"),
+    (_IP, "<ip>"),
+    (_PATH, "<path>"),
+    (_LONG_ID, "<id>"),
+    (_NUMBER, "<n>"),
+)
+HEX, IP, PATH, LONG_ID, NUMBER = (pattern for pattern, _ in MASKS)
+
+
 def mask(text: str) -> str:
     """Replace variable parts with placeholders and lower-case: ``<hex> <ip> <path> <id> <n>``."""
-    text = _HEX.sub("<hex>", text)
-    text = _IP.sub("<ip>", text)
-    text = _PATH.sub("<path>", text)
-    text = _LONG_ID.sub("<id>", text)
-    text = _NUMBER.sub("<n>", text)
+    for pattern, placeholder in MASKS:
+        text = pattern.sub(placeholder, text)
     return _SPACE.sub(" ", text).strip().lower()

@@ -10,7 +10,6 @@ import yaml
 
 from bot.cli import main
 from bot.kb.clean_corpus import DEFAULT_CLEAN_DIR, clean_corpus_problems, clean_logs
-from bot.kb.cli_contrib import register_lint_checks
 from bot.kb.lint import lint
 from bot.kb.loader import MAX_FILE_BYTES, KnowledgeBase, load_knowledge_base
 from bot.kb.pattern_safety import nested_repetition
@@ -106,7 +105,6 @@ def test_lint_refuses_catastrophic_backtracking_shapes_naming_the_group(tmp_path
         tmp_path / "knowledge",
         [entry_dict("bt", recognise={"regex": [pattern]}, examples={"match": ["x" * 30 + "y"]})],
     )
-    register_lint_checks()
     _, problems = lint(root, examples=False)
     msgs = [p.message for p in problems if "repeats a group that itself repeats" in p.message]
     assert len(msgs) == 1 and f"({nested_repetition(pattern)})" in msgs[0]

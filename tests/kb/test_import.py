@@ -17,9 +17,12 @@ from tests.support import entry_dict, require, write_kb
 
 
 def _seeds_dir() -> Path:
-    for candidate in (os.environ.get("TRACEBOT_SEEDS"), REPO / "docs" / "seeds", "/work/shared/seeds"):
+    # The seeds live in shared/ beside the clone (as in this project's CI), or where TRACEBOT_SEEDS says.
+    for candidate in (os.environ.get("TRACEBOT_SEEDS"), REPO.parent / "shared" / "seeds"):
         if candidate and Path(candidate, "003_7e992738102f1530.txt").is_file():
             return Path(candidate)
+    if os.environ.get("TRACEBOT_SEEDS_OPTIONAL"):  # a checkout without shared/ (GitHub pull requests)
+        pytest.skip("the seed documents are not beside this checkout")
     require(False, "the five seed documents (set TRACEBOT_SEEDS to their directory)")
     raise AssertionError("unreachable")
 
