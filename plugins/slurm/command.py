@@ -22,7 +22,7 @@ from plugins.slurm.states import LIVE_STATES
 JOB_USAGE = "/trace job <jobid>"
 GPUS_USAGE = "/trace gpus <node>"
 LOOKUP_BUDGET_S = 14.0  # "a controller that is down gets a clear answer within 15 s"
-TRACEABLE = {"RUNNING", "COMPLETING", "SUSPENDED", "STOPPED"}
+TRACEABLE = {"RUNNING", "SUSPENDED", "STOPPED"}
 
 
 def parse_job(words: list[str]) -> dict[str, Any]:
@@ -90,8 +90,11 @@ def describe(ctx: CommandContext, cli: SlurmCli, settings: SlurmSettings, job: J
         report.add_hang_trace(result, ctx, job, trace)
     elif job.base_state in LIVE_STATES:
         result = report.running(job, [])
-        result.sections.append(Section("No hang trace", "The controller is not answering, so the job's "
-                                                         "ranks cannot be reached through srun now."))
+        why = ("The controller is not answering, so the job's ranks cannot be reached through srun now."
+               if job.source == "sacct" else
+               f"The job is {job.base_state}: its processes are being stopped or set up, so there is no "
+               "stack to take. Ask again in a minute for its final state.")
+        result.sections.append(Section("No hang trace", why))
     else:
         result = report.finished(job)
         # The sacct line as people paste it, so entries about job states (triage) are matched too.

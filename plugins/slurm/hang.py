@@ -91,14 +91,19 @@ def _last_json(out: str) -> dict[str, Any] | None:
     return None
 
 
+_ENDED = ("already completing or completed", "job has already finished", "invalid job id", "has expired",
+          "job/step already completing")
+
+
 def _srun_reason(stderr: str) -> str:
     lines = [ln.strip() for ln in stderr.splitlines() if ln.strip()]
     for line in lines:
         low = line.lower()
-        if "already completing or completed" in low or "job has already finished" in low \
-                or "invalid job id" in low or "job/step already completing" in low:
+        if any(marker in low for marker in _ENDED):
             return "the job ended before its ranks could be dumped"
-    return lines[-1][:300] if lines else ""
+    # "slurmstepd: error: execve(): ...: No such file" says why; "task 0: Exited with exit code 2" only that.
+    specific = [ln for ln in lines if "error" in ln.lower() and "exited with exit code" not in ln.lower()]
+    return (specific or lines or [""])[0][:300]
 
 
 def trace_job(cli: SlurmCli, job_id: str, nodes: list[str], settings: SlurmSettings, deadline: float) -> HangTrace:

@@ -86,6 +86,7 @@ InactiveLimit=0
 SlurmctldTimeout=30
 SlurmdTimeout=60
 MpiDefault=none
+MailProg=/bin/true
 JobCompType=jobcomp/none
 JobAcctGatherType=jobacct_gather/linux
 JobAcctGatherFrequency=5
