@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator
+from urllib.parse import parse_qsl
 
 import pytest
 
@@ -71,9 +72,8 @@ def test_a_slash_command_over_socket_mode_is_answered_in_the_ack(
     running = _connect(tmp_path, fake_slack, kb_dir, plugin_host[0], 1)
     try:
         socket_server.wait_connected(1)
-        form = dict(p.split("=", 1) for p in payloads.slash("help").split("&"))
-        form["text"] = "help"
-        form["command"] = "/trace"
+        # Over Socket Mode a slash command's payload is its form fields as a JSON object.
+        form = dict(parse_qsl(payloads.slash("help")))
         envelope = socket_server.send("slash_commands", form)
         ack = socket_server.wait_ack(envelope)
         assert "/trace diagnose" in texts(ack["payload"]["blocks"])
