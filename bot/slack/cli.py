@@ -50,7 +50,7 @@ def cmd_console(args: argparse.Namespace) -> int:
     cfg.admins = {*cfg.admins, args.user}  # the person at the terminal runs their own console
     outbox = ConsoleOutbox(sys.stdout)
     try:
-        store = Store(args.db or ":memory:")
+        store = Store(cfg.db_path)
         tracebot = build_tracebot(cfg, outbox, store=store)
     except (StoreError, RuntimeError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -156,7 +156,9 @@ def add_subcommands(sub: Any) -> None:
     )
     c.add_argument("--channel", default="C0CONSOLE")
     c.add_argument("--user", default="U0CONSOLE")
-    c.add_argument("--db", help="SQLite file to keep (default: in memory)")
+    c.add_argument(
+        "--db", help="SQLite file (default: $TRACEBOT_DB or var/tracebot.sqlite3; :memory: for none)"
+    )
     c.add_argument("--knowledge", help="knowledge directory (default: bundled, or $TRACEBOT_KNOWLEDGE)")
     c.set_defaults(func=cmd_console)
 

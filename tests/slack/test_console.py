@@ -70,10 +70,15 @@ def test_a_scripted_console_conversation_shows_what_slack_would_get(kb_dir, tmp_
 
 
 def test_run_without_slack_credentials_starts_the_console(kb_dir):
-    done = tracebot("run", stdin=f"{OOM_LINE}\n", env={"TRACEBOT_KNOWLEDGE": str(kb_dir)})
+    db = kb_dir.parent / "run.sqlite3"
+    done = tracebot(
+        "run", stdin=f"{OOM_LINE}\n", env={"TRACEBOT_KNOWLEDGE": str(kb_dir), "TRACEBOT_DB": str(db)}
+    )
     assert done.returncode == 0, done.stderr
     assert "starting the console" in done.stderr
     assert "Test: CUDA out of memory" in done.stdout
+    stats = tracebot("stats", "--db", str(db), "--json")
+    assert json.loads(stats.stdout)["entries"][0]["entry_id"] == "test-cuda-oom", "the console kept its store"
 
 
 def test_stats_on_a_corrupt_database_says_so_and_fails(tmp_path):
