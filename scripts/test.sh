@@ -16,7 +16,7 @@ echo "== knowledge base lint"
 .venv/bin/tracebot kb lint
 
 echo "== corpus"
-.venv/bin/tracebot kb eval tests/corpus/cases.jsonl --min-top1 0.85 --max-fp 0.05
+.venv/bin/tracebot kb eval tests/corpus/cases.jsonl --min-top1 0.90 --max-fp 0.03
 
 echo "== pytest"
 set +e

@@ -46,10 +46,11 @@ _RANK_PREFIXES = [
     re.compile(r"^\[\d+,(?P<rank>\d+)\]<std(?:out|err)>\s*:\s*"),
     re.compile(r"^(?P<rank>\d{1,5}):\s+(?=\S)"),
 ]
-# host: a token with a digit or a hyphen (slurm0-a3-ghpc-8, algo-1, node017, ip-10-0-0-1, gpu-a100-3)
-# followed by ": ". Exception names ("RuntimeError: ") have neither, and are excluded explicitly too.
+# host: a token with a digit (slurm0-a3-ghpc-8, algo-1, node017, ip-10-0-0-1, gpu-a100-3) followed by
+# ": ". Exception names ("RuntimeError: ") and tool names ("py-spy: ") have none; exception names are
+# also excluded explicitly.
 _HOST = re.compile(
-    r"^(?P<host>(?=[\w.-]*[\d-])(?![\w.]*(?:Error|Exception|Warning|Failure|Exit)\b)"
+    r"^(?P<host>(?=[\w.-]*\d)(?![\w.]*(?:Error|Exception|Warning|Failure|Exit)\b)"
     r"[A-Za-z][A-Za-z0-9._-]{0,62}[A-Za-z0-9])\s*:\s+(?=\S)"
 )
 _LOGLEVEL_HOST = re.compile(r"^(?P<host>localhost)\s*:\s+")
