@@ -6,10 +6,11 @@ from dataclasses import asdict
 
 from bot.plugin_api import CommandContext
 from bot.plugin_host import attach_matches
+from bot.render.ranges import ranks_phrase
 from bot.result import Attachment, Result, Section, StackGroup, Table
 from plugins.pyspy.group import group_stacks
 from plugins.pyspy.knowledge import stacks_text
-from plugins.pyspy.render import PNG_MIN_RANKS, ranks_phrase, ranks_png, stack_text, summarise_groups
+from plugins.pyspy.render import PNG_MIN_RANKS, ranks_png, stack_text, summarise_groups
 from plugins.slurm.hang import HangTrace
 from plugins.slurm.jobinfo import JobView
 from plugins.slurm.logscan import LogScan

@@ -10,6 +10,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from plugins.slurm.parse import parse_listpids
+
 REPO = Path(__file__).resolve().parents[3]
 JOBS = Path(__file__).resolve().parent / "jobs"
 PYTHON = str(REPO / ".venv" / "bin" / "python") if (REPO / ".venv" / "bin" / "python").exists() else sys.executable
@@ -68,6 +70,12 @@ class Jobs:
 
 def train_cmd(script: str) -> str:
     return f"{PYTHON} {JOBS / script}"
+
+
+def rank_pid(job_id: str, rank: int) -> int:
+    """The pid of task ``rank`` of the job's first srun step, as the local slurmd knows it."""
+    rows = parse_listpids(run(["scontrol", "listpids", job_id]).stdout)
+    return next(r.pid for r in rows if r.step_id == "0" and r.global_id == rank)
 
 
 def wait_until_hung(jobs: Jobs, timeout: float = 90) -> None:

@@ -19,7 +19,6 @@ from bot.plugin_api import Caller, CommandContext
 from plugins.slurm.cli import SlurmCli
 from plugins.slurm.command import describe
 from plugins.slurm.jobinfo import lookup
-from plugins.slurm.parse import parse_listpids
 from plugins.slurm.settings import SlurmSettings
 from tests.plugins.slurm.cluster import (
     JOBS,
@@ -28,6 +27,7 @@ from tests.plugins.slurm.cluster import (
     STOP,
     TRACEBOT,
     Jobs,
+    rank_pid,
     run,
     sbatch,
     tracebot,
@@ -38,11 +38,6 @@ from tests.plugins.slurm.cluster import (
 
 pytestmark = [pytest.mark.integration]
 NO_DAC = ["setpriv", "--bounding-set=-dac_override,-dac_read_search"]  # root that obeys file permissions
-
-
-def rank_pid(job_id: str, rank: int) -> int:
-    rows = parse_listpids(run(["scontrol", "listpids", job_id]).stdout)
-    return next(r.pid for r in rows if r.step_id == "0" and r.global_id == rank)
 
 
 @pytest.fixture
