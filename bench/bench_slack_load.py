@@ -166,7 +166,7 @@ def main() -> None:
         with running_app(make_config(Path(tmp) / "a", fake, kb_dir), fake, host=host, slow=slow) as slack:
             lat = timed_concurrently(slack.url, command_bodies(args.commands))
             finished = wait_until(
-                lambda: len(slow.runs) == args.commands and slack.tracebot.jobs.pending == 0,
+                lambda: len(slow.runs) == args.commands and slack.tracebot.trace_jobs.pending == 0,
                 timeout=args.commands * args.seconds + 60,
             )
         fake.stop()

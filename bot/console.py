@@ -133,7 +133,7 @@ class Session:
         self.out.flush()
 
     def settle(self) -> None:
-        if not self.tracebot.jobs.wait_idle(timeout=600):
+        if not self.tracebot.wait_idle(timeout=600):
             self.say("(still working; its answer will appear when it is done)")
 
     def message(self, text: str, *, channel_type: str = "channel") -> None:

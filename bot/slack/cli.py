@@ -59,7 +59,7 @@ def cmd_console(args: argparse.Namespace) -> int:
     try:
         return run_console(tracebot, outbox, channel=args.channel, user=args.user)
     finally:
-        tracebot.jobs.shutdown(wait=False)
+        tracebot.shutdown(wait=False)
 
 
 def _require(cfg: Config, *names: str) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import tempfile
 import threading
+import time
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
@@ -72,6 +73,7 @@ class Tracebot:
         knowledge: Any,
         outbox: Outbox,
         jobs: JobPool,
+        trace_jobs: JobPool | None = None,
         router: TraceRouter,
         bot_user_id: str | None = None,
         tunables: Tunables | None = None,
@@ -80,7 +82,10 @@ class Tracebot:
         self.store = store
         self.knowledge = knowledge
         self.outbox = outbox
-        self.jobs = jobs
+        self.jobs = jobs  # answers to messages, clicks, App Home: quick work
+        # /trace runs (py-spy over hundreds of ranks, minutes) get their own pool so they never delay
+        # the answer to a pasted error.
+        self.trace_jobs = trace_jobs or JobPool(workers=jobs.workers, max_pending=jobs.max_pending)
         self.router = router
         self.bot_user_id = bot_user_id
         self.tunables = tunables or Tunables()
@@ -114,9 +119,7 @@ class Tracebot:
             return False
         if not self.store.channel_settings(msg.channel).auto_reply:
             return False
-        self._submit(
-            lambda job: self.answer(msg, source="auto", always=False), f"auto {msg.channel}/{msg.ts}"
-        )
+        self.submit(lambda job: self.answer(msg, source="auto", always=False), f"auto {msg.channel}/{msg.ts}")
         return True
 
     def on_direct(self, msg: Inbound, source: str, keys: list[str] | None = None) -> bool:
@@ -136,7 +139,7 @@ class Tracebot:
         ):
             plan = self.router.plan(text, self.caller(msg.user), msg.channel)
             if plan.kind == "reply" and plan.result is not None:
-                self._submit(
+                self.submit(
                     lambda job: posting.post_result(
                         self.outbox, msg.channel, msg.thread_root, plan.result, self.knowledge.kb
                     ),
@@ -145,15 +148,15 @@ class Tracebot:
             else:
                 reply = self.runs.start(plan, msg.channel, msg.user, thread_ts=msg.thread_root)
                 if reply is not None:
-                    self._submit(
+                    self.submit(
                         lambda job: posting.post(self.outbox, msg.channel, reply, msg.thread_root), "busy"
                     )
             return True
         if not text and not msg.files:
             hint = "Paste an error after mentioning me (or attach a log), or try `/trace help`."
-            self._submit(lambda job: self.outbox.post(msg.channel, hint, thread_ts=msg.thread_root), "hint")
+            self.submit(lambda job: self.outbox.post(msg.channel, hint, thread_ts=msg.thread_root), "hint")
             return True
-        self._submit(
+        self.submit(
             lambda job: self.answer(msg, source=source, always=True), f"{source} {msg.channel}/{msg.ts}"
         )
         return True
@@ -268,9 +271,23 @@ class Tracebot:
             notes.extend(diag.notes or [])
         return merge_matches(diagnoses), notes if report else []
 
-    def _submit(self, fn: Any, label: str) -> None:
+    def submit(self, fn: Any, label: str) -> None:
+        """Queue quick work (an answer, a click, the App Home) on the job pool."""
         try:
             self.jobs.submit(fn, label=label)
         except PoolBusy:
             log.error("job pool full; dropped %s", label)
             raise
+
+    def wait_idle(self, timeout: float = 30.0) -> bool:
+        """True once nothing is queued or running (the console and tests wait for this)."""
+        end = time.monotonic() + timeout
+        for _ in range(2):  # a trace run may queue an answer, and an answer never queues a trace run
+            for pool in (self.trace_jobs, self.jobs):
+                if not pool.wait_idle(max(0.0, end - time.monotonic())):
+                    return False
+        return True
+
+    def shutdown(self, wait: bool = True) -> None:
+        self.trace_jobs.shutdown(wait=wait)
+        self.jobs.shutdown(wait=wait)

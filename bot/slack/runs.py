@@ -34,7 +34,7 @@ class TraceRuns:
     ) -> render.Rendered | None:
         """Queue ``plan``; return a reply for the user now (busy, already running) or None."""
         try:
-            job, created = self.bot.jobs.submit(
+            job, created = self.bot.trace_jobs.submit(
                 lambda job: self._run(job, plan, channel, user, thread_ts), label=plan.label, key=plan.key
             )
         except PoolBusy as exc:

@@ -62,14 +62,17 @@ def build_tracebot(
         host = default_host()
     store = store or Store(config.db_path)
     knowledge = knowledge or KnowledgeHolder(config.knowledge_dir, config.confidence_threshold)
-    workers = int(_num(os.environ, "TRACEBOT_JOB_WORKERS", 4))
-    jobs = jobs or JobPool(workers=workers, max_pending=int(_num(os.environ, "TRACEBOT_MAX_PENDING", 500)))
+    max_pending = int(_num(os.environ, "TRACEBOT_MAX_PENDING", 500))
+    jobs = jobs or JobPool(workers=int(_num(os.environ, "TRACEBOT_JOB_WORKERS", 4)), max_pending=max_pending)
+    trace_workers = int(_num(os.environ, "TRACEBOT_TRACE_WORKERS", 4))
+    trace_jobs = JobPool(workers=trace_workers, max_pending=max_pending, name="tracebot-trace")
     return Tracebot(
         config=config,
         store=store,
         knowledge=knowledge,
         outbox=outbox,
         jobs=jobs,
+        trace_jobs=trace_jobs,
         router=TraceRouter(host, store, knowledge, config),
         bot_user_id=bot_user_id,
         tunables=tunables or tunables_from_env(),

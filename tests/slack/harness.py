@@ -89,7 +89,7 @@ class Slack:
         """Wait until Bolt's listeners and tracebot's jobs are all done (so "nothing was posted" means it)."""
         for _ in range(2):  # a listener queues a job; a job never queues a listener
             assert self.listeners.wait_idle(timeout), "Bolt listeners did not finish"
-            assert self.tracebot.jobs.wait_idle(timeout), "tracebot's jobs did not finish"
+            assert self.tracebot.wait_idle(timeout), "tracebot's jobs did not finish"
 
 
 class CountingExecutor(ThreadPoolExecutor):
@@ -151,5 +151,5 @@ def running_app(
         server.shutdown()
         server.server_close()
         listeners.shutdown(wait=True)
-        tracebot.jobs.shutdown(wait=True)
+        tracebot.shutdown(wait=True)
         tracebot.store.close()

@@ -45,7 +45,7 @@ def _close(running) -> None:
         # The SDK's close joins its interval threads (about 3 s); nothing is left to check, so the test
         # doesn't wait for it.
         threading.Thread(target=handler.close, daemon=True).start()
-        tracebot.jobs.shutdown()
+        tracebot.shutdown()
 
 
 def test_an_event_over_socket_mode_is_acked_and_answered_in_its_thread(
@@ -95,7 +95,7 @@ def test_redelivered_envelopes_and_two_connections_answer_each_message_once(
             socket_server.send("events_api", body, connection=0, retry_attempt=1)  # Slack's retry
         fake_slack.wait_for(lambda: len(fake_slack.posts()) >= 5)
         for _, tracebot in running:
-            assert tracebot.jobs.wait_idle(10)
+            assert tracebot.wait_idle(10)
         assert sorted(p["channel"] for p in fake_slack.posts()) == [f"C0SOCK{i}" for i in range(5)]
     finally:
         _close(running)

@@ -26,7 +26,7 @@ def on_feedback(ack: Ack, body: dict[str, Any], action: dict[str, Any], context:
         thread_ts=container.get("thread_ts") or message.get("thread_ts"),
     )
     tracebot = context["tracebot"]
-    tracebot.jobs.submit(lambda job: tracebot.on_click(click), label=f"click {click.action_id}")
+    tracebot.submit(lambda job: tracebot.on_click(click), f"click {click.action_id}")
 
 
 def register(app: App) -> None:

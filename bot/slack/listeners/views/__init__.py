@@ -12,7 +12,7 @@ def on_home_opened(event: dict[str, Any], context: BoltContext) -> None:
         return
     tracebot = context["tracebot"]
     user = event["user"]
-    tracebot.jobs.submit(lambda job: tracebot.on_home_opened(user), label=f"home {user}")
+    tracebot.submit(lambda job: tracebot.on_home_opened(user), f"home {user}")
 
 
 def register(app: App) -> None:
