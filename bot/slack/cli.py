@@ -69,9 +69,17 @@ def _require(cfg: Config, *names: str) -> None:
 
 
 def _build_app(cfg: Config) -> tuple[Any, Any]:
-    from bot.slack.app import build_app
+    from slack_sdk.errors import SlackApiError
 
-    app, tracebot = build_app(cfg)
+    from bot.slack.app import build_app
+    from bot.store import StoreError
+
+    try:
+        app, tracebot = build_app(cfg)
+    except (StoreError, RuntimeError, ValueError) as exc:  # database, knowledge base, settings
+        raise SystemExit(f"error: {exc}") from exc
+    except (SlackApiError, OSError) as exc:  # auth.test at start: bad token, or Slack unreachable
+        raise SystemExit(f"error: cannot start the Slack app (auth.test failed): {exc}") from exc
     tracebot.knowledge.watch(KB_POLL_S)
     return app, tracebot
 

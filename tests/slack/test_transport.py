@@ -75,3 +75,15 @@ def test_the_bot_token_and_signing_secret_never_appear_in_what_is_sent_to_slack(
     assert all(
         c.authorization == f"Bearer {slack.fake.bot_token}" for c in slack.fake.calls if c.method != "upload"
     )
+
+
+def test_the_request_url_check_slack_makes_when_installing_is_answered(slack):
+    body = json.dumps(
+        {
+            "token": "legacy",
+            "challenge": "3eZbrw1aBm2rZgRNFdxV2595E9CY3gmdALWMmHkvFXO7tYXAYM8P",
+            "type": "url_verification",
+        }
+    )
+    resp = slack.send(body, "application/json")
+    assert resp.status == 200 and "3eZbrw1aBm2rZgRNFdxV2595E9CY3gmdALWMmHkvFXO7tYXAYM8P" in resp.body
