@@ -25,6 +25,7 @@ from bot.store.migrations import apply_migrations
 
 T = TypeVar("T")
 EVENT_TTL_S = 7 * 24 * 3600  # Slack retries within minutes; a week is far beyond any redelivery
+PRUNE_EVERY = 1000
 
 
 class StoreError(RuntimeError):
@@ -57,6 +58,7 @@ class Store:
     def __init__(self, path: str | Path, *, timeout_s: float = 5.0) -> None:
         self.path = str(path)
         self._lock = threading.RLock()
+        self._claims = 0
         if self.path != ":memory:":
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
         try:
@@ -135,6 +137,9 @@ class Store:
             conn.commit()
             return first
 
+        self._claims += 1
+        if self._claims % PRUNE_EVERY == 0:  # a bot that runs for months keeps the table small
+            self._run(lambda: self.db.execute("DELETE FROM events WHERE seen_at < ?", [now - EVENT_TTL_S]))
         return self._run(claim)
 
     # -- diagnoses -----------------------------------------------------------------------------------

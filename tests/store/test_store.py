@@ -152,3 +152,15 @@ def test_clicking_feedback_again_replaces_the_earlier_vote():
     store.record_feedback(diagnosis_id=diag_id, entry_id="cuda-oom", user="U2", helpful=True)
     stats = {s.entry_id: s for s in entry_stats(store)}
     assert (stats["cuda-oom"].helpful, stats["cuda-oom"].not_this) == (1, 1)
+
+
+def test_events_older_than_a_week_are_forgotten_so_the_table_stays_small(monkeypatch):
+    from bot.store import db as store_db
+
+    monkeypatch.setattr(store_db, "PRUNE_EVERY", 1)
+    store = Store(":memory:")
+    assert store.claim_event("Ev-old")
+    store.db.execute("UPDATE events SET seen_at = ?", [time.time() - 8 * 24 * 3600])
+    assert store.claim_event("Ev-new")
+    assert store.count("events") == 1
+    assert store.claim_event("Ev-old"), "a week-old event id no longer blocks anything"
