@@ -156,10 +156,17 @@ class Tracebot:
             hint = "Paste an error after mentioning me (or attach a log), or try `/trace help`."
             self.submit(lambda job: self.outbox.post(msg.channel, hint, thread_ts=msg.thread_root), "hint")
             return True
-        self.submit(
-            lambda job: self.answer(msg, source=source, always=True), f"{source} {msg.channel}/{msg.ts}"
-        )
+        self.submit(lambda job: self._answer_asked(msg, source), f"{source} {msg.channel}/{msg.ts}")
         return True
+
+    def _answer_asked(self, msg: Inbound, source: str) -> None:
+        """Someone asked: even a failure gets an answer (the details go to the log, not the channel)."""
+        try:
+            self.answer(msg, source=source, always=True)
+        except Exception as exc:
+            log.exception("answering a %s failed", source)
+            text = f":x: Sorry, I could not diagnose that ({type(exc).__name__}); the error is in my log."
+            self.outbox.post(msg.channel, text, [render.section(text)], thread_ts=msg.thread_root)
 
     def on_command(self, cmd: SlashCommand) -> render.Rendered | None:
         """``/trace ...`` inside the 3-second ack window. Returns an ephemeral reply, or None when the work

@@ -225,3 +225,15 @@ def test_an_at_channel_in_a_pasted_log_is_never_echoed_as_a_ping(slack):
     post = slack.fake.wait_for(lambda: slack.fake.posts())[0]
     sent = json.dumps(post)
     assert "<!channel>" not in sent and "<!here>" not in sent and "<@U0BOB>" not in sent
+
+
+def test_a_mention_whose_diagnosis_fails_still_gets_an_apology_in_the_thread(slack, monkeypatch):
+    def broken(text):
+        raise RuntimeError("matcher bug with xoxb-fake-bot-token")
+
+    monkeypatch.setattr(slack.tracebot.knowledge.matcher, "diagnose", broken)
+    event = payloads.mention(OOM_LINE)
+    slack.event(event)
+    post = slack.fake.wait_for(lambda: slack.fake.posts())[0]
+    assert post["thread_ts"] == event["ts"] and "could not diagnose that (RuntimeError)" in post["text"]
+    assert "xoxb" not in post["text"]
