@@ -19,7 +19,7 @@ from bot.matcher import Matcher
 from bot.plugin_api import Caller, CommandContext
 from bot.plugin_host import PluginHost
 from bot.result import Result
-from tests.plugins.slurm.cluster import PYTHON, START, Jobs, run, sbatch, start_cluster, train_cmd, wait_for
+from tests.plugins.slurm.cluster import PYTHON, START, Jobs, run, sbatch, start_cluster, train_cmd
 from tests.support import require
 
 
@@ -43,15 +43,12 @@ def jobs(slurm_cluster: None, tmp_path_factory: pytest.TempPathFactory) -> Itera
     j.ids["completes"] = sbatch("-J", "completes", "-o", out, "--wrap", "echo epoch 1 done; echo training finished")
     j.ids["fails"] = sbatch("-J", "fails", "-o", out, "--wrap", f"{PYTHON} -c 'import sys; print(\"step 1\"); sys.exit(3)'")
     j.ids["port"] = sbatch("-J", "port", "-o", out, "--wrap", train_cmd("port_in_use.py"))
-    j.ids["cancelled"] = sbatch("-J", "cancelled", "-o", out, "--wrap", "sleep 600")
     j.ids["later"] = sbatch("-J", "later", "-o", out, "--begin=now+1hour", "--wrap", "true")
     j.ids["held"] = sbatch("-J", "held", "-o", out, "--hold", "--wrap", "true")
     j.ids["after"] = sbatch("-J", "after", "-o", out, f"--dependency=afterok:{j.ids['held']}", "--wrap", "true")
     j.ids["timeout"] = sbatch("-J", "timeout", "-o", out, "--time=1", "--wrap", "sleep 600")
     j.ids["hang"] = sbatch("-J", "hang", "-o", out, "-n", "2", "--export=ALL,HANG_MASTER_PORT=29611",
                            "--wrap", f"srun {train_cmd('hang_train.py')}")
-    wait_for(j.ids["cancelled"], {"RUNNING"})
-    run(["scancel", j.ids["cancelled"]])
     try:
         yield j
     finally:
