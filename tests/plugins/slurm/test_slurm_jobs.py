@@ -4,10 +4,22 @@ trace naming rank 1 as the odd one out while rank 0 waits in all_reduce."""
 
 from __future__ import annotations
 
+import time
+from pathlib import Path
+
 import pytest
 
 from bot.result import Result
-from tests.plugins.slurm.cluster import TRACEBOT, Jobs, run, sbatch, tracebot, wait_for, wait_until_hung
+from tests.plugins.slurm.cluster import (
+    TRACEBOT,
+    Jobs,
+    run,
+    sbatch,
+    tracebot,
+    train_cmd,
+    wait_for,
+    wait_until_hung,
+)
 
 pytestmark = [pytest.mark.integration]
 
@@ -146,3 +158,21 @@ def test_het_job_component_is_traced_by_its_plus_id(jobs: Jobs, tmp_path) -> Non
         assert doc["data"]["state"] == "PENDING"
     finally:
         run(["scancel", het], check=False)
+
+
+def test_more_than_8_ranks_come_with_a_picture_and_the_odd_rank_named(slurm_cluster: None, tmp_path) -> None:
+    job = sbatch("-J", "many", "-o", str(tmp_path / "many-%j.out"), "-n", "10", "--overcommit",
+                 "--wrap", f"srun {train_cmd('many_ranks.py')}")
+    try:
+        wait_for(job, {"RUNNING"})
+        log, end = tmp_path / f"many-{job}.out", time.monotonic() + 60
+        while not log.exists() or log.read_text().count(" up") < 10:
+            assert time.monotonic() < end, "the ranks never came up"
+            time.sleep(0.5)
+        _, doc, _ = tracebot("job", job, "--out", str(tmp_path / "png"))
+        assert [g["ranks"] for g in doc["stack_groups"] if g["odd_one_out"]] == [["4"]]
+        assert "rank 4 in read_shard" in doc["summary"] and "ranks 0–3, 5–9 wait in wait_for_peers" in doc["summary"]
+        png = next(a for a in doc["attachments"] if a["mimetype"] == "image/png")
+        assert Path(png["path"]).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    finally:
+        run(["scancel", job], check=False)
