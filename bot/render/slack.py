@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from bot.commands.suggest import fill
 from bot.render.ranges import format_ranks
 from bot.result import Match, Result, StackGroup, Table
 
@@ -80,8 +81,9 @@ def _sources(entry: Any) -> str:
     return "; ".join(x for x in links if x)
 
 
-def match_blocks(match: Match, entry: Any | None) -> list[Block]:
-    """One match explained: title, why it matched, the fix, the source and the next /trace command."""
+def match_blocks(match: Match, entry: Any | None, filled: dict[str, str] | None = None) -> list[Block]:
+    """One match explained: title, why it matched, the fix, the source and the next /trace command
+    (``filled`` replaces placeholders such as ``<jobid>`` with what the pasted text named)."""
     head = f"*{escape(match.title)}*  `{match.entry_id}` · score {match.score:.0f}"
     if match.role == "symptom":
         head += " · _symptom: the root cause is usually elsewhere in the log_"
@@ -105,14 +107,20 @@ def match_blocks(match: Match, entry: Any | None) -> list[Block]:
         if _sources(entry):
             footer.append(f"Source: {_sources(entry)}")
         if entry.trace:
-            footer.append("Next: " + "  ".join(f"`{escape(t)}`" for t in entry.trace))
+            footer.append("Next: " + "  ".join(f"`{escape(fill(t, filled or {}))}`" for t in entry.trace))
         if footer:
             blocks.append(context(*footer))
     return blocks
 
 
 def diagnosis(
-    matches: list[Match], kb: Any, *, diagnosis_id: int | None, threshold: float, always_answer: bool
+    matches: list[Match],
+    kb: Any,
+    *,
+    diagnosis_id: int | None,
+    threshold: float,
+    always_answer: bool,
+    filled: dict[str, str] | None = None,
 ) -> Rendered | None:
     """The reply to a pasted error. ``None`` means say nothing (nothing confident, not asked directly)."""
     confident = [m for m in matches if m.score >= threshold]
@@ -135,7 +143,7 @@ def diagnosis(
             blocks.append(context(f"If it is *{escape(best.title)}*: {escape(entry.fix[0])}"))
         return text + " " + ", ".join(m.title for m in matches[:3]), blocks
     best = confident[0]
-    blocks = match_blocks(best, kb.get(best.entry_id) if kb is not None else None)
+    blocks = match_blocks(best, kb.get(best.entry_id) if kb is not None else None, filled)
     also = confident[1:4]
     if also:
         blocks.append(

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from bot.commands import TraceRouter
+from bot.commands.suggest import placeholders
 from bot.dedupe import delivery_keys
 from bot.jobs import JobPool, PoolBusy
 from bot.plugin_api import Caller
@@ -243,7 +244,12 @@ class Tracebot:
                 confident=bool(confident),
             )
             rendered = render.diagnosis(
-                matches, self.knowledge.kb, diagnosis_id=diag_id, threshold=threshold, always_answer=always
+                matches,
+                self.knowledge.kb,
+                diagnosis_id=diag_id,
+                threshold=threshold,
+                always_answer=always,
+                filled=placeholders(plain_text(msg.text)),
             )
             assert rendered is not None  # always, or something confident
             if notes:
