@@ -63,7 +63,7 @@ class Command:
     """
 
     name: str
-    usage: str
+    usage: str  # the whole line as typed in Slack: "/trace job <jobid>"
     help: str
     parse: Callable[[list[str]], dict[str, Any]]
     run: Callable[..., Result]  # run(ctx, **parsed)

@@ -14,7 +14,7 @@ from typing import Any
 from bot.plugin_api import Command, CommandContext, UsageError, hookimpl
 from bot.result import Result
 
-USAGE = "sagemaker <training-job-name>"
+USAGE = "/trace sagemaker <training-job-name>"
 # SageMaker's own rule for TrainingJobName (CreateTrainingJob API reference); checked before any call.
 JOB_NAME_RE = re.compile(r"^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}$")
 
