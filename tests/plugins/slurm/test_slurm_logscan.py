@@ -92,6 +92,6 @@ def test_scan_respects_its_time_budget_on_a_slow_huge_read(tmp_path: Path) -> No
     with log.open("wb") as f:
         f.write(NOISE.format(node=1, rank=1, i=1).encode() * 400_000)  # ~30 MB
     start = time.monotonic()
-    scan = scan_log(log, budget_s=0.05)
+    scan = scan_log(log, budget_s=0.001)
     assert time.monotonic() - start < 5
     assert scan.truncated and any("time limit" in n for n in scan.notes)
