@@ -98,6 +98,7 @@ def test_hung_gloo_job_names_rank_1_odd_one_out_and_rank_0_waiting_in_all_reduce
     assert "rank 0 waits in all_reduce" in doc["summary"]
     assert doc["data"]["hang"]["hosts"] == {"0": doc["data"]["nodes"][0], "1": doc["data"]["nodes"][0]}
     assert doc["unreadable"] == {}
+    assert "distributed-hang-py-spy" in [m["entry_id"] for m in doc["matches"]]  # the entry the stacks point to
     steps = next(t for t in doc["tables"] if t["title"] == "Steps")
     assert steps["rows"][-1][:3] == ["0", "python", "RUNNING"]
 
