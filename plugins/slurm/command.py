@@ -99,12 +99,8 @@ def describe(ctx: CommandContext, cli: SlurmCli, settings: SlurmSettings, job: J
         result = report.finished(job)
         # The sacct line as people paste it, so entries about job states (triage) are matched too.
         code = f"{job.exit[0]}:{job.exit[1]}" if job.exit else "0:0"
-        before = {m.entry_id for m in result.matches}
-        attach_matches(result, ctx, f"{job.display_id} {job.name or '-'} {job.partition or '-'} {job.user or '-'} "
-                                    f"{job.state} {code}")
-        for match in result.matches:
-            if match.entry_id not in before:
-                match.line_no = None  # it matched SLURM's record, not a line of any file
+        report.attach_record_matches(result, ctx, f"{job.display_id} {job.name or '-'} {job.partition or '-'} "
+                                                  f"{job.user or '-'} {job.state} {code}")
     return _with_logs(ctx, result, job)
 
 

@@ -25,6 +25,8 @@ def job_label(job: JobView) -> str:
 
 def job_data(job: JobView) -> dict:
     data = asdict(job)
+    # The sbatch command line can carry tokens (--export=WANDB_API_KEY=...): it is read, never repeated.
+    data.pop("submit_line", None)
     data["base_state"] = job.base_state
     data["cancelled_by"] = job.cancelled_by
     return data
@@ -70,10 +72,11 @@ def finished(job: JobView) -> Result:
 
 
 def running(job: JobView, nodes: list[str]) -> Result:
-    summary = f"{job_label(job)} is {job.base_state} on {len(nodes)} node(s) ({job.nodelist}) for {job.elapsed}."
+    count = len(nodes) or job.num_nodes or "?"
+    summary = f"{job_label(job)} is {job.base_state} on {count} node(s) ({job.nodelist}) for {job.elapsed}."
     return Result(
         title=f"/trace job {job.display_id}", summary=summary, status="info",
-        sections=[Section("Where", f"Nodes: {', '.join(nodes[:20])}{' …' if len(nodes) > 20 else ''}; "
+        sections=[Section("Where", f"Nodes: {', '.join(nodes[:20]) or job.nodelist}{' …' if len(nodes) > 20 else ''}; "
                                    f"elapsed {job.elapsed} of {job.time_limit or '?'}; partition {job.partition}.")],
         tables=[_steps_table(job)] if job.steps else [],
         data={"job": job_data(job), "state": job.base_state, "nodes": nodes})
@@ -115,7 +118,17 @@ def add_hang_trace(result: Result, ctx: CommandContext, job: JobView, trace: Han
         png = ranks_png(groups, unreadable, title=f"job {job.display_id}: {ranks} ranks by stack")
         result.attachments.append(Attachment(f"job-{job.job_id}-ranks.png", png, "image/png",
                                              "Ranks coloured by stack group"))
-    return attach_matches(result, ctx, stacks_text(groups, unreadable))
+    return attach_record_matches(result, ctx, stacks_text(groups, unreadable))
+
+
+def attach_record_matches(result: Result, ctx: CommandContext, text: str) -> Result:
+    """Match a text tracebot wrote itself (stack summary, SLURM's record): its line numbers mean nothing."""
+    before = {m.entry_id for m in result.matches}
+    attach_matches(result, ctx, text)
+    for match in result.matches:
+        if match.entry_id not in before:
+            match.line_no = None
+    return result
 
 
 def _group_phrase(groups: list[StackGroup]) -> str:
