@@ -22,7 +22,7 @@ from plugins.slurm.states import LIVE_STATES
 JOB_USAGE = "/trace job <jobid>"
 GPUS_USAGE = "/trace gpus <node>"
 LOOKUP_BUDGET_S = 14.0  # "a controller that is down gets a clear answer within 15 s"
-TRACEABLE = {"RUNNING", "SUSPENDED", "STOPPED"}
+TRACEABLE = {"RUNNING"}
 
 
 def parse_job(words: list[str]) -> dict[str, Any]:
@@ -90,10 +90,14 @@ def describe(ctx: CommandContext, cli: SlurmCli, settings: SlurmSettings, job: J
         report.add_hang_trace(result, ctx, job, trace)
     elif job.base_state in LIVE_STATES:
         result = report.running(job, [])
-        why = ("The controller is not answering, so the job's ranks cannot be reached through srun now."
-               if job.source == "sacct" else
-               f"The job is {job.base_state}: its processes are being stopped or set up, so there is no "
-               "stack to take. Ask again in a minute for its final state.")
+        if job.source == "sacct":
+            why = "The controller is not answering, so the job's ranks cannot be reached through srun now."
+        elif job.base_state in ("SUSPENDED", "STOPPED"):
+            why = (f"The job is {job.base_state}: its processes are stopped on purpose, so their stacks say "
+                   "nothing. `scontrol resume <id>` (admins) or `scontrol release` continues it.")
+        else:
+            why = (f"The job is {job.base_state}: its processes are being stopped or set up, so there is no "
+                   "stack to take. Ask again in a minute for its final state.")
         result.sections.append(Section("No hang trace", why))
     else:
         result = report.finished(job)
@@ -128,6 +132,10 @@ def _with_logs(ctx: CommandContext, result: Result, job: JobView) -> Result:
     if not scans:
         result.sections.append(Section("Log", "SLURM has no output file for this job (StdOut is /dev/null)."))
         return result
+    if job.source == "sacct":
+        result.data.setdefault("notes", []).append(
+            "the controller no longer knows this job: its log path comes from the sbatch command line in "
+            "accounting (an `#SBATCH -o` inside the script is not recorded there by Slurm 22.05)")
     return report.add_log(result, ctx, scans)
 
 

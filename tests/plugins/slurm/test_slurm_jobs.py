@@ -177,3 +177,17 @@ def test_more_than_8_ranks_come_with_a_picture_and_the_odd_rank_named(slurm_clus
         assert Path(png["path"]).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     finally:
         run(["scancel", job], check=False)
+
+
+def test_suspended_job_is_not_py_spied_and_says_why(slurm_cluster: None, tmp_path) -> None:
+    job = sbatch("-J", "paused", "-o", str(tmp_path / "p-%j.out"), "--wrap", "sleep 600")
+    try:
+        wait_for(job, {"RUNNING"})
+        run(["scontrol", "suspend", job])
+        wait_for(job, {"SUSPENDED"})
+        _, doc, _ = tracebot("job", job)
+        assert doc["data"]["state"] == "SUSPENDED" and doc["stack_groups"] == []
+        why = next(s["text"] for s in doc["sections"] if s["title"] == "No hang trace")
+        assert "stopped on purpose" in why
+    finally:
+        run(["scancel", job], check=False)
