@@ -141,11 +141,14 @@ start_mariadb() {
 }
 
 ensure_db_user() {
-    # Runs as root over the unix socket (Debian's root@localhost uses unix_socket auth).
-    mariadb -e "CREATE USER IF NOT EXISTS 'slurm'@'localhost' IDENTIFIED BY '${DB_PASS}';
-                ALTER USER 'slurm'@'localhost' IDENTIFIED BY '${DB_PASS}';
-                GRANT ALL ON slurm_acct_db.* TO 'slurm'@'localhost';
-                FLUSH PRIVILEGES;"
+    # Root over the unix socket (Debian's root@localhost uses unix_socket auth). The SQL goes on stdin,
+    # not argv, so the password never shows in `ps`.
+    timeout 30 mariadb <<SQL
+CREATE USER IF NOT EXISTS 'slurm'@'localhost' IDENTIFIED BY '${DB_PASS}';
+ALTER USER 'slurm'@'localhost' IDENTIFIED BY '${DB_PASS}';
+GRANT ALL ON slurm_acct_db.* TO 'slurm'@'localhost';
+FLUSH PRIVILEGES;
+SQL
 }
 
 start_daemon() {  # name, readiness check...
