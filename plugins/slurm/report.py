@@ -166,4 +166,19 @@ def add_log(result: Result, ctx: CommandContext, scans: list[tuple[str, LogScan]
             "path": scan.path, "label": label, "size": scan.size, "truncated": scan.truncated,
             "errors": [asdict(e) for e in scan.errors[:MAX_ERROR_ROWS]], "notes": scan.notes,
             "lines": scan.lines_total})
+    _lead_with_first_error(result, scans)
     return result
+
+
+def _lead_with_first_error(result: Result, scans: list[tuple[str, LogScan]]) -> None:
+    """Put the answer in the summary: the line a known root cause was found on, else the earliest
+    error line (a traceback's header says nothing; its exception line does)."""
+    cause = next((m for m in result.matches if m.confident and m.role == "root-cause" and m.line_no), None)
+    if cause is not None:
+        result.summary += f" Cause, line {cause.line_no}: `{cause.line[:160]}` — {cause.title} [{cause.entry_id}]."
+        return
+    errors = [(scan, e) for _, scan in scans for e in scan.errors if not e.text.startswith("Traceback (most recent")]
+    if errors:
+        scan, error = min(errors, key=lambda pair: pair[1].line_no or 0)
+        name = scan.path.rsplit("/", 1)[-1]
+        result.summary += f" First error, {name} line {error.line_no or '?'}: `{error.text[:160]}`."

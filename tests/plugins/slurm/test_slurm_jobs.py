@@ -52,6 +52,7 @@ def test_failed_job_log_error_is_found_with_its_line_and_matched_root_cause_firs
     assert any(e["line_no"] == expected and "DistNetworkError" in e["text"] for e in log["errors"])
     first = doc["matches"][0]
     assert (first["entry_id"], first["role"], first["line_no"]) == ("master-port-in-use", "root-cause", expected)
+    assert f"Cause, line {expected}: `torch.distributed.DistNetworkError" in doc["summary"]  # the answer first
 
 
 def test_cancelled_job_says_who_cancelled_it(slurm_cluster: None, tmp_path) -> None:
