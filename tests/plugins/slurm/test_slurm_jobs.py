@@ -11,6 +11,8 @@ import pytest
 
 from bot.result import Result
 from tests.plugins.slurm.cluster import (
+    JOBS,
+    PYTHON,
     TRACEBOT,
     Jobs,
     run,
@@ -190,5 +192,28 @@ def test_suspended_job_is_not_py_spied_and_says_why(slurm_cluster: None, tmp_pat
         assert doc["data"]["state"] == "SUSPENDED" and doc["stack_groups"] == []
         why = next(s["text"] for s in doc["sections"] if s["title"] == "No hang trace")
         assert "stopped on purpose" in why
+    finally:
+        run(["scancel", job], check=False)
+
+
+def test_torchrun_ranks_are_named_by_their_rank_variable_and_the_launcher_left_out(slurm_cluster: None,
+                                                                                    tmp_path) -> None:
+    torchrun = str(Path(PYTHON).parent / "torchrun")
+    job = sbatch("-J", "trun", "-o", str(tmp_path / "trun-%j.out"), "--wrap",
+                 f"{torchrun} --nproc_per_node=2 --master_addr=127.0.0.1 --master_port=29677 "
+                 f"{JOBS / 'hang_train.py'}")
+    try:
+        log, end = tmp_path / f"trun-{job}.out", time.monotonic() + 90
+        while not log.exists() or log.read_text(errors="replace").count("initialised") < 2:
+            assert time.monotonic() < end, "torchrun's ranks never initialised"
+            time.sleep(0.5)
+        time.sleep(1.0)
+        _, doc, _ = tracebot("job", job)
+        groups = {tuple(g["ranks"]): g for g in doc["stack_groups"]}
+        assert set(groups) == {("0",), ("1",)}  # two workers; torchrun itself (a Python process) is no rank
+        assert groups[("1",)]["odd_one_out"] and groups[("1",)]["where"]["function"] == "load_next_batch"
+        assert groups[("0",)]["where"]["function"] == "all_reduce"
+        launchers = {int(p) for p in run(["pgrep", "-f", "torchrun --nproc_per_node=2"]).stdout.split()}
+        assert launchers and not launchers & set(doc["data"]["hang"]["pids"].values())
     finally:
         run(["scancel", job], check=False)

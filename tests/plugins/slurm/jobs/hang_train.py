@@ -1,8 +1,9 @@
 """A 2-rank torch.distributed (gloo, 127.0.0.1) job that really hangs: rank 1 never reaches the collective.
 
 Rank 0 blocks in ``dist.all_reduce`` waiting for rank 1; rank 1 sleeps forever in ``load_next_batch``
-(a data loader that never returns). Started with ``srun --ntasks=2`` inside sbatch so that SLURM
-knows each rank as a task (SLURM_PROCID) and ``scontrol listpids`` maps PIDs to ranks.
+(a data loader that never returns). Started either with ``srun --ntasks=2`` inside sbatch (SLURM knows
+each rank as a task: SLURM_PROCID, and ``scontrol listpids`` maps PIDs to ranks) or with ``torchrun
+--nproc_per_node=2`` (the ranks are torchrun's children, with RANK in their environment).
 """
 
 import datetime
@@ -27,16 +28,17 @@ def train_step(rank: int) -> None:
 
 
 def main() -> None:
-    rank = int(os.environ["SLURM_PROCID"])
-    world = int(os.environ["SLURM_NTASKS"])
-    port = os.environ.get("HANG_MASTER_PORT", "29533")
-    dist.init_process_group(
-        "gloo",
-        init_method=f"tcp://127.0.0.1:{port}",
-        rank=rank,
-        world_size=world,
-        timeout=datetime.timedelta(hours=2),
-    )
+    timeout = datetime.timedelta(hours=2)
+    if "RANK" in os.environ:  # started by torchrun: it sets RANK, WORLD_SIZE, MASTER_ADDR/PORT
+        rank = int(os.environ["RANK"])
+        world = int(os.environ["WORLD_SIZE"])
+        dist.init_process_group("gloo", timeout=timeout)
+    else:  # started by srun: one task per rank
+        rank = int(os.environ["SLURM_PROCID"])
+        world = int(os.environ["SLURM_NTASKS"])
+        port = os.environ.get("HANG_MASTER_PORT", "29533")
+        dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=world,
+                                timeout=timeout)
     print(f"rank {rank}/{world} initialised", flush=True)
     train_step(rank)
     print(f"rank {rank} done", file=sys.stderr, flush=True)
