@@ -196,10 +196,10 @@ def test_suspended_job_is_not_py_spied_and_says_why(slurm_cluster: None, tmp_pat
         run(["scancel", job], check=False)
 
 
-def test_torchrun_ranks_are_named_by_their_rank_variable_and_the_launcher_left_out(slurm_cluster: None,
+def test_torchrun_ranks_are_named_by_rank_variable_without_launcher_or_loader_workers(slurm_cluster: None,
                                                                                     tmp_path) -> None:
     torchrun = str(Path(PYTHON).parent / "torchrun")
-    job = sbatch("-J", "trun", "-o", str(tmp_path / "trun-%j.out"), "--wrap",
+    job = sbatch("-J", "trun", "-o", str(tmp_path / "trun-%j.out"), "--export=ALL,HANG_LOADER_WORKER=1", "--wrap",
                  f"{torchrun} --nproc_per_node=2 --master_addr=127.0.0.1 --master_port=29677 "
                  f"{JOBS / 'hang_train.py'}")
     try:
@@ -210,10 +210,13 @@ def test_torchrun_ranks_are_named_by_their_rank_variable_and_the_launcher_left_o
         time.sleep(1.0)
         _, doc, _ = tracebot("job", job)
         groups = {tuple(g["ranks"]): g for g in doc["stack_groups"]}
-        assert set(groups) == {("0",), ("1",)}  # two workers; torchrun itself (a Python process) is no rank
+        # Two ranks: neither torchrun (a Python process) nor the ranks' loader workers (same RANK) count.
+        assert set(groups) == {("0",), ("1",)}
         assert groups[("1",)]["odd_one_out"] and groups[("1",)]["where"]["function"] == "load_next_batch"
         assert groups[("0",)]["where"]["function"] == "all_reduce"
         launchers = {int(p) for p in run(["pgrep", "-f", "torchrun --nproc_per_node=2"]).stdout.split()}
         assert launchers and not launchers & set(doc["data"]["hang"]["pids"].values())
+        rank0 = doc["data"]["hang"]["pids"]["0"]
+        assert run(["pgrep", "-P", str(rank0)]).stdout.split(), "rank 0's loader worker should exist"
     finally:
         run(["scancel", job], check=False)

@@ -7,6 +7,7 @@ each rank as a task: SLURM_PROCID, and ``scontrol listpids`` maps PIDs to ranks)
 """
 
 import datetime
+import multiprocessing
 import os
 import sys
 import time
@@ -20,6 +21,12 @@ def load_next_batch(rank: int) -> torch.Tensor:
         while True:  # the stuck input pipeline
             time.sleep(3600)
     return torch.ones(4)
+
+
+def start_loader_worker() -> None:
+    """Like a DataLoader worker: a child process that inherits its rank's environment (RANK too)."""
+    worker = multiprocessing.Process(target=time.sleep, args=(7200,), daemon=True)
+    worker.start()
 
 
 def train_step(rank: int) -> None:
@@ -39,6 +46,8 @@ def main() -> None:
         port = os.environ.get("HANG_MASTER_PORT", "29533")
         dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=world,
                                 timeout=timeout)
+    if os.environ.get("HANG_LOADER_WORKER") == "1":
+        start_loader_worker()
     print(f"rank {rank}/{world} initialised", flush=True)
     train_step(rank)
     print(f"rank {rank} done", file=sys.stderr, flush=True)
