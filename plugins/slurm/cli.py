@@ -41,6 +41,10 @@ class ControllerDown(SlurmError):
     """slurmctld did not answer: nothing about live jobs can be known until it is back."""
 
 
+class AccountingDown(SlurmError):
+    """slurmdbd did not answer: jobs slurmctld has forgotten (finished > MinJobAge ago) cannot be looked up."""
+
+
 class SlurmNotInstalled(SlurmError):
     """The SLURM client commands are not on this host."""
 
@@ -71,6 +75,11 @@ class SlurmCli:
         if proc.returncode != 0:
             message = _first_line(proc.stderr) or _first_line(proc.stdout) or f"exit status {proc.returncode}"
             if any(marker in message.lower() for marker in _DOWN_MARKERS):
+                if tool == "sacct":  # sacct talks to slurmdbd, not to the controller
+                    raise AccountingDown(
+                        f"The SLURM accounting database (slurmdbd) is not answering ({message}). Jobs that "
+                        "ended more than a few minutes ago cannot be looked up until it is back; tell the "
+                        "cluster admins.")
                 raise ControllerDown(_down_message(message))
             raise SlurmError(f"`{tool}` failed: {message}")
         return proc.stdout

@@ -11,7 +11,7 @@ from bot.result import Result, Section, Table
 from plugins.slurm import gpus as gpu_check
 from plugins.slurm import logpaths, report
 from plugins.slurm.access import check_job_access
-from plugins.slurm.cli import ControllerDown, SlurmCli, SlurmError
+from plugins.slurm.cli import AccountingDown, ControllerDown, SlurmCli, SlurmError
 from plugins.slurm.hang import trace_job
 from plugins.slurm.ids import parse_job_id, parse_node
 from plugins.slurm.jobinfo import JobView, Lookup, lookup
@@ -54,6 +54,10 @@ def run_job(ctx: CommandContext, job_id: str) -> Result:
         found = lookup(cli, job_id, accounting_timeout=min(LOOKUP_BUDGET_S / 2, max(1.0, ctx.remaining())))
     except ControllerDown as exc:
         return Result(title=title, summary=str(exc), status="error", data={"error": "controller_down"})
+    except AccountingDown as exc:
+        return Result(title=title, summary=f"The controller does not know job {job_id} (it never existed, or it "
+                                           f"ended a while ago). {exc}", status="error",
+                      data={"error": "accounting_down"})
     except SlurmError as exc:
         return Result(title=title, summary=f"SLURM could not be asked about job {job_id}: {exc}", status="error",
                       data={"error": "slurm"})

@@ -9,7 +9,7 @@ import re
 import shlex
 from dataclasses import dataclass, field
 
-from plugins.slurm.cli import ControllerDown, SlurmCli, SlurmError
+from plugins.slurm.cli import AccountingDown, ControllerDown, SlurmCli, SlurmError
 from plugins.slurm.parse import exit_code, user_of
 from plugins.slurm.states import base_state
 
@@ -198,7 +198,13 @@ def lookup(cli: SlurmCli, job_id: str, accounting_timeout: float | None = None) 
             elif view.base_state not in ("PENDING", "REQUEUED", "CONFIGURING"):
                 _add_accounting(cli, view, accounting_timeout)
         return Lookup(views)
-    views = from_sacct(job_id, cli.accounting(job_id, timeout=accounting_timeout))
+    try:
+        rows = cli.accounting(job_id, timeout=accounting_timeout)
+    except AccountingDown as exc:
+        if down:  # both daemons silent: say so in one answer
+            raise ControllerDown(f"{down} {exc}") from exc
+        raise
+    views = from_sacct(job_id, rows)
     for view in views:
         view.stdout, view.stderr = submit_line_outputs(view.submit_line)
         view.stderr = view.stderr or view.stdout

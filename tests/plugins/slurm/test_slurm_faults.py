@@ -76,6 +76,26 @@ def test_controller_down_and_unknown_job_says_both(controller_stopped: None) -> 
     assert "slurmctld" in doc["summary"] and "Accounting (sacct) has no job 987654321" in doc["summary"]
 
 
+@pytest.fixture
+def accounting_stopped(jobs: Jobs) -> Iterator[None]:
+    """slurmdbd stopped (the controller and the jobs stay up); restarted afterwards."""
+    wait_until_hung(jobs)
+    run(["bash", str(STOP), "slurmdbd"], timeout=60)
+    try:
+        yield
+    finally:
+        run(["bash", str(START)], timeout=300)
+
+
+def test_accounting_down_still_traces_live_jobs_and_says_why_old_ones_are_unknown(
+        jobs: Jobs, accounting_stopped: None) -> None:
+    code, doc, seconds = tracebot("job", "987654321")
+    assert seconds < 15 and doc["data"]["error"] == "accounting_down"
+    assert "slurmdbd" in doc["summary"] and "slurmctld" not in doc["summary"]
+    _, doc, _ = tracebot("job", jobs.ids["hang"])  # the controller alone knows everything a live job needs
+    assert [g["ranks"] for g in doc["stack_groups"] if g["odd_one_out"]] == [["1"]]
+
+
 def test_job_that_ends_during_the_trace_is_reported_as_ended(jobs: Jobs, tmp_path: Path) -> None:
     job = sbatch(
         "-J",
