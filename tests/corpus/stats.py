@@ -14,7 +14,11 @@ from pathlib import Path
 HERE = Path(__file__).parent
 CASES = HERE / "cases.jsonl"
 
-LABELS = frozenset(
+# A label is the id of an entry of the bundled knowledge base (file name = id), so a new entry can be
+# expected by a case without editing this file.
+LABELS = frozenset(p.stem for p in (HERE.parent.parent / "knowledge").rglob("*.yaml"))
+# The entries the corpus was built for: each is the expected answer of at least two cases.
+COVERED_LABELS = frozenset(
     {
         "smp-debugger-checkpoint-uploading",
         "sagemaker-checkpoint-internal-error",
