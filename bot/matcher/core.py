@@ -282,6 +282,12 @@ _RESOLVED = re.compile(
     re.IGNORECASE,
 )
 _ASKING = re.compile(r"[?？]|in advance|any (?:idea|help|hint)|please|help|どうすれば|教えて|でしょうか", re.IGNORECASE)
+_FUNCTION_WORDS_TEXT = (
+    "an the is are was were be been my our we it its this that these there how why what when where which who "
+    "does do did doesn don can cannot could should would will won not no to of in on at for with without from "
+    "by after before during while and or but if so only just any some all keeps keep get gets got"
+)
+_FUNCTION_WORDS = frozenset(_FUNCTION_WORDS_TEXT.split())
 _WORDS = re.compile(r"[^\W\d_]{2,}")
 _CJK_CHAR = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff]")
 
@@ -302,7 +308,12 @@ def prose_lines(text: str) -> str:
             continue  # had a timestamp / rank / host prefix: a log line
         if _LOGLIKE.search(cl.text):
             continue
-        if len(_WORDS.findall(cl.text)) >= 3 or len(_CJK_CHAR.findall(cl.text)) >= 4:
+        if len(_CJK_CHAR.findall(cl.text)) >= 4:
+            keep.append(cl.text)
+            continue
+        words = _WORDS.findall(cl.text)
+        # A sentence has function words; table headers, column rows and identifiers do not.
+        if len(words) >= 3 and any(w.lower() in _FUNCTION_WORDS for w in words):
             keep.append(cl.text)
     return "\n".join(keep)
 

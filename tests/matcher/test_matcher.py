@@ -157,3 +157,12 @@ def test_a_time_budget_truncates_and_says_so(m, tmp_path: Path):
 
 def test_search_finds_entries_by_words(m):
     assert m.search("out of memory on the GPU")[0].entry_id == "oom"
+
+
+def test_table_headers_and_rows_are_not_prose():
+    from bot.matcher.core import prose_lines
+
+    table = "JobID JobName Partition State ExitCode Elapsed Timelimit\n1342 pretrain a3 TIMEOUT 0:0 2-00:00:14"
+    assert prose_lines(table) == ""
+    assert prose_lines("Why does my job get TIMEOUT after two days?") == "Why does my job get TIMEOUT after two days?"
+    assert prose_lines("学習が止まってしまいました") == "学習が止まってしまいました"
