@@ -234,25 +234,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _extend(sub: Any, kbs: Any, eval_p: argparse.ArgumentParser) -> None:
-    """Each feature module adds its own subcommands; a missing optional module is not fatal."""
-    # kb new / kb import / kb eval --compare:
-    _try_add("bot.kb.cli_contrib", "add_kb_subcommands", kbs, eval_p)
-    # trace job|pid|sagemaker:
-    _try_add("bot.trace_cli", "add_subcommands", sub)
-    # console / serve / run / stats:
-    _try_add("bot.slack.cli", "add_subcommands", sub)
+    """Each feature module adds its own subcommands (imported here so ``tracebot --help`` stays quick)."""
+    from bot.kb.cli_contrib import add_kb_subcommands
+    from bot.slack.cli import add_subcommands as add_bot_subcommands
+    from bot.trace_cli import add_subcommands as add_trace_subcommands
 
-
-def _try_add(module: str, func: str, *args: Any) -> None:
-    import importlib
-
-    try:
-        mod = importlib.import_module(module)
-    except ModuleNotFoundError as exc:
-        if exc.name and module.startswith(exc.name):
-            return
-        raise
-    getattr(mod, func)(*args)
+    add_kb_subcommands(kbs, eval_p)  # kb new / kb import / kb eval --compare
+    add_trace_subcommands(sub)  # trace job|gpus|pid|sagemaker
+    add_bot_subcommands(sub)  # run / console / serve / stats
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -79,7 +79,7 @@ class Matcher:
         if len(text) > FULL_SCAN_CHARS:
             data = text.encode("utf-8", errors="replace")
             return self._diagnose_stream(bytes_stream(data), len(data), threshold=threshold)
-        aggs = self._score_lines(text_lines(text, stats), full=True)
+        aggs = self._score_lines(text_lines(text, stats))
         prose = prose_lines(text) if len(text) <= PROSE_MAX_CHARS else ""
         return self._finish(aggs, stats, prose, threshold)
 
@@ -115,10 +115,10 @@ class Matcher:
         lines = candidate_lines(
             stream, self.index.trigger, stats, size_hint=size, deadline=deadline, progress=progress
         )
-        aggs = self._score_lines(lines, full=False)
+        aggs = self._score_lines(lines)
         return self._finish(aggs, stats, "", threshold)
 
-    def _score_lines(self, lines, *, full: bool) -> dict[int, _Agg]:
+    def _score_lines(self, lines) -> dict[int, _Agg]:
         seen: dict[str, list[_Hit]] = {}
         aggs: dict[int, _Agg] = {}
         for no, raw in lines:
