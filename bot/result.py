@@ -24,9 +24,9 @@ class Match:
     signature: str = ""  # the anchor / regex / exemplar / phrase that fired
     kind: str = ""  # "anchor", "regex", "exemplar", "phrase"
     line: str = ""  # the original line that matched (prefixes kept, trimmed to 500 chars)
-    line_no: int | None = None  # 1-based line number of the first occurrence
+    line_no: int | None = None  # 1-based line of the first occurrence of the strongest evidence
     occurrences: int = 0
-    line_nos: list[int] = field(default_factory=list)  # first few line numbers where it fired
+    line_nos: list[int] = field(default_factory=list)  # the first few lines where it fired at all
     ranks: list[str] = field(default_factory=list)  # ranks seen on matching lines, in order of first sight
     hosts: list[str] = field(default_factory=list)
 

@@ -55,7 +55,7 @@ class _Agg:
     kind: str = ""
     signature: str = ""
     line: str = ""
-    first_line: int | None = None
+    first_line: int | None = None  # first line with the strongest evidence (line_nos has them all)
     occurrences: int = 0
     line_nos: list[int] = field(default_factory=list)
     ranks: dict[str, None] = field(default_factory=dict)
@@ -135,12 +135,10 @@ class Matcher:
                 if a is None:
                     a = aggs[h.entry] = _Agg()
                 if h.score > a.score:
+                    # The reported line is the first occurrence of the strongest evidence, so the line
+                    # shown, its number and the signature that fired always belong together.
                     a.score, a.kind, a.signature = h.score, h.kind, h.signature
-                    if a.first_line is None or a.kind != "exemplar":
-                        a.line = raw.strip()[:500]
-                if a.first_line is None:
-                    a.first_line = no
-                    a.line = raw.strip()[:500]
+                    a.first_line, a.line = no, raw.strip()[:500]
                 a.occurrences += 1
                 if len(a.line_nos) < KEEP_LINE_NOS:
                     a.line_nos.append(no)
