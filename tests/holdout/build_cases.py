@@ -714,6 +714,40 @@ turned on SageMaker Training Compiler for our BERT fine-tune and the epoch time 
     c("trcomp-no-speedup-ja", "ja", "trcomp-no-speedup", "authored (user question)", """
 SageMaker Training Compiler を有効にしても学習時間がまったく短くなりません。バッチサイズを大きくする必要があるのでしょうか？
 """),
+    # ------------------------------------------------------- second search pass
+    c("port-in-use-rdzv-29400-warn", "log", "master-port-in-use", GH + "pytorch/pytorch/issues/126510", """
+[W socket.cpp:436] [c10d] The server socket has failed to bind to [::]:29400 (errno: 98 - Address already in use).
+[W socket.cpp:436] [c10d] The server socket has failed to bind to 0.0.0.0:29400 (errno: 98 - Address already in use).
+[E socket.cpp:472] [c10d] The server socket has failed to listen on any local network address.
+"""),
+    c("port-in-use-distnetworkerror", "line", "master-port-in-use", GH + "TorchDR/TorchDR/issues/249", """
+torch.distributed.DistNetworkError: The server socket has failed to listen on any local network address.
+port: 29500, useIpv6: false, code: -98, name: EADDRINUSE, message: address already in use
+"""),
+    c("port-in-use-old-tcpstore", "traceback", "master-port-in-use", GH + "OpenNMT/OpenNMT-py/issues/1298", """
+  File "/home/mengr/.conda/envs/kp_py36/lib/python3.6/site-packages/torch/distributed/distributed_c10d.py", line 354, in init_process_group
+    store, rank, world_size = next(rendezvous(url))
+  File "/home/mengr/.conda/envs/kp_py36/lib/python3.6/site-packages/torch/distributed/rendezvous.py", line 95, in _tcp_rendezvous_handler
+    store = TCPStore(result.hostname, result.port, world_size, start_daemon)
+RuntimeError: Address already in use
+"""),
+    c("slurm-time-limit-lightning-sigterm", "log", "slurm-time-limit", GH + "Lightning-AI/pytorch-lightning/issues/20542", """
+Epoch 10:  93%|█████████▎| 18626/20000 [5:43:21<25:19,  0.90it/s, v_num=0txx, train_loss=3.400, denoise_60%_expr=1.290, denoise_60%_emb_independence=0.0694, denoise_60%_cls=0.377, denoise_60%_ecs=0.865, gen_expr=1.490, gen_emb_independence
+
+slurmstepd: error: *** STEP 55595933.0 ON maestro-3017 CANCELLED AT 2025-01-10T15:27:25 DUE TO TIME LIMIT ***
+srun: Job step aborted: Waiting up to 32 seconds for job step to finish.
+[rank: 0] Received SIGTERM: 15
+Bypassing SIGTERM: 15
+"""),
+    c("slurm-preempted-lightning-prose", "prose", "slurm-preempted", GH + "Lightning-AI/pytorch-lightning/issues/4265", """
+I used the suggested signal (#SBATCH --signal=SIGUSR1@90) and set distributed_backend to 'ddp'. I did notice successful auto-resubmission this morning whenever my jobs were pre-emptied; however, I now notice that several of them have not completed and are not queued either. Is there a maximum to the number of times the jobs would be re-queued?
+"""),
+    c("hang-after-checkpoint-nemo", "prose", "distributed-hang-py-spy", GH + "NVIDIA-NeMo/Speech/issues/13739", """
+when using the exact same config with multiple gpus using ddp on the same machine it hangs after saving the checkpoint after a validation run if and only if the checkpoint name has `val_loss` value in it. the training hangs and all GPUs show 99% utilization
+""", also_ok=("collective-mismatch",)),
+    c("hang-ckpt-levanter-no-error", "prose", "distributed-hang-py-spy", GH + "marin-community/levanter/issues/486", """
+After saving a checkpoint, the model training may stuck and could not recover from it until restarting. There is no error message in the log. The instance did not crash/restart. I noticed that the log `Saved checkpoint for step xxx` does not print for all nodes.
+"""),
     # ================================================================= negatives
     c("neg-chat-thanks", "negative", None, "authored (chat)", "thanks, bumping shm fixed it 🙏"),
     c("neg-chat-reservation", "negative", None, "authored (chat)", "who has the H100 reservation next week? I need 4 nodes for the ablation sweep"),
