@@ -748,6 +748,20 @@ when using the exact same config with multiple gpus using ddp on the same machin
     c("hang-ckpt-levanter-no-error", "prose", "distributed-hang-py-spy", GH + "marin-community/levanter/issues/486", """
 After saving a checkpoint, the model training may stuck and could not recover from it until restarting. There is no error message in the log. The instance did not crash/restart. I noticed that the log `Saved checkpoint for step xxx` does not print for all nodes.
 """),
+    c("xla-missing-config-gpu-colab", "traceback", "xla-missing-gpu-num-devices", GH + "pytorch/xla/issues/2870", """
+/usr/local/lib/python3.7/dist-packages/torch_xla/core/xla_model.py in <lambda>()
+     16 import torch_xla.utils.keyd_queue as kq
+     17
+---> 18 _DEVICES = xu.LazyProperty(lambda: torch_xla._XLAC._xla_get_devices())
+
+RuntimeError: tensorflow/compiler/xla/xla_client/computation_client.cc:296 : Missing XLA configuration
+"""),
+    c("efa-unresponsive-receiver", "line", "efa-security-group-init-stall", GH + "gardener/gardener-extension-provider-aws/issues/1832", """
+every NCCL/MPI workload that exercises EFA RDMA fails with `Error 4126: Unresponsive receiver (reachable by EFA device but handshake failed)` until the self-referencing egress rule is added
+"""),
+    c("efa-ingress-not-egress-prose", "prose", "efa-security-group-init-stall", GH + "open-mpi/ompi/issues/6795", """
+mpirun over EFA between two instances: the efa provider gets selected (mtl:ofi:prov: efa;ofi_rxr) but the ranks never connect. I had the ingress rule to the security group itself set but not the egress.
+"""),
     # ================================================================= negatives
     c("neg-chat-thanks", "negative", None, "authored (chat)", "thanks, bumping shm fixed it 🙏"),
     c("neg-chat-reservation", "negative", None, "authored (chat)", "who has the H100 reservation next week? I need 4 nodes for the ablation sweep"),
