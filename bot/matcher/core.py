@@ -265,6 +265,7 @@ def _rank_key(m: Match, kb: KnowledgeBase) -> tuple:
 
 _LOGLIKE = re.compile(
     r"""^\s*(?:[\w.]*(?:Error|Exception|Warning)\b|Traceback\b|File\s"|frame\s\#|at\s[\w.$]+\(|[|+=$#]|>>>
+      |(?:~|\.{1,2})?/[\w.@+-]+/\S*|[A-Za-z]:\\\S+|\S+\.(?:py|cc|cpp|cu|h):\d+
       |import\s+[\w.]+\s*$|from\s+[\w.]+\s+import\s|def\s+\w+\(|class\s+\w+[(:]|export\s+\w+=
       |(?:sudo|srun|sbatch|salloc|python3?|torchrun|deepspeed|accelerate|mpirun)\s+(?:-|\S+\.py\b|\S*/|launch\b)
       |[\w.]+\(.*\)\s*;?$|[\w.]+(?:\[[^\]]*\])?\s+=\s+\S|[\w.]+\[[^\]]*\]\s*=

@@ -166,3 +166,14 @@ def test_table_headers_and_rows_are_not_prose():
     assert prose_lines(table) == ""
     assert prose_lines("Why does my job get TIMEOUT after two days?") == "Why does my job get TIMEOUT after two days?"
     assert prose_lines("学習が止まってしまいました") == "学習が止まってしまいました"
+
+
+def test_python_warning_lines_and_paths_are_not_prose():
+    from bot.matcher.core import prose_lines
+
+    warning = (
+        "/opt/conda/lib/python3.10/site-packages/torch/utils/data/dataloader.py:558: UserWarning: This "
+        "DataLoader will create 16 worker processes in total, which might get DataLoader running slow or freeze"
+    )
+    assert prose_lines(warning) == ""
+    assert prose_lines("train.py:12: the loss is nan after a few steps") == ""
