@@ -18,6 +18,12 @@ echo "== knowledge base lint"
 echo "== corpus"
 .venv/bin/tracebot kb eval tests/corpus/cases.jsonl --min-top1 0.90 --max-fp 0.03
 
+echo "== second held-out set (built without seeing the knowledge base; regression floor only)"
+.venv/bin/python tests/holdout/check.py >/dev/null
+holdout=$(.venv/bin/tracebot kb eval tests/holdout/cases.jsonl --min-top1 0.85 --max-fp 0.05) || {
+  printf '%s\n' "$holdout"; exit 1; }
+printf '%s\n' "$holdout" | sed -n '1,4p'
+
 echo "== pytest"
 set +e
 .venv/bin/pytest -q -p no:cacheprovider "$@"

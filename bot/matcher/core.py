@@ -276,7 +276,7 @@ _LOGLIKE = re.compile(
     re.VERBOSE,
 )
 _RESOLVED = re.compile(
-    r"\b(?:thanks|thank you|thx|solved|resolved|fixed (?:it|now)|works now|working now|no longer)\b"
+    r"\b(?:thanks|thank you|thx|solved|resolved|fixed (?:it|now)|works now|working now)\b"
     r"|ありがと|解決|直りました|なおりました|出なくなりました|治りました|謝謝|谢谢|已解决",
     re.IGNORECASE,
 )
