@@ -14,7 +14,7 @@ from collections import Counter
 
 _CJK = r"\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
 _CJK_RUN = re.compile(f"[{_CJK}]+")
-_WORD = re.compile(r"[a-z][a-z0-9_]*")
+_WORD = re.compile(r"[a-z][a-z0-9_]*(?:[-.][a-z0-9_]+)*")  # nvidia-smi, torch.distributed: one word
 _NUM = re.compile(r"\d+")
 
 Vector = dict[str, float]
