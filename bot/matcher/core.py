@@ -208,7 +208,7 @@ class Matcher:
                     aggs[ei] = _Agg(score=h.score, kind="phrase", signature=h.signature)
                 elif a.kind == "exemplar" and h.score > a.score:
                     # Prose agreeing with a fuzzy line is extra evidence, not a replacement for the line.
-                    a.score = min(100.0, max(a.score, h.score))
+                    a.score = h.score
         matches: list[Match] = []
         for ei, a in aggs.items():
             if a.score < MIN_REPORTED_SCORE:
