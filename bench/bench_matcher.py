@@ -30,8 +30,8 @@ from rapidfuzz import fuzz
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from bot.kb.loader import KnowledgeBase, load_knowledge_base  # noqa: E402
-from bot.matcher import Matcher  # noqa: E402
+from tracebot.knowledge.loader import KnowledgeBase, load_knowledge_base  # noqa: E402
+from tracebot.matcher import Matcher  # noqa: E402
 
 WORDS = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet", "kilo", "lima", "mike", "november", "oscar"]
 
@@ -130,8 +130,8 @@ import json, sys, time
 sys.path.insert(0, {str(REPO)!r})
 sys.argv = ['x']
 from bench.bench_matcher import scaled_kb
-from bot.kb.loader import load_knowledge_base
-from bot.matcher import Matcher
+from tracebot.knowledge.loader import load_knowledge_base
+from tracebot.matcher import Matcher
 base, _ = load_knowledge_base({str(REPO / 'knowledge')!r})
 m = Matcher(scaled_kb(base, {n_entries}))
 import gc; gc.collect()

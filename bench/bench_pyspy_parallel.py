@@ -20,7 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from plugins.pyspy.dump import DEFAULT_MAX_WORKERS, ProcessDump, dump_many  # noqa: E402
+from tracebot.plugins.pyspy.dump import DEFAULT_MAX_WORKERS, ProcessDump, dump_many  # noqa: E402
 
 HUNG = "import threading\ndef all_reduce_wait():\n    threading.Event().wait()\nprint('ready', flush=True)\nall_reduce_wait()\n"
 

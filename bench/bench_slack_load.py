@@ -32,12 +32,12 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from slack_bolt import Ack, App  # noqa: E402
+from tracebot.knowledge.loader import load_knowledge_base  # noqa: E402
+from tracebot.matcher import Matcher  # noqa: E402
+from tracebot.service.plugin_host import PluginHost  # noqa: E402
+from tracebot.slack.app import make_client  # noqa: E402
+from tracebot.slack.http import make_http_server  # noqa: E402
 
-from bot.kb.loader import load_knowledge_base  # noqa: E402
-from bot.matcher import Matcher  # noqa: E402
-from bot.plugin_host import PluginHost  # noqa: E402
-from bot.slack.app import make_client  # noqa: E402
-from bot.slack.http import make_http_server  # noqa: E402
 from tests.fakes.fake_slack import FakeSlack  # noqa: E402
 from tests.slack import payloads  # noqa: E402
 from tests.slack.harness import SIGNING_SECRET, make_config, running_app, send_signed  # noqa: E402

@@ -1,4 +1,4 @@
-"""Finding the first errors of a job's log: ``plugins.slurm.logscan.scan_log`` against the naive way.
+"""Finding the first errors of a job's log: ``tracebot.matcher.logscan.scan_log`` against the naive way.
 
 Writes a log of ``--mb`` MB (training lines, one CUDA OOM error near the end), then runs each way in
 its own process and prints one JSON object with wall seconds, peak RSS (MB) and whether the error was
@@ -28,7 +28,7 @@ ERROR = b"slurm0-a3-ghpc-8: [rank3]: torch.OutOfMemoryError: CUDA out of memory.
 SCAN = """
 import sys
 from pathlib import Path
-from plugins.slurm.logscan import scan_log
+from tracebot.matcher.logscan import scan_log
 scan = scan_log(Path(sys.argv[1]), budget_s=60)
 print(next((e.line_no for e in scan.errors if "CUDA out of memory" in e.text), None))
 """

@@ -21,11 +21,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bot.kb.draft import draft_from_snippet  # noqa: E402
-from bot.kb.evaluate import Case, EvalReport, evaluate, load_cases  # noqa: E402
-from bot.kb.importer import Draft, import_document  # noqa: E402
-from bot.kb.loader import KnowledgeBase, load_knowledge_base, parse_entry_text  # noqa: E402
-from bot.matcher import Matcher  # noqa: E402
+from tracebot.authoring.draft import draft_from_snippet  # noqa: E402
+from tracebot.authoring.evaluate import Case, EvalReport, evaluate, load_cases  # noqa: E402
+from tracebot.authoring.importer import Draft, import_document  # noqa: E402
+from tracebot.knowledge.loader import KnowledgeBase, load_knowledge_base, parse_entry_text  # noqa: E402
+from tracebot.matcher import Matcher  # noqa: E402
 
 
 def map_draft(draft: Draft, doc: str, hand: KnowledgeBase, matcher: Matcher) -> str | None:

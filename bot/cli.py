@@ -6,18 +6,25 @@ Subcommands added by other modules register themselves with one ``add_subcommand
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import logging
+import os
+import pwd
 import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from bot.config import Config
-from bot.kb.loader import KnowledgeBase, load_knowledge_base
-from bot.matcher import Matcher
-from bot.matcher.core import FULL_SCAN_CHARS
-from bot.render.text import render_diagnosis, render_match
+from tracebot.config import Config
+from tracebot.knowledge.loader import KnowledgeBase, load_knowledge_base
+from tracebot.matcher import Matcher
+from tracebot.matcher.core import FULL_SCAN_CHARS
+from tracebot.plugin_api import Caller, CommandContext
+from tracebot.render.text import render_diagnosis, render_match
+from tracebot.result import Result
+from tracebot.service.plugin_host import default_host
 
 MAX_STDIN_BYTES = 512 << 20
 
@@ -108,7 +115,7 @@ def _diagnose_batch(matcher: Matcher, path: Path) -> int:
 
 
 def cmd_kb_lint(args: argparse.Namespace) -> int:
-    from bot.kb.lint import lint
+    from tracebot.authoring.lint import lint
 
     root = Path(args.knowledge) if args.knowledge else Config.from_env().knowledge_dir
     kb, problems = lint(root, examples=not args.no_examples)
@@ -148,7 +155,7 @@ def cmd_kb_show(args: argparse.Namespace) -> int:
         d.pop("lines")
         print(json.dumps(d, ensure_ascii=False, indent=2))
         return 0
-    from bot.result import Match
+    from tracebot.result import Match
 
     print(render_match(Match(e.id, e.title, 100, True, e.role), kb))
     if e.cause:
@@ -172,7 +179,7 @@ def cmd_kb_search(args: argparse.Namespace) -> int:
 
 
 def cmd_kb_eval(args: argparse.Namespace) -> int:
-    from bot.kb.evaluate import CaseError, evaluate, format_report, load_cases
+    from tracebot.authoring.evaluate import CaseError, evaluate, format_report, load_cases
 
     kb, matcher = _kb(args)
     try:
@@ -235,13 +242,292 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _extend(sub: Any, kbs: Any, eval_p: argparse.ArgumentParser) -> None:
     """Each feature module adds its own subcommands (imported here so ``tracebot --help`` stays quick)."""
-    from bot.kb.cli_contrib import add_kb_subcommands
-    from bot.slack.cli import add_subcommands as add_bot_subcommands
-    from bot.trace_cli import add_subcommands as add_trace_subcommands
+    from tracebot.authoring.cli import add_kb_subcommands
 
     add_kb_subcommands(kbs, eval_p)  # kb new / kb import / kb eval --compare
     add_trace_subcommands(sub)  # trace job|gpus|pid|sagemaker
     add_bot_subcommands(sub)  # run / console / serve / stats
+
+
+# ---- the bot: console, serve, run, stats ----
+
+log = logging.getLogger("tracebot")
+KB_POLL_S = 2.0
+
+
+def _config(args: argparse.Namespace) -> Config:
+    try:
+        cfg = Config.from_env()
+    except ValueError as exc:
+        raise SystemExit(f"error: {exc}") from exc
+    if getattr(args, "knowledge", None):
+        cfg.knowledge_dir = Path(args.knowledge)
+    if getattr(args, "db", None):
+        cfg.db_path = Path(args.db)
+    return cfg
+
+
+def _logging() -> None:
+    logging.basicConfig(
+        level=os.environ.get("TRACEBOT_LOG_LEVEL", "INFO").upper(),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+
+
+def cmd_console(args: argparse.Namespace) -> int:
+    from tracebot.console import ConsoleOutbox, run_console
+    from tracebot.service.build import build_tracebot
+    from tracebot.store import Store, StoreError
+
+    cfg = _config(args)
+    cfg.admins = {*cfg.admins, args.user}  # the person at the terminal runs their own console
+    outbox = ConsoleOutbox(sys.stdout)
+    try:
+        store = Store(cfg.db_path)
+        tracebot = build_tracebot(cfg, outbox, store=store)
+    except (StoreError, RuntimeError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    tracebot.knowledge.watch(KB_POLL_S)
+    try:
+        return run_console(tracebot, outbox, channel=args.channel, user=args.user)
+    finally:
+        tracebot.shutdown(wait=False)
+
+
+def _require(cfg: Config, *names: str) -> None:
+    missing = [n for n in names if not getattr(cfg, n.lower())]
+    if missing:
+        raise SystemExit(f"error: set {', '.join(missing)} in the environment (README: Installing in Slack)")
+
+
+def _build_app(cfg: Config) -> tuple[Any, Any]:
+    from slack_sdk.errors import SlackApiError
+    from tracebot.slack.app import build_app
+    from tracebot.store import StoreError
+
+    try:
+        app, tracebot = build_app(cfg)
+    except (StoreError, RuntimeError, ValueError) as exc:  # database, knowledge base, settings
+        raise SystemExit(f"error: {exc}") from exc
+    except (SlackApiError, OSError) as exc:  # auth.test at start: bad token, or Slack unreachable
+        raise SystemExit(f"error: cannot start the Slack app (auth.test failed): {exc}") from exc
+    tracebot.knowledge.watch(KB_POLL_S)
+    return app, tracebot
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    from tracebot.slack.http import EVENTS_PATH, make_http_server
+
+    _logging()
+    cfg = _config(args)
+    _require(cfg, "SLACK_BOT_TOKEN", "SLACK_SIGNING_SECRET")
+    app, _ = _build_app(cfg)
+    server = make_http_server(app, args.host, args.port)
+    log.info("tracebot listening on http://%s:%d%s", args.host, server.server_address[1], EVENTS_PATH)
+    with contextlib.suppress(KeyboardInterrupt):
+        server.serve_forever()
+    return 0
+
+
+def cmd_socket(cfg: Config) -> int:
+    from tracebot.slack.socket_mode import socket_mode_handler
+
+    _logging()
+    _require(cfg, "SLACK_BOT_TOKEN", "SLACK_APP_TOKEN")
+    app, _ = _build_app(cfg)
+    log.info("tracebot connecting in Socket Mode")
+    socket_mode_handler(app, cfg).start()
+    return 0
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    cfg = _config(args)
+    if cfg.slack_app_token:
+        return cmd_socket(cfg)
+    if cfg.slack_signing_secret:
+        args.port = int(os.environ.get("PORT", "3000"))
+        args.host = "0.0.0.0"  # noqa: S104 (a deployment listens on all interfaces)
+        return cmd_serve(args)
+    print(
+        "No Slack credentials (SLACK_APP_TOKEN or SLACK_SIGNING_SECRET): starting the console.",
+        file=sys.stderr,
+    )
+    args.user, args.channel = "U0CONSOLE", "C0CONSOLE"
+    return cmd_console(args)
+
+
+def cmd_stats(args: argparse.Namespace) -> int:
+    from tracebot.store import Store, StoreError
+    from tracebot.store.stats import entry_stats, not_this_feedback
+
+    cfg = _config(args)
+    try:
+        store = Store(cfg.db_path)
+        stats = entry_stats(store)
+        rejected = not_this_feedback(store, limit=args.limit)
+    except StoreError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if args.json:
+        rows = [dict(vars(s), helpful_rate=s.helpful_rate) for s in stats]
+        print(json.dumps({"entries": rows, "not_this": rejected}, indent=2))
+        return 0
+    if not stats:
+        print(f"No diagnoses recorded yet in {cfg.db_path}.")
+        return 0
+    print(f"{'entry':<40} {'matched':>7} {'helpful':>7} {'not this':>8} {'helpful rate':>12}")
+    for s in stats:
+        rate = f"{s.helpful_rate:.0%}" if s.helpful_rate is not None else "-"
+        print(f"{s.entry_id:<40} {s.matched:>7} {s.helpful:>7} {s.not_this:>8} {rate:>12}")
+    if rejected:
+        print('\n"Not this" feedback (newest first): the entry matched, the user said it was wrong')
+        for r in rejected:
+            when = time.strftime("%Y-%m-%d %H:%M", time.gmtime(r["created_at"]))
+            print(
+                f"  {when}  {r['entry_id']}  by {r['user']} in {r['channel']}\n      line: {r['line'][:200]}"
+            )
+    return 0
+
+
+def add_bot_subcommands(sub: Any) -> None:
+    c = sub.add_parser(
+        "console", help="the Slack bot in a terminal: paste errors, run /trace, see what it posts"
+    )
+    c.add_argument("--channel", default="C0CONSOLE")
+    c.add_argument("--user", default="U0CONSOLE")
+    c.add_argument(
+        "--db", help="SQLite file (default: $TRACEBOT_DB or var/tracebot.sqlite3; :memory: for none)"
+    )
+    c.add_argument("--knowledge", help="knowledge directory (default: bundled, or $TRACEBOT_KNOWLEDGE)")
+    c.set_defaults(func=cmd_console)
+
+    s = sub.add_parser("serve", help="run the Slack app over HTTP (Events API, signatures verified)")
+    s.add_argument("--port", type=int, default=int(os.environ.get("PORT", "3000")))
+    s.add_argument("--host", default="0.0.0.0")  # noqa: S104
+    s.set_defaults(func=cmd_serve)
+
+    r = sub.add_parser(
+        "run", help="Socket Mode if SLACK_APP_TOKEN, else HTTP if SLACK_SIGNING_SECRET, else console"
+    )
+    r.add_argument("--db", help=argparse.SUPPRESS)
+    r.set_defaults(func=cmd_run)
+
+    st = sub.add_parser(
+        "stats", help="per entry: how often it matched, its helpful rate, and 'Not this' feedback"
+    )
+    st.add_argument("--db", help="SQLite file (default: $TRACEBOT_DB)")
+    st.add_argument("--limit", type=int, default=50, help="how many 'Not this' items to list")
+    st.add_argument("--json", action="store_true")
+    st.set_defaults(func=cmd_stats)
+
+
+# ---- tracebot trace: /trace commands from a terminal ----
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+
+def add_trace_subcommands(subparsers: Any) -> None:
+    p = subparsers.add_parser(
+        "trace", help="run a /trace command here: trace job 123, trace pid 4242, trace sagemaker NAME",
+        description="Run a /trace plugin command from the terminal. `tracebot trace help` lists them.")
+    p.add_argument("--json", action="store_true", help="print the result as JSON")
+    p.add_argument("--out", metavar="DIR", help="write attachments (e.g. ranks.png) into DIR")
+    p.add_argument("words", nargs=argparse.REMAINDER, help="the command and its arguments")
+    p.set_defaults(func=cmd_trace)
+
+
+def cmd_trace(args: argparse.Namespace) -> int:
+    words, as_json, out_dir = _own_options(list(args.words), args.json, args.out)
+    config = Config.from_env()
+    matcher, kb, kb_note = _load_matcher(config)
+    if kb_note:
+        print(f"note: {kb_note}", file=sys.stderr)
+    ctx = CommandContext(caller=local_caller(config), config=config, matcher=matcher, progress=_progress_printer())
+    name = words[0] if words else "help"
+    result = default_host().run_command(name, ctx, words[1:])
+    if kb_note:
+        result.data.setdefault("notes", []).append(kb_note)
+    written = _write_attachments(result, out_dir) if out_dir else []
+    if as_json:
+        payload = result.to_dict()
+        for entry, path in zip(payload["attachments"], written, strict=False):
+            entry["path"] = str(path)
+        print(json.dumps(payload, ensure_ascii=False, indent=2))
+    else:
+        print(_render_text(result, kb))
+        for path in written:
+            print(f"wrote {path}")
+        if result.attachments and not out_dir:
+            print("(use --out DIR to save the attachments)")
+    if result.status != "error":
+        return EXIT_OK
+    return EXIT_USAGE if result.data.get("error") == "usage" else EXIT_FAILED
+
+
+def _own_options(words: list[str], as_json: bool, out: str | None) -> tuple[list[str], bool, Path | None]:
+    """``--json`` and ``--out DIR`` may also follow the command words (``trace job 123 --json``)."""
+    rest: list[str] = []
+    i = 0
+    while i < len(words):
+        word = words[i]
+        if word == "--json":
+            as_json = True
+        elif word == "--out" and i + 1 < len(words):
+            out, i = words[i + 1], i + 1
+        elif word.startswith("--out="):
+            out = word.split("=", 1)[1]
+        else:
+            rest.append(word)
+        i += 1
+    return rest, as_json, Path(out) if out else None
+
+
+def local_caller(config: Config) -> Caller:
+    uid = os.getuid()
+    try:
+        user = pwd.getpwuid(uid).pw_name
+    except KeyError:
+        user = str(uid)
+    cli = config.extra.get("cli") or {}
+    admins = {str(a) for a in cli.get("admins", []) or []} if isinstance(cli, dict) else set()
+    return Caller(slack_user=None, cluster_user=user, is_admin=uid == 0 or user in admins)
+
+
+def _load_matcher(config: Config) -> tuple[Any, Any, str | None]:
+    """The bundled knowledge base's matcher; without one, plugins still run and a note says so."""
+    try:
+        from tracebot.knowledge.loader import load_knowledge_base
+        from tracebot.matcher import Matcher
+
+        kb, _errors = load_knowledge_base(config.knowledge_dir)
+    except Exception as exc:  # a broken KB must not stop an admin from tracing a hung job
+        return None, None, f"knowledge base unavailable ({type(exc).__name__}: {exc}); no entries matched"
+    if not kb.entries:
+        return None, None, f"no knowledge entries in {config.knowledge_dir}; no entries matched"
+    return Matcher(kb, threshold=config.confidence_threshold), kb, None
+
+
+def _progress_printer() -> Any:
+    if not sys.stderr.isatty():
+        return lambda _msg: None
+    return lambda msg: print(f"… {msg}", file=sys.stderr, flush=True)
+
+
+def _write_attachments(result: Result, out_dir: Path) -> list[Path]:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    written = []
+    for attachment in result.attachments:
+        path = out_dir / Path(attachment.filename).name  # a plugin's file name never leaves DIR
+        path.write_bytes(attachment.content)
+        written.append(path)
+    return written
+
+
+def _render_text(result: Result, kb: Any) -> str:
+    from tracebot.render.text import render_result
+
+    return render_result(result, kb)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,7 +1,7 @@
 """``tracebot console``: tracebot's Slack handlers in a terminal, with no Slack.
 
 Paste an error and see exactly what tracebot would post (Block Kit rendered as text), run ``/trace
-...``, click buttons. The same :class:`~bot.slack.handlers.Tracebot` runs behind Slack; only the
+...``, click buttons. The same :class:`~tracebot.service.service.Tracebot` runs behind Slack; only the
 :class:`ConsoleOutbox` differs. Reading a whole conversation from standard input makes it scriptable::
 
     printf '/trace help\\n' | tracebot console
@@ -21,11 +21,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from bot.render.blocks_text import blocks_to_text
-from bot.render.slack import ACTION_HELPFUL, ACTION_NOT_THIS, ACTION_OTHER
-from bot.slack.handlers import Tracebot
-from bot.slack.inbound import Click, FileRef, Inbound, SlashCommand
-from bot.slack.outbox import DownloadRefused
+from tracebot.render.blocks_text import blocks_to_text
+from tracebot.render.slack import ACTION_HELPFUL, ACTION_NOT_THIS, ACTION_OTHER
+from tracebot.service.inbound import Click, FileRef, Inbound, SlashCommand
+from tracebot.service.outbox import DownloadRefused
+from tracebot.service.service import Tracebot
 
 HELP = """\
 Paste text (end with a line --- or, at a terminal, an empty line) and see what tracebot would post.

@@ -1,4 +1,4 @@
-"""What a /trace plugin implements. Plugins know nothing of Slack: they return :class:`bot.result.Result`.
+"""What a /trace plugin implements. Plugins know nothing of Slack: they return :class:`tracebot.result.Result`.
 
 A plugin is a module (or object) with ``@hookimpl``-decorated functions named after the hook specs in
 :class:`TracebotSpecs`. Built-ins are registered from an explicit list in ``bot/plugin_host.py``;
@@ -12,17 +12,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-import pluggy
-
-from bot.result import Result
+from tracebot.hookspecs import (
+    hookimpl as hookimpl,  # re-exported: plugins import it from here or from tracebot
+)
+from tracebot.result import Result
 
 if TYPE_CHECKING:
-    from bot.config import Config
-    from bot.matcher import Matcher
+    from tracebot.config import Config
+    from tracebot.matcher import Matcher
 
-PROJECT = "tracebot"
-hookspec = pluggy.HookspecMarker(PROJECT)
-hookimpl = pluggy.HookimplMarker(PROJECT)
 
 
 class UsageError(ValueError):
@@ -71,11 +69,3 @@ class Command:
     admin_only: bool = False
     # A key for "same work already running": commands returning the same key share one run.
     dedupe_key: Callable[[dict[str, Any]], str] | None = None
-
-
-class TracebotSpecs:
-    """Hook specifications. Hooks are called with keyword arguments."""
-
-    @hookspec
-    def register_commands(self) -> list[Command]:  # type: ignore[empty-body]
-        """Return the /trace commands this plugin provides."""

@@ -5,9 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
-from bot.kb.loader import KnowledgeBase, load_knowledge_base
-from bot.matcher import Matcher
+from tracebot.knowledge.loader import KnowledgeBase, load_knowledge_base
+from tracebot.matcher import Matcher
 
 REPO = Path(__file__).resolve().parent.parent
 KNOWLEDGE = REPO / "knowledge"

@@ -11,7 +11,7 @@ from pathlib import Path
 from tests.support import entry_dict, write_kb
 
 REPO = Path(__file__).resolve().parent.parent
-TRACEBOT = [sys.executable, "-m", "bot.cli"]
+TRACEBOT = [sys.executable, "-m", "tracebot.cli"]
 
 
 def run(*args: str, stdin: bytes | None = None, timeout: float = 60) -> subprocess.CompletedProcess:

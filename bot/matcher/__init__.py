@@ -1,5 +1,5 @@
 """Match pasted text and logs against the knowledge base. Knows nothing about Slack."""
 
-from bot.matcher.core import Matcher
+from tracebot.matcher.core import Matcher
 
 __all__ = ["Matcher"]

@@ -16,12 +16,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rapidfuzz import fuzz
-
-from bot.kb.loader import KnowledgeBase
-from bot.matcher.index import CompiledKB, looks_like_error, tokens
-from bot.matcher.normalize import clean, mask, to_text
-from bot.matcher.scan import ScanStats, bytes_stream, candidate_lines, open_log, text_lines
-from bot.result import Diagnosis, Match
+from tracebot.knowledge.loader import KnowledgeBase
+from tracebot.matcher.index import CompiledKB, looks_like_error, tokens
+from tracebot.matcher.normalize import clean, mask, to_text
+from tracebot.matcher.scan import ScanStats, bytes_stream, candidate_lines, open_log, text_lines
+from tracebot.result import Diagnosis, Match
 
 STRONG_SCORE = 92.0
 FULL_SCAN_CHARS = 256 * 1024  # texts up to this size get every line examined

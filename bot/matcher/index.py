@@ -9,11 +9,10 @@ from dataclasses import dataclass
 from typing import Any
 
 import re2
-
-from bot.kb.entry import Entry
-from bot.kb.loader import KnowledgeBase, compile_pattern
-from bot.matcher.ngrams import NgramIndex
-from bot.matcher.normalize import mask
+from tracebot.knowledge.entry import Entry
+from tracebot.knowledge.loader import KnowledgeBase, compile_pattern
+from tracebot.matcher.ngrams import NgramIndex
+from tracebot.matcher.normalize import mask
 
 # Words that make a line worth a closer look in a long log. They only select candidate lines; they
 # never make a match on their own.

@@ -1,7 +1,7 @@
 """Slack Block Kit views of tracebot's results. Plain dicts: this module never imports slack_sdk.
 
 Every function returns ``(text, blocks)``: ``text`` is the notification / screen-reader fallback Slack
-shows where blocks can't be shown; the blocks carry the same content. :mod:`bot.render.slack_limits`
+shows where blocks can't be shown; the blocks carry the same content. :mod:`tracebot.render.slack_limits`
 fits the pair into Slack's limits afterwards.
 """
 
@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from bot.commands.suggest import fill
-from bot.render.ranges import format_ranks
-from bot.result import Match, Result, StackGroup, Table
+from tracebot.matcher.suggest import fill
+from tracebot.ranks import format_ranks
+from tracebot.result import Match, Result, StackGroup, Table
 
 Block = dict[str, Any]
 Rendered = tuple[str, list[Block]]

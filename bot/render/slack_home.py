@@ -6,8 +6,8 @@ import time
 from collections import defaultdict
 from typing import Any
 
-from bot.render.slack import context, escape, section
-from bot.render.slack_limits import MAX_BLOCKS, cut
+from tracebot.render.slack import context, escape, section
+from tracebot.render.slack_limits import MAX_BLOCKS, cut
 
 Block = dict[str, Any]
 HOME_BLOCKS = 100  # Slack allows 100 blocks in a Home tab view (50 in a message)

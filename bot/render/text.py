@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import textwrap
 
-from bot.kb.loader import KnowledgeBase
-from bot.render.ranges import format_ranks, ranks_phrase
-from bot.result import Diagnosis, Match, Result
+from tracebot.knowledge.loader import KnowledgeBase
+from tracebot.ranks import format_ranks, ranks_phrase
+from tracebot.result import Diagnosis, Match, Result
 
 
 def where_text(m: Match) -> str:

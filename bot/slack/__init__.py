@@ -1,2 +1,2 @@
-"""tracebot in Slack. ``handlers`` is plain Python over an :class:`~bot.slack.outbox.Outbox`; only
+"""tracebot in Slack. ``handlers`` is plain Python over an :class:`~tracebot.slack.outbox.Outbox`; only
 ``app``, ``listeners`` and ``outbox.SlackOutbox`` know Bolt / slack_sdk."""

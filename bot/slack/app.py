@@ -12,12 +12,11 @@ from typing import Any
 from slack_bolt import App, BoltContext
 from slack_sdk import WebClient
 from slack_sdk.http_retry.builtin_handlers import RateLimitErrorRetryHandler
-
-from bot.ratelimit import RateLimiter
-from bot.slack.handlers import Tracebot
-from bot.slack.listeners import register_all
-from bot.slack.outbox import SlackOutbox
-from bot.slack.wiring import build_tracebot, channel_rate_from_env
+from tracebot.service.build import build_tracebot, channel_rate_from_env
+from tracebot.service.ratelimit import RateLimiter
+from tracebot.service.service import Tracebot
+from tracebot.slack.listeners import register_all
+from tracebot.slack.outbox import SlackOutbox
 
 log = logging.getLogger(__name__)
 API_TIMEOUT_S = 30

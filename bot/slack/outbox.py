@@ -1,53 +1,19 @@
-"""Where tracebot's replies go. ``Outbox`` is the seam: Slack's Web API here, the terminal in
-``bot/console.py``. Everything above it (handlers, renderers) is the same for both."""
+"""The Slack side of the :class:`~tracebot.service.outbox.Outbox` seam: the Web API through slack_sdk."""
 
 from __future__ import annotations
 
 import logging
 import urllib.request
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 from urllib.parse import urlparse
 
 from slack_sdk.errors import SlackApiError
-
-from bot.ratelimit import RateLimiter
+from tracebot.service.outbox import Blocks, DownloadRefused, NotInChannel
+from tracebot.service.ratelimit import RateLimiter
 
 log = logging.getLogger(__name__)
-Blocks = list[dict[str, Any]]
 DOWNLOAD_TIMEOUT_S = 30.0
-
-
-class NotInChannel(RuntimeError):
-    """tracebot is not a member of the channel (a /trace typed where it was never invited)."""
-
-
-class DownloadRefused(RuntimeError):
-    """A file we will not fetch (too large, not on Slack's file host); the message says why."""
-
-
-class Outbox(Protocol):
-    def post(
-        self, channel: str, text: str, blocks: Blocks | None = None, thread_ts: str | None = None
-    ) -> str:
-        """Post a message; return its ts."""
-
-    def update(self, channel: str, ts: str, text: str, blocks: Blocks | None = None) -> None: ...
-
-    def ephemeral(
-        self, channel: str, user: str, text: str, blocks: Blocks | None = None, thread_ts: str | None = None
-    ) -> None: ...
-
-    def upload(
-        self, channel: str, thread_ts: str | None, filename: str, content: bytes, title: str
-    ) -> None: ...
-
-    def permalink(self, channel: str, ts: str) -> str: ...
-
-    def publish_home(self, user: str, view: dict[str, Any]) -> None: ...
-
-    def download(self, url: str, dest: Path, max_bytes: int) -> int:
-        """Save a user's file to ``dest``; return its size. Raise DownloadRefused past ``max_bytes``."""
 
 
 class SlackOutbox:

@@ -19,9 +19,8 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import sqlite_utils
-
-from bot.result import Match
-from bot.store.migrations import apply_migrations
+from tracebot.result import Match
+from tracebot.store.migrations import apply_migrations
 
 T = TypeVar("T")
 EVENT_TTL_S = 7 * 24 * 3600  # Slack retries within minutes; a week is far beyond any redelivery

@@ -7,7 +7,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from bot.store.db import Store
+from tracebot.store.db import Store
 
 
 @dataclass

@@ -7,11 +7,17 @@ import socket
 import subprocess
 from typing import Any
 
-from bot.plugin_api import Command, CommandContext, NotAllowed, UsageError, hookimpl
-from bot.result import Frame, Result, Table
-from plugins.pyspy import procs
-from plugins.pyspy.dump import DEFAULT_MAX_WORKERS, DEFAULT_TIMEOUT_S, ProcessDump, dump_many, find_pyspy
-from plugins.pyspy.report import add_stack_report
+from tracebot.plugin_api import Command, CommandContext, NotAllowed, UsageError, hookimpl
+from tracebot.plugins.pyspy import procs
+from tracebot.plugins.pyspy.dump import (
+    DEFAULT_MAX_WORKERS,
+    DEFAULT_TIMEOUT_S,
+    ProcessDump,
+    dump_many,
+    find_pyspy,
+)
+from tracebot.plugins.pyspy.report import add_stack_report
+from tracebot.result import Frame, Result, Table
 
 USAGE = "/trace pid <pid> [--host H] [--native]"
 PID_MAX = 4_194_304  # the kernel's upper bound for pid_max

@@ -8,10 +8,9 @@ import re
 from collections.abc import Mapping
 
 from PIL import Image, ImageDraw, ImageFont
-
-from bot.render.ranges import ranks_phrase
-from bot.result import Frame, StackGroup
-from plugins.pyspy.group import rank_sort_key
+from tracebot.plugins.pyspy.group import rank_sort_key
+from tracebot.ranks import ranks_phrase
+from tracebot.result import Frame, StackGroup
 
 MAX_SUMMARY_GROUPS = 6
 PNG_MIN_RANKS = 9  # "for more than 8 ranks, a picture"

@@ -7,12 +7,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from bot.plugin_api import CommandContext
-from bot.plugin_host import attach_matches
-from bot.result import Attachment, Frame, Result
-from plugins.pyspy.group import group_stacks
-from plugins.pyspy.knowledge import stacks_text
-from plugins.pyspy.render import PNG_MIN_RANKS, ranks_png, summarise_groups
+from tracebot.plugin_api import CommandContext
+from tracebot.plugins.pyspy.group import group_stacks
+from tracebot.plugins.pyspy.knowledge import stacks_text
+from tracebot.plugins.pyspy.render import PNG_MIN_RANKS, ranks_png, summarise_groups
+from tracebot.result import Attachment, Frame, Result
+from tracebot.service.plugin_host import attach_matches
 
 
 def add_stack_report(result: Result, ctx: CommandContext, dumps: Mapping[str, list[Frame] | str],

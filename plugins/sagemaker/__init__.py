@@ -11,8 +11,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from bot.plugin_api import Command, CommandContext, UsageError, hookimpl
-from bot.result import Result
+from tracebot.plugin_api import Command, CommandContext, UsageError, hookimpl
+from tracebot.result import Result
 
 USAGE = "/trace sagemaker <training-job-name>"
 # SageMaker's own rule for TrainingJobName (CreateTrainingJob API reference); checked before any call.
@@ -33,7 +33,7 @@ def parse(args: list[str]) -> dict[str, Any]:
 
 
 def run(ctx: CommandContext, job_name: str) -> Result:
-    from plugins.sagemaker.trace import trace_training_job  # boto3 is imported only when used
+    from tracebot.plugins.sagemaker.trace import trace_training_job  # traceboto3 is imported only when used
 
     return trace_training_job(ctx, job_name)
 

@@ -11,8 +11,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from plugins.sagemaker.gpus import gpus_of
-from plugins.sagemaker.job import JobFacts, facts_from_description, normalise_s3_uri
+from tracebot.plugins.sagemaker.gpus import gpus_of
+from tracebot.plugins.sagemaker.job import JobFacts, facts_from_description, normalise_s3_uri
 
 SEED_MODEL_PARALLEL = "000_2f07280e1d145d25.txt"
 SEED_DATA_PARALLEL = "001_c3e40f8e1ba1b07f.txt"

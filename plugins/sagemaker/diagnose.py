@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from bot.result import Match
+from tracebot.result import Match
 
 if TYPE_CHECKING:
-    from bot.matcher import Matcher
+    from tracebot.matcher import Matcher
 
 
 def diagnose_job(matcher: Matcher, failure_reason: str, log_text: str) -> list[Match]:

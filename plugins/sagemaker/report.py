@@ -1,14 +1,14 @@
-"""Turn what was learned about a training job into the one :class:`bot.result.Result` renderers consume."""
+"""Turn what was learned about a training job into the one :class:`tracebot.result.Result` renderers consume."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
 from typing import Any
 
-from bot.result import Match, Result, Section, Status, Table
-from plugins.sagemaker.checks import ConfigWarning
-from plugins.sagemaker.job import JobFacts
-from plugins.sagemaker.logs import JobLogs
+from tracebot.plugins.sagemaker.checks import ConfigWarning
+from tracebot.plugins.sagemaker.job import JobFacts
+from tracebot.plugins.sagemaker.logs import JobLogs
+from tracebot.result import Match, Result, Section, Status, Table
 
 # What the prefix of a FailureReason means, per the DescribeTrainingJob API reference.
 _FAILURE_KINDS = {

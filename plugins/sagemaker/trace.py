@@ -7,15 +7,18 @@ the reply keeps what is known and says in a note what could not be read and why.
 from __future__ import annotations
 
 from botocore.exceptions import BotoCoreError, ClientError
-
-from bot.plugin_api import CommandContext
-from bot.result import Match, Result
-from plugins.sagemaker.aws import AwsProblem, JobNotFound, explain, make_clients
-from plugins.sagemaker.checks import find_shared_checkpoint, shared_checkpoint_warning, static_warnings
-from plugins.sagemaker.diagnose import diagnose_job
-from plugins.sagemaker.job import facts_from_description
-from plugins.sagemaker.logs import LOG_GROUP, JobLogs, LogLimits, read_job_logs
-from plugins.sagemaker.report import build_result, problem_result
+from tracebot.plugin_api import CommandContext
+from tracebot.plugins.sagemaker.aws import AwsProblem, JobNotFound, explain, make_clients
+from tracebot.plugins.sagemaker.checks import (
+    find_shared_checkpoint,
+    shared_checkpoint_warning,
+    static_warnings,
+)
+from tracebot.plugins.sagemaker.diagnose import diagnose_job
+from tracebot.plugins.sagemaker.job import facts_from_description
+from tracebot.plugins.sagemaker.logs import LOG_GROUP, JobLogs, LogLimits, read_job_logs
+from tracebot.plugins.sagemaker.report import build_result, problem_result
+from tracebot.result import Match, Result
 
 _AWS_ERRORS = (ClientError, BotoCoreError)
 

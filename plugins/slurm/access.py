@@ -3,8 +3,8 @@ user is mapped to (``users:`` in TRACEBOT_CONFIG), unless ``slurm.anyone_may_tra
 
 from __future__ import annotations
 
-from bot.plugin_api import Caller, NotAllowed
-from plugins.slurm.settings import SlurmSettings
+from tracebot.plugin_api import Caller, NotAllowed
+from tracebot.plugins.slurm.settings import SlurmSettings
 
 
 def check_job_access(caller: Caller, owner: str, job_id: str, settings: SlurmSettings) -> None:

@@ -1,7 +1,7 @@
 """Every SLURM command tracebot runs goes through :class:`SlurmCli`: argv lists, a timeout on each call,
 parsed output, and typed errors (:class:`ControllerDown` when slurmctld does not answer).
 
-Arguments reaching here are already validated (:mod:`plugins.slurm.ids`); nothing is ever joined into a
+Arguments reaching here are already validated (:mod:`tracebot.plugins.slurm.ids`); nothing is ever joined into a
 shell line. A controller that is down is found by ``scontrol ping`` (it answers at once when the
 connection is refused) before commands that would otherwise wait ~18 s for the controller.
 """
@@ -13,7 +13,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from plugins.slurm.parse import SACCT_SEP, PidRow, parse_listpids, parse_records, parse_sacct
+from tracebot.plugins.slurm.parse import SACCT_SEP, PidRow, parse_listpids, parse_records, parse_sacct
 
 DEFAULT_TIMEOUT_S = 10.0
 PING_TIMEOUT_S = 5.0

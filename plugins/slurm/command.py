@@ -5,19 +5,19 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from bot.plugin_api import Command, CommandContext, UsageError
-from bot.plugin_host import attach_matches
-from bot.result import Result, Section, Table
-from plugins.slurm import gpus as gpu_check
-from plugins.slurm import logpaths, report
-from plugins.slurm.access import check_job_access
-from plugins.slurm.cli import AccountingDown, ControllerDown, SlurmCli, SlurmError
-from plugins.slurm.hang import trace_job
-from plugins.slurm.ids import parse_job_id, parse_node
-from plugins.slurm.jobinfo import JobView, Lookup, lookup
-from plugins.slurm.logscan import scan_log
-from plugins.slurm.settings import SlurmSettings
-from plugins.slurm.states import LIVE_STATES
+from tracebot.matcher.logscan import scan_log
+from tracebot.plugin_api import Command, CommandContext, UsageError
+from tracebot.plugins.slurm import gpus as gpu_check
+from tracebot.plugins.slurm import logpaths, report
+from tracebot.plugins.slurm.access import check_job_access
+from tracebot.plugins.slurm.cli import AccountingDown, ControllerDown, SlurmCli, SlurmError
+from tracebot.plugins.slurm.hang import trace_job
+from tracebot.plugins.slurm.ids import parse_job_id, parse_node
+from tracebot.plugins.slurm.jobinfo import JobView, Lookup, lookup
+from tracebot.plugins.slurm.settings import SlurmSettings
+from tracebot.plugins.slurm.states import LIVE_STATES
+from tracebot.result import Result, Section, Table
+from tracebot.service.plugin_host import attach_matches
 
 JOB_USAGE = "/trace job <jobid>"
 GPUS_USAGE = "/trace gpus <node>"

@@ -12,8 +12,8 @@ import socket
 import subprocess
 from dataclasses import dataclass
 
-from plugins.slurm.parse import parse_listpids
-from plugins.slurm.settings import SlurmSettings
+from tracebot.plugins.slurm.parse import parse_listpids
+from tracebot.plugins.slurm.settings import SlurmSettings
 
 QUERY = ["--query-compute-apps=pid,process_name,used_memory,gpu_uuid", "--format=csv,nounits"]
 DEFAULT_COLUMNS = ["pid", "process_name", "used_memory", "gpu_uuid"]

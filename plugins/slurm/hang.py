@@ -1,7 +1,7 @@
 """Hang trace of a running job: py-spy every rank on every node at once, through the job itself.
 
 For each node, one ``srun --jobid=<id> --overlap --nodes=1 --ntasks=1 --nodelist=<node>`` step runs
-:mod:`plugins.slurm.node_dump` there (``--overlap`` is what lets a step into a job whose CPUs are all
+:mod:`tracebot.plugins.slurm.node_dump` there (``--overlap`` is what lets a step into a job whose CPUs are all
 taken; without it srun waits silently forever). Nodes run in parallel, each with its own time limit;
 a node that fails or times out is reported, the others still count.
 """
@@ -18,9 +18,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from bot.result import Frame
-from plugins.slurm.cli import SlurmCli
-from plugins.slurm.settings import SlurmSettings
+from tracebot.plugins.slurm.cli import SlurmCli
+from tracebot.plugins.slurm.settings import SlurmSettings
+from tracebot.result import Frame
 
 MAX_PARALLEL_NODES = 64
 
@@ -44,7 +44,7 @@ def srun_argv(cli: SlurmCli, job_id: str, node: str, settings: SlurmSettings, li
     argv = cli.argv("srun", f"--jobid={job_id}", "--overlap", "--nodes=1", "--ntasks=1", f"--nodelist={node}",
                     f"--time={minutes}", "--job-name=tracebot-pyspy", "--chdir=/tmp", "--quiet",
                     *settings.srun_extra,
-                    settings.node_python, "-m", "plugins.slurm.node_dump", "--job", job_id,
+                    settings.node_python, "-m", "tracebot.plugins.slurm.node_dump", "--job", job_id,
                     "--timeout", f"{settings.pyspy_timeout_s:g}")
     if settings.node_pyspy:
         argv += ["--pyspy", settings.node_pyspy]

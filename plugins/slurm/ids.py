@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from bot.plugin_api import UsageError
+from tracebot.plugin_api import UsageError
 
 JOB_ID = re.compile(r"[1-9][0-9]{0,9}(?:_[0-9]{1,7}|\+[0-9]{1,3})?")
 # Host names as SLURM prints them (letters, digits, dots, dashes, underscores), no leading dash.

@@ -9,9 +9,9 @@ import re
 import shlex
 from dataclasses import dataclass, field
 
-from plugins.slurm.cli import AccountingDown, ControllerDown, SlurmCli, SlurmError
-from plugins.slurm.parse import exit_code, user_of
-from plugins.slurm.states import base_state
+from tracebot.plugins.slurm.cli import AccountingDown, ControllerDown, SlurmCli, SlurmError
+from tracebot.plugins.slurm.parse import exit_code, user_of
+from tracebot.plugins.slurm.states import base_state
 
 _NULLS = {"", "(null)", "None", "Unknown", "N/A", "None assigned"}
 

@@ -13,7 +13,7 @@ import glob
 import re
 from pathlib import Path
 
-from plugins.slurm.jobinfo import JobView
+from tracebot.plugins.slurm.jobinfo import JobView
 
 NO_VAL = "4294967294"
 MAX_FILES = 64

@@ -1,6 +1,6 @@
 """Runs ON a compute node, inside the job (``srun --jobid=<id> --overlap``): dump every rank there.
 
-``python -m plugins.slurm.node_dump --job <id> [--pyspy PATH] [--timeout S]`` finds the job's
+``python -m tracebot.plugins.slurm.node_dump --job <id> [--pyspy PATH] [--timeout S]`` finds the job's
 processes on this node (``scontrol listpids``, answered by the local slurmd), keeps the Python ones,
 names each by its rank (``RANK`` from /proc/PID/environ as torchrun sets it, else ``SLURM_PROCID``,
 else the task id from listpids), runs py-spy on all of them in parallel and prints one JSON document:
@@ -23,12 +23,12 @@ import sys
 from dataclasses import asdict
 from typing import Any
 
-from plugins.pyspy import procs
-from plugins.pyspy.dump import DEFAULT_TIMEOUT_S, ProcessDump, dump_many, find_pyspy
-from plugins.pyspy.group import rank_sort_key
-from plugins.slurm.cli import SlurmCli, SlurmError
-from plugins.slurm.ids import JOB_ID
-from plugins.slurm.parse import PidRow
+from tracebot.plugins.pyspy import procs
+from tracebot.plugins.pyspy.dump import DEFAULT_TIMEOUT_S, ProcessDump, dump_many, find_pyspy
+from tracebot.plugins.pyspy.group import rank_sort_key
+from tracebot.plugins.slurm.cli import SlurmCli, SlurmError
+from tracebot.plugins.slurm.ids import JOB_ID
+from tracebot.plugins.slurm.parse import PidRow
 
 
 def _own_tree() -> set[int]:

@@ -4,17 +4,17 @@ from __future__ import annotations
 
 from dataclasses import asdict
 
-from bot.plugin_api import CommandContext
-from bot.plugin_host import attach_matches
-from bot.render.ranges import ranks_phrase
-from bot.result import Attachment, Result, Section, StackGroup, Table
-from plugins.pyspy.group import group_stacks
-from plugins.pyspy.knowledge import stacks_text
-from plugins.pyspy.render import PNG_MIN_RANKS, ranks_png, stack_text, summarise_groups
-from plugins.slurm.hang import HangTrace
-from plugins.slurm.jobinfo import JobView
-from plugins.slurm.logscan import LogScan
-from plugins.slurm.states import describe_exit, final_state, pending_reason
+from tracebot.matcher.logscan import LogScan
+from tracebot.plugin_api import CommandContext
+from tracebot.plugins.pyspy.group import group_stacks
+from tracebot.plugins.pyspy.knowledge import stacks_text
+from tracebot.plugins.pyspy.render import PNG_MIN_RANKS, ranks_png, stack_text, summarise_groups
+from tracebot.plugins.slurm.hang import HangTrace
+from tracebot.plugins.slurm.jobinfo import JobView
+from tracebot.plugins.slurm.states import describe_exit, final_state, pending_reason
+from tracebot.ranks import ranks_phrase
+from tracebot.result import Attachment, Result, Section, StackGroup, Table
+from tracebot.service.plugin_host import attach_matches
 
 MAX_ERROR_ROWS = 10
 

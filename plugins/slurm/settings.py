@@ -5,7 +5,7 @@ slurm:
   bin_dir: /usr/bin                 # where scontrol/sacct/srun live (default: PATH)
   command_timeout_s: 10             # per SLURM client call
   anyone_may_trace: false           # true: any mapped user may trace any job
-  node_python: /shared/tracebot/.venv/bin/python   # on the compute nodes; imports plugins.slurm
+  node_python: /shared/tracebot/.venv/bin/python   # on the compute nodes; imports tracebot.plugins.slurm
   node_pyspy: /shared/tracebot/.venv/bin/py-spy    # default: beside node_python, else PATH
   node_timeout_s: 30                # per node, for the whole dump of that node
   pyspy_timeout_s: 10               # per process

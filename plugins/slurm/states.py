@@ -10,7 +10,7 @@ from __future__ import annotations
 import signal
 from dataclasses import dataclass
 
-from bot.result import Status
+from tracebot.result import Status
 
 
 @dataclass(frozen=True)

@@ -97,7 +97,7 @@ def test_no_multi_line_case_shares_a_verbatim_block_with_an_entry_example():
     Three or more consecutive identical lines cannot be a coincidence of wording; they mean the
     case and the example were cut from the same paste, and one of them has to change.
     """
-    from bot.kb.loader import load_knowledge_base
+    from tracebot.knowledge.loader import load_knowledge_base
 
     kb, _ = load_knowledge_base(HERE.parent.parent / "knowledge")
     cases, _ = stats.read_cases()

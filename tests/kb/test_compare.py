@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 import yaml
+from tracebot.cli import main
 
-from bot.cli import main
 from tests.support import entry_dict, require, write_kb
 
 GIT_ENV = {
@@ -179,7 +179,7 @@ def test_the_base_side_reads_the_committed_entries_not_the_working_tree(repo: Pa
 
 
 def test_the_pull_request_workflow_runs_lint_examples_corpus_and_compare_with_real_commands():
-    from bot.cli import build_parser
+    from tracebot.cli import build_parser
 
     workflow = Path(__file__).resolve().parents[2] / ".github" / "workflows" / "pull-request.yml"
     doc = yaml.safe_load(workflow.read_text(encoding="utf-8"))

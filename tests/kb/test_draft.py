@@ -11,14 +11,14 @@ import re
 from pathlib import Path
 
 import pytest
+from tracebot.authoring.draft import DraftError, draft_from_snippet, pick_signatures, scaffold, write_draft
+from tracebot.authoring.evaluate import load_cases
+from tracebot.authoring.lint import lint
+from tracebot.cli import main
+from tracebot.knowledge.entry import MAX_EXAMPLE_CHARS
+from tracebot.knowledge.loader import KnowledgeBase, parse_entry_file, parse_entry_text
+from tracebot.matcher import Matcher
 
-from bot.cli import main
-from bot.kb.draft import DraftError, draft_from_snippet, pick_signatures, scaffold, write_draft
-from bot.kb.entry import MAX_EXAMPLE_CHARS
-from bot.kb.evaluate import load_cases
-from bot.kb.lint import lint
-from bot.kb.loader import KnowledgeBase, parse_entry_file, parse_entry_text
-from bot.matcher import Matcher
 from tests.conftest import KNOWLEDGE, REPO
 
 CASES_FILE = REPO / "tests" / "corpus" / "cases.jsonl"

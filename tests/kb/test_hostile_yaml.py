@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 import yaml
+from tracebot.authoring.clean_corpus import DEFAULT_CLEAN_DIR, clean_corpus_problems, clean_logs
+from tracebot.authoring.lint import lint
+from tracebot.authoring.pattern_safety import nested_repetition
+from tracebot.cli import main
+from tracebot.knowledge.loader import MAX_FILE_BYTES, KnowledgeBase, load_knowledge_base
+from tracebot.matcher import Matcher
 
-from bot.cli import main
-from bot.kb.clean_corpus import DEFAULT_CLEAN_DIR, clean_corpus_problems, clean_logs
-from bot.kb.lint import lint
-from bot.kb.loader import MAX_FILE_BYTES, KnowledgeBase, load_knowledge_base
-from bot.kb.pattern_safety import nested_repetition
-from bot.matcher import Matcher
 from tests.support import entry_dict, require, write_kb
 
 GOOD = yaml.safe_dump(entry_dict("good-entry"))

@@ -6,12 +6,12 @@ import os
 from pathlib import Path
 
 import pytest
+from tracebot.authoring.draft import DraftError
+from tracebot.authoring.importer import MAX_DOC_BYTES, import_document, split_sections
+from tracebot.authoring.lint import lint
+from tracebot.cli import main
+from tracebot.knowledge.loader import load_knowledge_base
 
-from bot.cli import main
-from bot.kb.draft import DraftError
-from bot.kb.importer import MAX_DOC_BYTES, import_document, split_sections
-from bot.kb.lint import lint
-from bot.kb.loader import load_knowledge_base
 from tests.conftest import KNOWLEDGE, REPO
 from tests.support import entry_dict, require, write_kb
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import yaml
+from tracebot.knowledge.loader import load_knowledge_base
 
-from bot.kb.loader import load_knowledge_base
 from tests.support import entry_dict, write_kb
 
 

@@ -7,9 +7,9 @@ import gzip
 from pathlib import Path
 
 import pytest
+from tracebot.knowledge.loader import load_knowledge_base
+from tracebot.matcher import Matcher
 
-from bot.kb.loader import load_knowledge_base
-from bot.matcher import Matcher
 from tests.support import entry_dict, write_kb
 
 OOM = entry_dict(
@@ -160,7 +160,7 @@ def test_search_finds_entries_by_words(m):
 
 
 def test_table_headers_and_rows_are_not_prose():
-    from bot.matcher.core import prose_lines
+    from tracebot.matcher.core import prose_lines
 
     table = "JobID JobName Partition State ExitCode Elapsed Timelimit\n1342 pretrain a3 TIMEOUT 0:0 2-00:00:14"
     assert prose_lines(table) == ""
@@ -169,7 +169,7 @@ def test_table_headers_and_rows_are_not_prose():
 
 
 def test_python_warning_lines_and_paths_are_not_prose():
-    from bot.matcher.core import prose_lines
+    from tracebot.matcher.core import prose_lines
 
     warning = (
         "/opt/conda/lib/python3.10/site-packages/torch/utils/data/dataloader.py:558: UserWarning: This "

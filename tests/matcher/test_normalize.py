@@ -1,4 +1,4 @@
-from bot.matcher.normalize import clean, mask
+from tracebot.matcher.normalize import clean, mask
 
 SEED_LINE = (
     "slurm0-a3-ghpc-8: [rank17]:[E ProcessGroupNCCL.cpp:523] [Rank 2] Watchdog caught collective operation "

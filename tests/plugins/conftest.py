@@ -6,16 +6,15 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 
 import pytest
-
-from bot.config import Config
-from bot.plugin_api import Caller, CommandContext
-from bot.plugin_host import PluginHost
+from tracebot.config import Config
+from tracebot.plugin_api import Caller, CommandContext
+from tracebot.service.plugin_host import PluginHost
 
 
 @pytest.fixture
 def host() -> PluginHost:
     """Only the py-spy built-in, no entry points: tests see exactly the plugins they register."""
-    return PluginHost(builtins=("plugins.pyspy",), entry_points=False)
+    return PluginHost(builtins=("tracebot.plugins.pyspy",), entry_points=False)
 
 
 @pytest.fixture

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bot.plugin_host import BUILTIN_PLUGINS, PluginHost
+from tracebot.service.plugin_host import BUILTIN_PLUGINS, PluginHost
 
 
 def test_builtin_plugins_load_and_declare_complete_commands():

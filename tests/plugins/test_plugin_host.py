@@ -12,13 +12,14 @@ import types
 from pathlib import Path
 
 import pytest
+from tracebot.config import Config
+from tracebot.knowledge.loader import load_knowledge_base
+from tracebot.matcher import Matcher
+from tracebot import hookspecs
+from tracebot.plugin_api import Command, NotAllowed, UsageError, hookimpl
+from tracebot.result import Result
+from tracebot.service.plugin_host import PluginHost, attach_matches
 
-from bot.config import Config
-from bot.kb.loader import load_knowledge_base
-from bot.matcher import Matcher
-from bot.plugin_api import Command, NotAllowed, TracebotSpecs, UsageError, hookimpl
-from bot.plugin_host import PluginHost, attach_matches
-from bot.result import Result
 from tests.support import entry_dict, write_kb
 
 
@@ -73,7 +74,7 @@ def test_help_lists_every_command_with_its_usage(host, register_plugin, make_ctx
 def test_a_plugin_that_fails_to_import_is_reported_and_the_others_still_work(tmp_path, monkeypatch, make_ctx):
     (tmp_path / "half_written_plugin.py").write_text("raise RuntimeError('not finished yet')\n")
     monkeypatch.syspath_prepend(str(tmp_path))
-    host = PluginHost(builtins=("half_written_plugin", "plugins.pyspy"), entry_points=False)
+    host = PluginHost(builtins=("half_written_plugin", "tracebot.plugins.pyspy"), entry_points=False)
     assert any("half_written_plugin" in e and "not finished yet" in e for e in host.load_errors())
     assert "pid" in host.get_commands()
 
@@ -163,8 +164,8 @@ def _write_dist(site: Path, dist: str, module: str, module_source: str) -> None:
 
 def test_an_installed_package_adds_its_command_through_the_entry_point_group(tmp_path, monkeypatch, make_ctx):
     _write_dist(tmp_path, "tracebot-hello", "tracebot_hello", """
-        from bot.plugin_api import Command, hookimpl
-        from bot.result import Result
+        from tracebot.plugin_api import Command, hookimpl
+        from tracebot.result import Result
 
         @hookimpl
         def register_commands():
@@ -211,10 +212,11 @@ def test_what_a_plugin_found_brings_the_matching_knowledge_entry_once(make_ctx, 
 
 def test_every_hook_spec_is_documented_and_has_a_plugin_in_these_tests():
     source = Path(__file__).read_text()
-    specs = [name for name, _ in inspect.getmembers(TracebotSpecs, inspect.isfunction)]
+    specs = [name for name, fn in inspect.getmembers(hookspecs, inspect.isfunction)
+             if hasattr(fn, "tracebot_spec")]
     assert specs
     for name in specs:
-        assert (getattr(TracebotSpecs, name).__doc__ or "").strip(), f"hook {name} has no docstring"
+        assert (getattr(hookspecs, name).__doc__ or "").strip(), f"hook {name} has no docstring"
         assert f"def {name}(" in source, f"hook {name} has no test plugin here"
 
 

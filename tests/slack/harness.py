@@ -15,11 +15,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bot.config import Config
-from bot.jobs import JobPool
-from bot.slack.app import build_app
-from bot.slack.handlers import Tracebot
-from bot.slack.http import make_http_server
+from tracebot.config import Config
+from tracebot.service.jobs import JobPool
+from tracebot.service.service import Tracebot
+from tracebot.slack.app import build_app
+from tracebot.slack.http import make_http_server
+
 from tests.fakes.fake_slack import FakeSlack
 from tests.slack import payloads
 from tests.slack.plugins_for_tests import SlowPlugin

@@ -6,8 +6,8 @@ import threading
 import time
 from typing import Any
 
-from bot.plugin_api import Command, CommandContext, UsageError, hookimpl
-from bot.result import Attachment, Result, Section
+from tracebot.plugin_api import Command, CommandContext, UsageError, hookimpl
+from tracebot.result import Attachment, Result, Section
 
 
 def _parse_n(words: list[str]) -> dict[str, Any]:

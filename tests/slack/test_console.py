@@ -17,7 +17,7 @@ def tracebot(*args: str, stdin: str = "", env: dict[str, str] | None = None) -> 
     base = {k: v for k, v in os.environ.items() if not k.startswith(("SLACK_", "TRACEBOT_"))}
     base["TRACEBOT_LOAD_ENTRYPOINTS"] = "0"
     return subprocess.run(
-        [sys.executable, "-m", "bot.cli", *args],
+        [sys.executable, "-m", "tracebot.cli", *args],
         input=stdin,
         capture_output=True,
         text=True,

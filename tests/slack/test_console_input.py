@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bot.console import turns
+from tracebot.console import turns
 
 
 def test_piped_messages_are_separated_by_dashes_and_keep_their_blank_lines():

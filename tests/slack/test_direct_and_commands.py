@@ -174,7 +174,7 @@ def test_helpful_and_not_this_are_recorded_and_other_matches_are_posted(slack):
         )
     )
     slack.idle()
-    from bot.store.stats import entry_stats, not_this_feedback
+    from tracebot.store.stats import entry_stats, not_this_feedback
 
     stats = {s.entry_id: s for s in entry_stats(slack.tracebot.store)}
     shown = answer["blocks"][0]["text"]["text"]

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import os
 
-from bot.kb.holder import KnowledgeHolder
+from tracebot.service.knowledge import KnowledgeHolder
+
 from tests.slack import payloads
 from tests.slack.blocks import texts
 from tests.slack.tiny_kb import ENTRIES, OOM_LINE, write_tiny_kb

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from bot.render.slack import code, section
-from bot.render.slack_limits import MAX_BLOCKS, MESSAGE_CHARS, SECTION_CHARS, cut, fit
+from tracebot.render.slack import code, section
+from tracebot.render.slack_limits import MAX_BLOCKS, MESSAGE_CHARS, SECTION_CHARS, cut, fit
 
 
 def test_a_long_code_block_is_cut_at_a_line_and_its_fence_closed():

@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import yaml
+from tracebot.service.router import BUILTINS
+from tracebot.slack.listeners import register_all
+from tracebot.slack.listeners.commands import COMMAND
 
-from bot.commands import BUILTINS
-from bot.slack.listeners import register_all
-from bot.slack.listeners.commands import COMMAND
 from tests.slack.blocks import texts
 
 MANIFEST = yaml.safe_load((Path(__file__).resolve().parents[2] / "slack-app-manifest.yaml").read_text())

@@ -6,9 +6,8 @@ import threading
 import time
 
 import pytest
-
-from bot.jobs import JobPool, PoolBusy
-from bot.ratelimit import RateLimiter
+from tracebot.service.jobs import JobPool, PoolBusy
+from tracebot.service.ratelimit import RateLimiter
 
 
 def test_a_second_request_for_running_work_gets_the_running_job():

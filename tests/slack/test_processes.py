@@ -37,12 +37,12 @@ def start(tmp_path, fake_slack, kb_dir):
             SLACK_BOT_TOKEN=fake_slack.bot_token,
             SLACK_API_URL=fake_slack.api_url,
             TRACEBOT_KNOWLEDGE=str(kb_dir),
-            TRACEBOT_DB=str(tmp_path / "bot.sqlite3"),
+            TRACEBOT_DB=str(tmp_path / "tracebot.sqlite3"),
             TRACEBOT_LOAD_ENTRYPOINTS="0",
             **env,
         )
         proc = subprocess.Popen(
-            [sys.executable, "-m", "bot.cli", *args],
+            [sys.executable, "-m", "tracebot.cli", *args],
             cwd=REPO,
             env=base,
             stdout=subprocess.PIPE,

@@ -8,10 +8,10 @@ from collections.abc import Iterator
 from urllib.parse import parse_qsl
 
 import pytest
+from tracebot.service.jobs import JobPool
+from tracebot.slack.app import build_app
+from tracebot.slack.socket_mode import socket_mode_handler
 
-from bot.jobs import JobPool
-from bot.slack.app import build_app
-from bot.slack.socket_mode import socket_mode_handler
 from tests.fakes.fake_socket_mode import FakeSocketMode
 from tests.slack import payloads
 from tests.slack.blocks import texts

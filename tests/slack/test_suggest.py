@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from bot.commands.suggest import fill, placeholders
+from tracebot.matcher.suggest import fill, placeholders
+
 from tests.slack import payloads
 from tests.slack.blocks import texts
 from tests.slack.tiny_kb import OOM_LINE

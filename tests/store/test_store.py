@@ -7,11 +7,10 @@ import threading
 import time
 
 import pytest
-
-from bot.result import Match
-from bot.store import Store, StoreError
-from bot.store.migrations import MIGRATIONS
-from bot.store.stats import entry_stats, most_helpful, not_this_feedback
+from tracebot.result import Match
+from tracebot.store import Store, StoreError
+from tracebot.store.migrations import MIGRATIONS
+from tracebot.store.stats import entry_stats, most_helpful, not_this_feedback
 
 
 def _match(entry_id: str, score: float = 90.0, line: str = "NCCL watchdog timeout") -> Match:
@@ -155,7 +154,7 @@ def test_clicking_feedback_again_replaces_the_earlier_vote():
 
 
 def test_events_older_than_a_week_are_forgotten_so_the_table_stays_small(monkeypatch):
-    from bot.store import db as store_db
+    from tracebot.store import db as store_db
 
     monkeypatch.setattr(store_db, "PRUNE_EVERY", 1)
     store = Store(":memory:")

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from slack_bolt import App
-
-from bot.slack.listeners import actions, commands, events, shortcuts, views
+from tracebot.slack.listeners import actions, commands, events, shortcuts, views
 
 
 def register_all(app: App) -> None:

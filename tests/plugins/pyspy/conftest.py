@@ -11,9 +11,9 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from tracebot.plugins.pyspy import procs
+from tracebot.plugins.pyspy.dump import find_pyspy
 
-from plugins.pyspy import procs
-from plugins.pyspy.dump import find_pyspy
 from tests.plugins.pyspy.hung import WORKER, wait_for_ranks, wait_until_in
 from tests.support import require
 

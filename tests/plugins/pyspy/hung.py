@@ -5,8 +5,8 @@ from __future__ import annotations
 import textwrap
 import time
 
-from plugins.pyspy import procs
-from plugins.pyspy.dump import ProcessDump, dump_pid
+from tracebot.plugins.pyspy import procs
+from tracebot.plugins.pyspy.dump import ProcessDump, dump_pid
 
 WORKER = textwrap.dedent("""\
     import os

@@ -8,12 +8,11 @@ from pathlib import Path
 
 import pytest
 from PIL import Image
-
-from bot.result import Frame
-from plugins.pyspy.dump import classify_failure, parse_dump_json
-from plugins.pyspy.group import group_stacks, rank_sort_key, where_frame
-from plugins.pyspy.knowledge import stacks_text
-from plugins.pyspy.render import UNREADABLE_RGB, cell_box, group_colours, ranks_png, summarise_groups
+from tracebot.plugins.pyspy.dump import classify_failure, parse_dump_json
+from tracebot.plugins.pyspy.group import group_stacks, rank_sort_key, where_frame
+from tracebot.plugins.pyspy.knowledge import stacks_text
+from tracebot.plugins.pyspy.render import UNREADABLE_RGB, cell_box, group_colours, ranks_png, summarise_groups
+from tracebot.result import Frame
 
 FIXTURES = Path(__file__).parent / "fixtures"
 SITE = "/opt/venv/lib/python3.11/site-packages"

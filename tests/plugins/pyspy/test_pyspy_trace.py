@@ -11,14 +11,14 @@ import time
 
 import pytest
 from PIL import Image
+from tracebot.config import Config
+from tracebot.knowledge.loader import load_knowledge_base
+from tracebot.matcher import Matcher
+from tracebot.plugins.pyspy import command as pid_command
+from tracebot.plugins.pyspy.dump import ProcessDump, dump_many
+from tracebot.plugins.pyspy.group import group_stacks
+from tracebot.plugins.pyspy.render import cell_box, group_colours, ordered_labels, summarise_groups
 
-from bot.config import Config
-from bot.kb.loader import load_knowledge_base
-from bot.matcher import Matcher
-from plugins.pyspy import command as pid_command
-from plugins.pyspy.dump import ProcessDump, dump_many
-from plugins.pyspy.group import group_stacks
-from plugins.pyspy.render import cell_box, group_colours, ordered_labels, summarise_groups
 from tests.plugins.pyspy.hung import line_of
 from tests.support import entry_dict, require, write_kb
 

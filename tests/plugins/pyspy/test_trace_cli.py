@@ -15,7 +15,7 @@ REPO = Path(__file__).resolve().parents[3]
 
 
 def tracebot(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "bot.cli", *args], cwd=REPO, capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "tracebot.cli", *args], cwd=REPO, capture_output=True, text=True,
                           timeout=120, env={"PATH": "/usr/bin:/bin", "TRACEBOT_LOAD_ENTRYPOINTS": "0"})
 
 

@@ -32,10 +32,9 @@ from typing import Any
 
 import boto3
 import pytest
-
-from bot.config import REPO_ROOT
-from bot.kb.loader import load_knowledge_base
-from bot.matcher import Matcher
+from tracebot.config import REPO_ROOT
+from tracebot.knowledge.loader import load_knowledge_base
+from tracebot.matcher import Matcher
 
 REGION = "us-east-1"
 LOG_GROUP = "/aws/sagemaker/TrainingJobs"

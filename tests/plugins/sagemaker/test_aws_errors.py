@@ -12,12 +12,11 @@ from __future__ import annotations
 import json
 
 import pytest
-
-from bot.plugin_api import UsageError
-from bot.plugin_host import PluginHost
-from plugins.sagemaker import parse
-from plugins.sagemaker.aws import MAX_ATTEMPTS
-from plugins.sagemaker.trace import trace_training_job
+from tracebot.plugin_api import UsageError
+from tracebot.plugins.sagemaker import parse
+from tracebot.plugins.sagemaker.aws import MAX_ATTEMPTS
+from tracebot.plugins.sagemaker.trace import trace_training_job
+from tracebot.service.plugin_host import PluginHost
 
 SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
 DENIED = (
@@ -45,7 +44,7 @@ def test_job_name_with_shell_or_path_characters_is_refused_before_any_aws_call(
 ):
     endpoint = aws_error_endpoint(400, "AccessDeniedException", DENIED)
     aws_env(endpoint.url)
-    host = PluginHost(builtins=("plugins.sagemaker",), entry_points=False)
+    host = PluginHost(builtins=("tracebot.plugins.sagemaker",), entry_points=False)
 
     result = host.run_command("sagemaker", make_ctx(), [name])
 

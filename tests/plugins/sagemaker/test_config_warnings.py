@@ -3,7 +3,7 @@ create_training_job with the hyperparameters the SageMaker Python SDK writes for
 
 from __future__ import annotations
 
-from plugins.sagemaker.trace import trace_training_job
+from tracebot.plugins.sagemaker.trace import trace_training_job
 
 MODEL_PARALLEL = {
     "mp_parameters": '{"partitions": 2, "microbatches": 4, "ddp": true}',

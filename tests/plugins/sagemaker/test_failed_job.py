@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import time
 
-from bot.config import REPO_ROOT
-from bot.plugin_host import PluginHost
-from plugins.sagemaker.logs import LogLimits
-from plugins.sagemaker.trace import trace_training_job
+from tracebot.config import REPO_ROOT
+from tracebot.plugins.sagemaker.logs import LogLimits
+from tracebot.plugins.sagemaker.trace import trace_training_job
+from tracebot.service.plugin_host import PluginHost
 
 OOM_REASON = (
     'AlgorithmError: ExecuteUserScriptError:\nExitCode 1\nErrorMessage "torch.OutOfMemoryError: CUDA out of '

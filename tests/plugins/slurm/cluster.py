@@ -10,7 +10,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from plugins.slurm.parse import parse_listpids
+from tracebot.plugins.slurm.parse import parse_listpids
 
 REPO = Path(__file__).resolve().parents[3]
 JOBS = Path(__file__).resolve().parent / "jobs"

@@ -13,12 +13,12 @@ import subprocess
 from collections.abc import Iterator
 
 import pytest
+from tracebot.config import Config
+from tracebot.matcher import Matcher
+from tracebot.plugin_api import Caller, CommandContext
+from tracebot.result import Result
+from tracebot.service.plugin_host import PluginHost
 
-from bot.config import Config
-from bot.matcher import Matcher
-from bot.plugin_api import Caller, CommandContext
-from bot.plugin_host import PluginHost
-from bot.result import Result
 from tests.plugins.slurm.cluster import PYTHON, START, Jobs, run, sbatch, start_cluster, train_cmd
 from tests.support import require
 

@@ -13,13 +13,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from tracebot.config import Config
+from tracebot.plugin_api import Caller, CommandContext
+from tracebot.plugins.slurm.cli import SlurmCli
+from tracebot.plugins.slurm.command import describe
+from tracebot.plugins.slurm.jobinfo import lookup
+from tracebot.plugins.slurm.settings import SlurmSettings
 
-from bot.config import Config
-from bot.plugin_api import Caller, CommandContext
-from plugins.slurm.cli import SlurmCli
-from plugins.slurm.command import describe
-from plugins.slurm.jobinfo import lookup
-from plugins.slurm.settings import SlurmSettings
 from tests.plugins.slurm.cluster import (
     JOBS,
     PYTHON,

@@ -8,8 +8,8 @@ import time
 from pathlib import Path
 
 import pytest
+from tracebot.result import Result
 
-from bot.result import Result
 from tests.plugins.slurm.cluster import (
     JOBS,
     PYTHON,

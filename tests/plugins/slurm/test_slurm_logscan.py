@@ -8,9 +8,9 @@ import threading
 import time
 from pathlib import Path
 
-from plugins.slurm import logpaths
-from plugins.slurm.jobinfo import JobView
-from plugins.slurm.logscan import scan_log
+from tracebot.matcher.logscan import scan_log
+from tracebot.plugins.slurm import logpaths
+from tracebot.plugins.slurm.jobinfo import JobView
 
 NOISE = "slurm0-a3-ghpc-{node}: [rank{rank}]: iteration {i} | lm loss 2.43 | grad norm 0.81\n"
 

@@ -7,20 +7,19 @@ import json
 from pathlib import Path
 
 import pytest
-
-from bot.plugin_api import Caller, NotAllowed, UsageError
-from plugins.pyspy.dump import parse_dump_json
-from plugins.pyspy.group import group_stacks
-from plugins.slurm import logpaths
-from plugins.slurm.access import check_job_access
-from plugins.slurm.cli import SACCT_FIELDS
-from plugins.slurm.gpus import GpuProcess, orphans, parse_compute_apps
-from plugins.slurm.hang import HangTrace, _merge
-from plugins.slurm.ids import parse_job_id, parse_node
-from plugins.slurm.jobinfo import from_sacct, from_scontrol, submit_line_outputs
-from plugins.slurm.parse import parse_listpids, parse_records, parse_sacct
-from plugins.slurm.settings import SlurmSettings
-from plugins.slurm.states import describe_exit, final_state, pending_reason
+from tracebot.plugin_api import Caller, NotAllowed, UsageError
+from tracebot.plugins.pyspy.dump import parse_dump_json
+from tracebot.plugins.pyspy.group import group_stacks
+from tracebot.plugins.slurm import logpaths
+from tracebot.plugins.slurm.access import check_job_access
+from tracebot.plugins.slurm.cli import SACCT_FIELDS
+from tracebot.plugins.slurm.gpus import GpuProcess, orphans, parse_compute_apps
+from tracebot.plugins.slurm.hang import HangTrace, _merge
+from tracebot.plugins.slurm.ids import parse_job_id, parse_node
+from tracebot.plugins.slurm.jobinfo import from_sacct, from_scontrol, submit_line_outputs
+from tracebot.plugins.slurm.parse import parse_listpids, parse_records, parse_sacct
+from tracebot.plugins.slurm.settings import SlurmSettings
+from tracebot.plugins.slurm.states import describe_exit, final_state, pending_reason
 
 FIX = Path(__file__).resolve().parents[2] / "fixtures" / "slurm"
 

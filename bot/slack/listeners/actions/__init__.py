@@ -6,9 +6,8 @@ import re
 from typing import Any
 
 from slack_bolt import Ack, App, BoltContext
-
-from bot.render.slack import ACTIONS
-from bot.slack.inbound import Click
+from tracebot.render.slack import ACTIONS
+from tracebot.service.inbound import Click
 
 ACTION_IDS = re.compile("^(" + "|".join(ACTIONS) + ")$")
 

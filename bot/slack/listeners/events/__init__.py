@@ -1,6 +1,5 @@
 from slack_bolt import App
-
-from bot.slack.listeners.events import mentions, messages
+from tracebot.slack.listeners.events import mentions, messages
 
 
 def register(app: App) -> None:

@@ -5,8 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from slack_bolt import App, BoltContext
-
-from bot.slack.inbound import from_message
+from tracebot.service.inbound import from_message
 
 
 def on_mention(event: dict[str, Any], body: dict[str, Any], context: BoltContext) -> None:

@@ -17,9 +17,9 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bot.kb.evaluate import Case, CaseResult, EvalReport, evaluate
-from bot.kb.loader import KnowledgeBase, LoadError, load_knowledge_base
-from bot.matcher import Matcher
+from tracebot.authoring.evaluate import Case, CaseResult, EvalReport, evaluate
+from tracebot.knowledge.loader import KnowledgeBase, LoadError, load_knowledge_base
+from tracebot.matcher import Matcher
 
 GIT_TIMEOUT_S = 60
 MAX_ARCHIVE_BYTES = 64 << 20

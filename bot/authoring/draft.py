@@ -15,12 +15,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from bot.kb.entry import ID_RE, MAX_EXAMPLE_CHARS, MAX_PATTERN_CHARS
-from bot.kb.loader import entry_files, parse_entry_text
+from tracebot.knowledge.entry import ID_RE, MAX_EXAMPLE_CHARS, MAX_PATTERN_CHARS
+from tracebot.knowledge.loader import entry_files, parse_entry_text
 
 # The matcher's own masks, applied in the matcher's order, so a draft generalises over exactly the
 # parts the matcher treats as variable (bot/matcher/normalize.py::mask).
-from bot.matcher.normalize import HEX, IP, LONG_ID, NUMBER, PATH, clean, mask, to_text
+from tracebot.matcher.normalize import HEX, IP, LONG_ID, NUMBER, PATH, clean, mask, to_text
 
 MAX_SIGNATURES = 3
 REGEX_SOURCE_CHARS = 160  # a signature covers the start of a long line: enough to be specific

@@ -10,7 +10,7 @@ import threading
 import time
 from typing import Any
 
-from bot.render import slack as render
+from tracebot.render import slack as render
 
 
 class ProgressLine:

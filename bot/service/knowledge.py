@@ -23,8 +23,8 @@ Snapshot = dict[str, tuple[int, int]]
 
 @dataclass
 class Loaded:
-    kb: Any  # bot.kb.loader.KnowledgeBase
-    matcher: Any  # bot.matcher.Matcher
+    kb: Any  # tracebot.knowledge.loader.KnowledgeBase
+    matcher: Any  # tracebot.matcher.Matcher
     errors: list[Any] = field(default_factory=list)  # errors of the latest load attempt
     loaded_at: float = field(default_factory=time.time)
     version: int = 1
@@ -33,13 +33,13 @@ class Loaded:
 
 
 def _default_loader(directory: Path) -> tuple[Any, list[Any]]:
-    from bot.kb.loader import load_knowledge_base
+    from tracebot.knowledge.loader import load_knowledge_base
 
     return load_knowledge_base(directory)
 
 
 def _default_matcher(kb: Any, threshold: float) -> Any:
-    from bot.matcher import Matcher
+    from tracebot.matcher import Matcher
 
     return Matcher(kb, threshold=threshold)
 

@@ -11,11 +11,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from bot.kb import clean_corpus
-from bot.kb.entry import Entry
-from bot.kb.loader import KnowledgeBase, LoadError, load_knowledge_base
-from bot.kb.pattern_safety import backtracking_problems
-from bot.matcher import Matcher
+from tracebot.authoring import clean_corpus
+from tracebot.authoring.pattern_safety import backtracking_problems
+from tracebot.knowledge.entry import Entry
+from tracebot.knowledge.loader import KnowledgeBase, LoadError, load_knowledge_base
+from tracebot.matcher import Matcher
 
 TODO_MARK = "TODO"
 

@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bot.matcher import Matcher
+from tracebot.matcher import Matcher
 
 LONG_LOG_LINES = 200
 

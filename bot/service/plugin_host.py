@@ -25,13 +25,14 @@ from collections.abc import Iterable
 from typing import Any
 
 import pluggy
-
-from bot.plugin_api import PROJECT, Command, CommandContext, NotAllowed, TracebotSpecs, UsageError
-from bot.result import Match, Result, Section
+from tracebot import hookspecs
+from tracebot.hookspecs import PROJECT
+from tracebot.plugin_api import Command, CommandContext, NotAllowed, UsageError
+from tracebot.result import Match, Result, Section
 
 log = logging.getLogger(__name__)
 
-BUILTIN_PLUGINS: tuple[str, ...] = ("plugins.pyspy", "plugins.slurm", "plugins.sagemaker")
+BUILTIN_PLUGINS: tuple[str, ...] = ("tracebot.plugins.pyspy", "tracebot.plugins.slurm", "tracebot.plugins.sagemaker")
 ENTRY_POINT_GROUP = "tracebot.plugins"
 # Set to "0" to skip third-party plugins (tests do this; so can an admin chasing a bad plugin).
 ENTRY_POINTS_ENV = "TRACEBOT_LOAD_ENTRYPOINTS"
@@ -47,7 +48,7 @@ class PluginHost:
 
     def __init__(self, builtins: Iterable[str] = BUILTIN_PLUGINS, entry_points: bool | None = None) -> None:
         self.pm = pluggy.PluginManager(PROJECT)
-        self.pm.add_hookspecs(TracebotSpecs)
+        self.pm.add_hookspecs(hookspecs)
         self._errors: list[str] = []
         self._commands: dict[str, Command] | None = None
         self._command_errors: list[str] = []

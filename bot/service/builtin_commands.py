@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from bot.plugin_api import Caller
-from bot.result import Result, Section, Table
+from tracebot.plugin_api import Caller
+from tracebot.result import Result, Section, Table
 
 
 def kb_search(knowledge: Any, query: str) -> Result:

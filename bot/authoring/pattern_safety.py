@@ -8,8 +8,8 @@ refuses a repetition nested in a repetition, naming the group, and the author wr
 
 from __future__ import annotations
 
-from bot.kb.loader import KnowledgeBase, LoadError
-from bot.matcher import Matcher
+from tracebot.knowledge.loader import KnowledgeBase, LoadError
+from tracebot.matcher import Matcher
 
 _UNBOUNDED = ("*", "+")
 

@@ -14,7 +14,7 @@ import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bot.kb.draft import (
+from tracebot.authoring.draft import (
     MAX_SIGNATURES,
     DraftError,
     Signature,
@@ -23,9 +23,9 @@ from bot.kb.draft import (
     pick_signatures,
     render_entry,
 )
-from bot.kb.entry import ID_RE
-from bot.kb.loader import parse_entry_text
-from bot.matcher.normalize import clean
+from tracebot.knowledge.entry import ID_RE
+from tracebot.knowledge.loader import parse_entry_text
+from tracebot.matcher.normalize import clean
 
 MAX_DOC_BYTES = 4 << 20
 MAX_BLOCKS_PER_ENTRY = 4

@@ -1,6 +1,6 @@
 """What tracebot does with a message, a mention, a shortcut, a /trace command, a button click.
 
-Plain Python over an :class:`~bot.slack.outbox.Outbox`: the Slack listeners and ``tracebot console``
+Plain Python over an :class:`~tracebot.slack.outbox.Outbox`: the Slack listeners and ``tracebot console``
 call the same methods, so the console shows exactly what Slack would get. Entry points (``on_*``)
 return quickly: they dedupe, authorize and plan, then hand slow work to the job pool.
 """
@@ -16,20 +16,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bot.commands import TraceRouter
-from bot.commands.suggest import placeholders
-from bot.dedupe import delivery_keys
-from bot.jobs import JobPool, PoolBusy
-from bot.plugin_api import Caller
-from bot.render import slack as render
-from bot.render.slack_home import home_view
-from bot.result import Match
-from bot.slack import posting
-from bot.slack.inbound import Click, FileRef, Inbound, SlashCommand, mentions, plain_text
-from bot.slack.outbox import Outbox
-from bot.slack.runs import TraceRuns
-from bot.store import Store
-from bot.store.stats import most_helpful
+from tracebot.matcher.suggest import placeholders
+from tracebot.plugin_api import Caller
+from tracebot.render import slack as render
+from tracebot.render.slack_home import home_view
+from tracebot.result import Match
+from tracebot.service import posting
+from tracebot.service.dedupe import delivery_keys
+from tracebot.service.inbound import Click, FileRef, Inbound, SlashCommand, mentions, plain_text
+from tracebot.service.jobs import JobPool, PoolBusy
+from tracebot.service.outbox import Outbox
+from tracebot.service.router import TraceRouter
+from tracebot.service.runs import TraceRuns
+from tracebot.store import Store
+from tracebot.store.stats import most_helpful
 
 log = logging.getLogger(__name__)
 

@@ -10,17 +10,17 @@ import logging
 import time
 from typing import TYPE_CHECKING
 
-from bot.commands import Plan
-from bot.jobs import Job, PoolBusy
-from bot.plugin_api import CommandContext
-from bot.render import slack as render
-from bot.slack import posting
-from bot.slack.inbound import Inbound
-from bot.slack.outbox import NotInChannel
-from bot.slack.progress import ProgressLine
+from tracebot.plugin_api import CommandContext
+from tracebot.render import slack as render
+from tracebot.service import posting
+from tracebot.service.inbound import Inbound
+from tracebot.service.jobs import Job, PoolBusy
+from tracebot.service.outbox import NotInChannel
+from tracebot.service.progress import ProgressLine
+from tracebot.service.router import Plan
 
 if TYPE_CHECKING:
-    from bot.slack.handlers import Tracebot
+    from tracebot.service.service import Tracebot
 
 log = logging.getLogger(__name__)
 

@@ -12,10 +12,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from bot.config import REPO_ROOT
-from bot.kb.entry import Entry
-from bot.kb.loader import KnowledgeBase, LoadError
-from bot.matcher import Matcher
+from tracebot.config import REPO_ROOT
+from tracebot.knowledge.entry import Entry
+from tracebot.knowledge.loader import KnowledgeBase, LoadError
+from tracebot.matcher import Matcher
 
 DEFAULT_CLEAN_DIR = REPO_ROOT / "tests" / "clean"
 MAX_SHARE = 0.2  # an entry may confidently match at most this share of the clean logs
@@ -89,7 +89,7 @@ def clean_corpus_problems(
 
 
 def lint_check(clean_dir: Path = DEFAULT_CLEAN_DIR) -> Callable[[KnowledgeBase, Matcher], list[LoadError]]:
-    """The check in the shape ``bot.kb.lint.EXTRA_CHECKS`` takes."""
+    """The check in the shape ``tracebot.authoring.lint.EXTRA_CHECKS`` takes."""
 
     def check(kb: KnowledgeBase, matcher: Matcher) -> list[LoadError]:
         return clean_corpus_problems(kb, matcher, clean_dir)

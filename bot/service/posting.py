@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from bot.render import slack as render
-from bot.render.blocks_text import blocks_to_text
-from bot.render.slack_limits import fit
-from bot.result import Result
-from bot.slack.outbox import Outbox
+from tracebot.render import slack as render
+from tracebot.render.blocks_text import blocks_to_text
+from tracebot.render.slack_limits import fit
+from tracebot.result import Result
+from tracebot.service.outbox import Outbox
 
 
 def fitted(rendered: render.Rendered) -> render.Rendered:

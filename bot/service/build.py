@@ -1,7 +1,7 @@
 """Build a :class:`Tracebot` from the configuration: store, knowledge holder, plugin host, job pool.
 
 Shared by the Slack app and the console, so both run the same handlers over the same services.
-Tunables not in :class:`bot.config.Config` are read from the environment here (README "Configuration").
+Tunables not in :class:`tracebot.config.Config` are read from the environment here (README "Configuration").
 """
 
 from __future__ import annotations
@@ -10,12 +10,12 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-from bot.commands import TraceRouter
-from bot.jobs import JobPool
-from bot.kb.holder import KnowledgeHolder
-from bot.slack.handlers import Tracebot, Tunables
-from bot.slack.outbox import Outbox
-from bot.store import Store
+from tracebot.service.jobs import JobPool
+from tracebot.service.knowledge import KnowledgeHolder
+from tracebot.service.outbox import Outbox
+from tracebot.service.router import TraceRouter
+from tracebot.service.service import Tracebot, Tunables
+from tracebot.store import Store
 
 
 def _num(env: Mapping[str, str], name: str, default: float) -> float:
@@ -57,7 +57,7 @@ def build_tracebot(
     bot_user_id: str | None = None,
 ) -> Tracebot:
     if host is None:
-        from bot.plugin_host import default_host
+        from tracebot.service.plugin_host import default_host
 
         host = default_host()
     store = store or Store(config.db_path)

@@ -1,7 +1,7 @@
 """Turn ``/trace <words>`` into a plan: answer now, diagnose a text, or run a plugin command.
 
 Built-ins: ``help``, ``diagnose <text>``, ``kb <search>``, ``config [auto-reply on|off] [threshold N]``.
-Anything else is a plugin command from :mod:`bot.plugin_host` (``/trace job 123``). Parsing and
+Anything else is a plugin command from :mod:`tracebot.service.plugin_host` (``/trace job 123``). Parsing and
 permission checks happen here, before anything is queued, so a typo is answered at once and never
 occupies the job pool.
 """
@@ -11,9 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from bot.commands import builtin
-from bot.plugin_api import Caller, CommandContext, UsageError
-from bot.result import Result, Section
+from tracebot.plugin_api import Caller, CommandContext, UsageError
+from tracebot.result import Result, Section
+from tracebot.service import builtin_commands as builtin
 
 BUILTINS: dict[str, tuple[str, str]] = {
     "help": ("/trace help", "What tracebot can do here."),
@@ -42,7 +42,7 @@ class Plan:
 
 class TraceRouter:
     def __init__(self, host: Any, store: Any, knowledge: Any, config: Any) -> None:
-        self.host = host  # bot.plugin_host.PluginHost
+        self.host = host  # tracebot.service.plugin_host.PluginHost
         self.store = store
         self.knowledge = knowledge
         self.config = config

@@ -12,13 +12,20 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from bot.config import Config
-from bot.kb.compare import CompareError, compare, comparison_dict, format_comparison
-from bot.kb.draft import DraftError, draft_from_snippet, pick_signatures, read_snippet, scaffold, write_draft
-from bot.kb.importer import import_document
-from bot.kb.lint import todo_problems
-from bot.kb.loader import KnowledgeBase, load_knowledge_base, parse_entry_file
-from bot.matcher import Matcher
+from tracebot.authoring.compare import CompareError, compare, comparison_dict, format_comparison
+from tracebot.authoring.draft import (
+    DraftError,
+    draft_from_snippet,
+    pick_signatures,
+    read_snippet,
+    scaffold,
+    write_draft,
+)
+from tracebot.authoring.importer import import_document
+from tracebot.authoring.lint import todo_problems
+from tracebot.config import Config
+from tracebot.knowledge.loader import KnowledgeBase, load_knowledge_base, parse_entry_file
+from tracebot.matcher import Matcher
 
 DEFAULT_DRAFTS_DIR = "knowledge-drafts"
 
@@ -92,7 +99,7 @@ def cmd_kb_import(args: argparse.Namespace) -> int:
 
 
 def cmd_kb_compare(args: argparse.Namespace) -> int:
-    from bot.kb.evaluate import CaseError, load_cases
+    from tracebot.authoring.evaluate import CaseError, load_cases
 
     try:
         cases = load_cases(Path(args.cases))

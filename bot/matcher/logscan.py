@@ -1,6 +1,6 @@
 """Find the first errors in a job's log, in bounded time and memory, whatever its size.
 
-The file is streamed in chunks (:func:`bot.matcher.scan.candidate_lines`, the matcher's own reader):
+The file is streamed in chunks (:func:`tracebot.matcher.scan.candidate_lines`, the matcher's own reader):
 never read whole, never followed into FIFOs or devices. A file larger than ``head + tail`` bytes is
 read at both ends — a crash is usually at the end, the cause sometimes at the start — and the lines
 between are counted (time permitting) so line numbers stay true. Candidate lines (what the matcher's
@@ -20,10 +20,9 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 import re2
-
-from bot.matcher.index import ERROR_WORDS
-from bot.matcher.normalize import clean
-from bot.matcher.scan import ScanStats, candidate_lines
+from tracebot.matcher.index import ERROR_WORDS
+from tracebot.matcher.normalize import clean
+from tracebot.matcher.scan import ScanStats, candidate_lines
 
 HEAD_BYTES = 64 << 20
 TAIL_BYTES = 128 << 20

@@ -1,0 +1,44 @@
+"""Where tracebot's replies go. :class:`Outbox` is the seam between the transport-neutral service and a
+transport: Slack's Web API (:class:`tracebot.slack.outbox.SlackOutbox`) or the terminal (``tracebot console``).
+Everything above it (the service, the renderers) is the same for both."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any, Protocol
+
+log = logging.getLogger(__name__)
+Blocks = list[dict[str, Any]]
+
+
+class NotInChannel(RuntimeError):
+    """tracebot is not a member of the channel (a /trace typed where it was never invited)."""
+
+
+class DownloadRefused(RuntimeError):
+    """A file we will not fetch (too large, not on Slack's file host); the message says why."""
+
+
+class Outbox(Protocol):
+    def post(
+        self, channel: str, text: str, blocks: Blocks | None = None, thread_ts: str | None = None
+    ) -> str:
+        """Post a message; return its ts."""
+
+    def update(self, channel: str, ts: str, text: str, blocks: Blocks | None = None) -> None: ...
+
+    def ephemeral(
+        self, channel: str, user: str, text: str, blocks: Blocks | None = None, thread_ts: str | None = None
+    ) -> None: ...
+
+    def upload(
+        self, channel: str, thread_ts: str | None, filename: str, content: bytes, title: str
+    ) -> None: ...
+
+    def permalink(self, channel: str, ts: str) -> str: ...
+
+    def publish_home(self, user: str, view: dict[str, Any]) -> None: ...
+
+    def download(self, url: str, dest: Path, max_bytes: int) -> int:
+        """Save a user's file to ``dest``; return its size. Raise DownloadRefused past ``max_bytes``."""
