@@ -32,16 +32,16 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from slack_bolt import Ack, App  # noqa: E402
-from tracebot.knowledge.loader import load_knowledge_base  # noqa: E402
-from tracebot.matcher import Matcher  # noqa: E402
-from tracebot.service.plugin_host import PluginHost  # noqa: E402
-from tracebot.slack.app import make_client  # noqa: E402
-from tracebot.slack.http import make_http_server  # noqa: E402
 
 from tests.fakes.fake_slack import FakeSlack  # noqa: E402
 from tests.slack import payloads  # noqa: E402
 from tests.slack.harness import SIGNING_SECRET, make_config, running_app, send_signed  # noqa: E402
 from tests.slack.plugins_for_tests import SlowPlugin  # noqa: E402
+from tracebot.knowledge.loader import load_knowledge_base  # noqa: E402
+from tracebot.matcher import Matcher  # noqa: E402
+from tracebot.service.plugin_host import PluginHost  # noqa: E402
+from tracebot.slack.app import make_client  # noqa: E402
+from tracebot.slack.http import make_http_server  # noqa: E402
 
 OOM = "[rank{r}]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB. GPU {r} has a total capacity of 79.15 GiB"
 WATCHDOG = (

@@ -303,6 +303,7 @@ def _require(cfg: Config, *names: str) -> None:
 
 def _build_app(cfg: Config) -> tuple[Any, Any]:
     from slack_sdk.errors import SlackApiError
+
     from tracebot.slack.app import build_app
     from tracebot.store import StoreError
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
 from tracebot.knowledge.loader import KnowledgeBase, load_knowledge_base
 from tracebot.matcher import Matcher
 

@@ -19,6 +19,7 @@ from typing import Any
 
 import re2
 import yaml
+
 from tracebot.knowledge.entry import MIN_ANCHOR_CHARS, Entry, SchemaError, build_entry
 
 MAX_FILE_BYTES = 256 * 1024

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rapidfuzz import fuzz
+
 from tracebot.knowledge.loader import KnowledgeBase
 from tracebot.matcher.index import CompiledKB, looks_like_error, tokens
 from tracebot.matcher.normalize import clean, mask, to_text

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import re2
+
 from tracebot.knowledge.entry import Entry
 from tracebot.knowledge.loader import KnowledgeBase, compile_pattern
 from tracebot.matcher.ngrams import NgramIndex

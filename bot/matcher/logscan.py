@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 import re2
+
 from tracebot.matcher.index import ERROR_WORDS
 from tracebot.matcher.normalize import clean
 from tracebot.matcher.scan import ScanStats, candidate_lines

@@ -25,6 +25,7 @@ from collections.abc import Iterable
 from typing import Any
 
 import pluggy
+
 from tracebot import hookspecs
 from tracebot.hookspecs import PROJECT
 from tracebot.plugin_api import Command, CommandContext, NotAllowed, UsageError

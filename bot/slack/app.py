@@ -12,6 +12,7 @@ from typing import Any
 from slack_bolt import App, BoltContext
 from slack_sdk import WebClient
 from slack_sdk.http_retry.builtin_handlers import RateLimitErrorRetryHandler
+
 from tracebot.service.build import build_tracebot, channel_rate_from_env
 from tracebot.service.ratelimit import RateLimiter
 from tracebot.service.service import Tracebot

@@ -9,6 +9,7 @@ from typing import Any
 from urllib.parse import urlparse
 
 from slack_sdk.errors import SlackApiError
+
 from tracebot.service.outbox import Blocks, DownloadRefused, NotInChannel
 from tracebot.service.ratelimit import RateLimiter
 

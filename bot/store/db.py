@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import sqlite_utils
+
 from tracebot.result import Match
 from tracebot.store.migrations import apply_migrations
 

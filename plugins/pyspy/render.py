@@ -8,6 +8,7 @@ import re
 from collections.abc import Mapping
 
 from PIL import Image, ImageDraw, ImageFont
+
 from tracebot.plugins.pyspy.group import rank_sort_key
 from tracebot.ranks import ranks_phrase
 from tracebot.result import Frame, StackGroup

@@ -7,6 +7,7 @@ the reply keeps what is known and says in a note what could not be read and why.
 from __future__ import annotations
 
 from botocore.exceptions import BotoCoreError, ClientError
+
 from tracebot.plugin_api import CommandContext
 from tracebot.plugins.sagemaker.aws import AwsProblem, JobNotFound, explain, make_clients
 from tracebot.plugins.sagemaker.checks import (

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 import yaml
-from tracebot.cli import main
 
 from tests.support import entry_dict, require, write_kb
+from tracebot.cli import main
 
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "Entry Author",

@@ -11,6 +11,8 @@ import re
 from pathlib import Path
 
 import pytest
+
+from tests.conftest import KNOWLEDGE, REPO
 from tracebot.authoring.draft import DraftError, draft_from_snippet, pick_signatures, scaffold, write_draft
 from tracebot.authoring.evaluate import load_cases
 from tracebot.authoring.lint import lint
@@ -18,8 +20,6 @@ from tracebot.cli import main
 from tracebot.knowledge.entry import MAX_EXAMPLE_CHARS
 from tracebot.knowledge.loader import KnowledgeBase, parse_entry_file, parse_entry_text
 from tracebot.matcher import Matcher
-
-from tests.conftest import KNOWLEDGE, REPO
 
 CASES_FILE = REPO / "tests" / "corpus" / "cases.jsonl"
 SNIPPET_KINDS = ("log", "traceback", "line", "ja")

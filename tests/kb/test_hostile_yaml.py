@@ -7,14 +7,14 @@ from pathlib import Path
 
 import pytest
 import yaml
+
+from tests.support import entry_dict, require, write_kb
 from tracebot.authoring.clean_corpus import DEFAULT_CLEAN_DIR, clean_corpus_problems, clean_logs
 from tracebot.authoring.lint import lint
 from tracebot.authoring.pattern_safety import nested_repetition
 from tracebot.cli import main
 from tracebot.knowledge.loader import MAX_FILE_BYTES, KnowledgeBase, load_knowledge_base
 from tracebot.matcher import Matcher
-
-from tests.support import entry_dict, require, write_kb
 
 GOOD = yaml.safe_dump(entry_dict("good-entry"))
 

@@ -6,14 +6,14 @@ import os
 from pathlib import Path
 
 import pytest
+
+from tests.conftest import KNOWLEDGE, REPO
+from tests.support import entry_dict, require, write_kb
 from tracebot.authoring.draft import DraftError
 from tracebot.authoring.importer import MAX_DOC_BYTES, import_document, split_sections
 from tracebot.authoring.lint import lint
 from tracebot.cli import main
 from tracebot.knowledge.loader import load_knowledge_base
-
-from tests.conftest import KNOWLEDGE, REPO
-from tests.support import entry_dict, require, write_kb
 
 
 def _seeds_dir() -> Path:

@@ -7,10 +7,10 @@ todo_match: known gaps, strict xfail — fixing one fails here until it is moved
 from __future__ import annotations
 
 import pytest
-from tracebot.authoring.lint import check_example
-from tracebot.knowledge.loader import load_knowledge_base
 
 from tests.conftest import KNOWLEDGE
+from tracebot.authoring.lint import check_example
+from tracebot.knowledge.loader import load_knowledge_base
 
 _KB, _ERRORS = load_knowledge_base(KNOWLEDGE)
 CASES = [

@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import yaml
-from tracebot.knowledge.loader import load_knowledge_base
 
 from tests.support import entry_dict, write_kb
+from tracebot.knowledge.loader import load_knowledge_base
 
 
 def problems(root: Path) -> list[str]:

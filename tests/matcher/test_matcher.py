@@ -7,10 +7,10 @@ import gzip
 from pathlib import Path
 
 import pytest
-from tracebot.knowledge.loader import load_knowledge_base
-from tracebot.matcher import Matcher
 
 from tests.support import entry_dict, write_kb
+from tracebot.knowledge.loader import load_knowledge_base
+from tracebot.matcher import Matcher
 
 OOM = entry_dict(
     "oom",

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 
 import pytest
+
 from tracebot.config import Config
 from tracebot.plugin_api import Caller, CommandContext
 from tracebot.service.plugin_host import PluginHost

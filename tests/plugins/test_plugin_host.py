@@ -12,15 +12,15 @@ import types
 from pathlib import Path
 
 import pytest
+
+from tests.support import entry_dict, write_kb
+from tracebot import hookspecs
 from tracebot.config import Config
 from tracebot.knowledge.loader import load_knowledge_base
 from tracebot.matcher import Matcher
-from tracebot import hookspecs
 from tracebot.plugin_api import Command, NotAllowed, UsageError, hookimpl
 from tracebot.result import Result
 from tracebot.service.plugin_host import PluginHost, attach_matches
-
-from tests.support import entry_dict, write_kb
 
 
 def _plugin(*commands: Command) -> types.SimpleNamespace:

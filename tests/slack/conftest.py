@@ -7,12 +7,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from tracebot.service.plugin_host import PluginHost
 
 from tests.fakes.fake_slack import FakeSlack
 from tests.slack.harness import Slack, make_config, running_app
 from tests.slack.plugins_for_tests import BigPlugin, SlowPlugin
 from tests.slack.tiny_kb import write_tiny_kb
+from tracebot.service.plugin_host import PluginHost
 
 
 @pytest.fixture

@@ -15,15 +15,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tests.fakes.fake_slack import FakeSlack
+from tests.slack import payloads
+from tests.slack.plugins_for_tests import SlowPlugin
 from tracebot.config import Config
 from tracebot.service.jobs import JobPool
 from tracebot.service.service import Tracebot
 from tracebot.slack.app import build_app
 from tracebot.slack.http import make_http_server
-
-from tests.fakes.fake_slack import FakeSlack
-from tests.slack import payloads
-from tests.slack.plugins_for_tests import SlowPlugin
 
 SIGNING_SECRET = "fake-signing-secret-0123456789abcdef"
 

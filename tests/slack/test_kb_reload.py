@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import os
 
-from tracebot.service.knowledge import KnowledgeHolder
-
 from tests.slack import payloads
 from tests.slack.blocks import texts
 from tests.slack.tiny_kb import ENTRIES, OOM_LINE, write_tiny_kb
+from tracebot.service.knowledge import KnowledgeHolder
 
 NEW_ENTRY = (
     ENTRIES["cuda/test-cuda-oom.yaml"]

@@ -5,11 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import yaml
+
+from tests.slack.blocks import texts
 from tracebot.service.router import BUILTINS
 from tracebot.slack.listeners import register_all
 from tracebot.slack.listeners.commands import COMMAND
-
-from tests.slack.blocks import texts
 
 MANIFEST = yaml.safe_load((Path(__file__).resolve().parents[2] / "slack-app-manifest.yaml").read_text())
 # Events API "message" events arrive per conversation type; the manifest subscribes to each.

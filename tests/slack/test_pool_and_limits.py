@@ -6,6 +6,7 @@ import threading
 import time
 
 import pytest
+
 from tracebot.service.jobs import JobPool, PoolBusy
 from tracebot.service.ratelimit import RateLimiter
 

@@ -8,15 +8,15 @@ from collections.abc import Iterator
 from urllib.parse import parse_qsl
 
 import pytest
-from tracebot.service.jobs import JobPool
-from tracebot.slack.app import build_app
-from tracebot.slack.socket_mode import socket_mode_handler
 
 from tests.fakes.fake_socket_mode import FakeSocketMode
 from tests.slack import payloads
 from tests.slack.blocks import texts
 from tests.slack.harness import make_config
 from tests.slack.tiny_kb import OOM_LINE
+from tracebot.service.jobs import JobPool
+from tracebot.slack.app import build_app
+from tracebot.slack.socket_mode import socket_mode_handler
 
 
 @pytest.fixture

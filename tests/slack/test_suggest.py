@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from tracebot.matcher.suggest import fill, placeholders
-
 from tests.slack import payloads
 from tests.slack.blocks import texts
 from tests.slack.tiny_kb import OOM_LINE
+from tracebot.matcher.suggest import fill, placeholders
 
 
 def test_a_slurmstepd_line_fills_the_job_id():

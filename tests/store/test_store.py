@@ -7,6 +7,7 @@ import threading
 import time
 
 import pytest
+
 from tracebot.result import Match
 from tracebot.store import Store, StoreError
 from tracebot.store.migrations import MIGRATIONS

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from slack_bolt import App
+
 from tracebot.slack.listeners import actions, commands, events, shortcuts, views
 
 

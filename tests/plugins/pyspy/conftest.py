@@ -11,11 +11,11 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from tracebot.plugins.pyspy import procs
-from tracebot.plugins.pyspy.dump import find_pyspy
 
 from tests.plugins.pyspy.hung import WORKER, wait_for_ranks, wait_until_in
 from tests.support import require
+from tracebot.plugins.pyspy import procs
+from tracebot.plugins.pyspy.dump import find_pyspy
 
 
 @pytest.fixture(scope="session")

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from PIL import Image
+
 from tracebot.plugins.pyspy.dump import classify_failure, parse_dump_json
 from tracebot.plugins.pyspy.group import group_stacks, rank_sort_key, where_frame
 from tracebot.plugins.pyspy.knowledge import stacks_text

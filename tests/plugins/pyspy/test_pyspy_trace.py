@@ -11,6 +11,9 @@ import time
 
 import pytest
 from PIL import Image
+
+from tests.plugins.pyspy.hung import line_of
+from tests.support import entry_dict, require, write_kb
 from tracebot.config import Config
 from tracebot.knowledge.loader import load_knowledge_base
 from tracebot.matcher import Matcher
@@ -18,9 +21,6 @@ from tracebot.plugins.pyspy import command as pid_command
 from tracebot.plugins.pyspy.dump import ProcessDump, dump_many
 from tracebot.plugins.pyspy.group import group_stacks
 from tracebot.plugins.pyspy.render import cell_box, group_colours, ordered_labels, summarise_groups
-
-from tests.plugins.pyspy.hung import line_of
-from tests.support import entry_dict, require, write_kb
 
 pytestmark = pytest.mark.integration
 

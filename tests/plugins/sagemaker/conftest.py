@@ -32,6 +32,7 @@ from typing import Any
 
 import boto3
 import pytest
+
 from tracebot.config import REPO_ROOT
 from tracebot.knowledge.loader import load_knowledge_base
 from tracebot.matcher import Matcher

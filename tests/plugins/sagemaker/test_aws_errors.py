@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 
 import pytest
+
 from tracebot.plugin_api import UsageError
 from tracebot.plugins.sagemaker import parse
 from tracebot.plugins.sagemaker.aws import MAX_ATTEMPTS

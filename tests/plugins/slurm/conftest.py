@@ -13,14 +13,14 @@ import subprocess
 from collections.abc import Iterator
 
 import pytest
+
+from tests.plugins.slurm.cluster import PYTHON, START, Jobs, run, sbatch, start_cluster, train_cmd
+from tests.support import require
 from tracebot.config import Config
 from tracebot.matcher import Matcher
 from tracebot.plugin_api import Caller, CommandContext
 from tracebot.result import Result
 from tracebot.service.plugin_host import PluginHost
-
-from tests.plugins.slurm.cluster import PYTHON, START, Jobs, run, sbatch, start_cluster, train_cmd
-from tests.support import require
 
 
 @pytest.fixture(scope="session")

@@ -13,12 +13,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from tracebot.config import Config
-from tracebot.plugin_api import Caller, CommandContext
-from tracebot.plugins.slurm.cli import SlurmCli
-from tracebot.plugins.slurm.command import describe
-from tracebot.plugins.slurm.jobinfo import lookup
-from tracebot.plugins.slurm.settings import SlurmSettings
 
 from tests.plugins.slurm.cluster import (
     JOBS,
@@ -35,6 +29,12 @@ from tests.plugins.slurm.cluster import (
     wait_for,
     wait_until_hung,
 )
+from tracebot.config import Config
+from tracebot.plugin_api import Caller, CommandContext
+from tracebot.plugins.slurm.cli import SlurmCli
+from tracebot.plugins.slurm.command import describe
+from tracebot.plugins.slurm.jobinfo import lookup
+from tracebot.plugins.slurm.settings import SlurmSettings
 
 pytestmark = [pytest.mark.integration]
 NO_DAC = ["setpriv", "--bounding-set=-dac_override,-dac_read_search"]  # root that obeys file permissions

@@ -8,7 +8,6 @@ import time
 from pathlib import Path
 
 import pytest
-from tracebot.result import Result
 
 from tests.plugins.slurm.cluster import (
     JOBS,
@@ -22,6 +21,7 @@ from tests.plugins.slurm.cluster import (
     wait_for,
     wait_until_hung,
 )
+from tracebot.result import Result
 
 pytestmark = [pytest.mark.integration]
 

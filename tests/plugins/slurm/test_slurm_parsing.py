@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+
 from tracebot.plugin_api import Caller, NotAllowed, UsageError
 from tracebot.plugins.pyspy.dump import parse_dump_json
 from tracebot.plugins.pyspy.group import group_stacks

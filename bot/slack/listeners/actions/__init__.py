@@ -6,6 +6,7 @@ import re
 from typing import Any
 
 from slack_bolt import Ack, App, BoltContext
+
 from tracebot.render.slack import ACTIONS
 from tracebot.service.inbound import Click
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from slack_bolt import Ack, App, BoltContext
+
 from tracebot.service.inbound import SlashCommand
 
 COMMAND = "/trace"

@@ -1,4 +1,5 @@
 from slack_bolt import App
+
 from tracebot.slack.listeners.events import mentions, messages
 
 

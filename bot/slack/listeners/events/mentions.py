@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from slack_bolt import App, BoltContext
+
 from tracebot.service.inbound import from_message
 
 
