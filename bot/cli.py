@@ -1,6 +1,8 @@
-"""``tracebot``: the command line. A thin layer over the library (matcher, knowledge base, plugins, bot).
+"""``tracebot``: the command line, a thin layer over the library in the sqlite-utils manner.
 
-Subcommands added by other modules register themselves with one ``add_subcommands`` call below.
+``diagnose`` and ``kb`` call the matcher; ``kb lint|eval|new|import`` the authoring tools
+(:mod:`tracebot.authoring.cli` adds its own subcommands); ``trace`` the same router as Slack's
+``/trace``; ``console``, ``serve`` and ``run`` start the service; ``stats`` reads the store.
 """
 
 from __future__ import annotations
@@ -14,29 +16,33 @@ import pwd
 import sys
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from tracebot.config import Config
-from tracebot.knowledge.loader import KnowledgeBase, load_knowledge_base
-from tracebot.matcher import Matcher
+from tracebot.knowledge.loader import KnowledgeBase
+from tracebot.matcher import Matcher, entry_match, load_matcher
 from tracebot.matcher.core import FULL_SCAN_CHARS
-from tracebot.plugin_api import Caller, CommandContext
-from tracebot.render.text import render_diagnosis, render_match
+from tracebot.plugin_api import Caller
+from tracebot.render.text import render_diagnosis, render_match, render_result
 from tracebot.result import Result
 from tracebot.service.plugin_host import default_host
+from tracebot.service.router import Router
 
 MAX_STDIN_BYTES = 512 << 20
 
 
 def _kb(args: argparse.Namespace) -> tuple[KnowledgeBase, Matcher]:
-    root = Path(args.knowledge) if getattr(args, "knowledge", None) else Config.from_env().knowledge_dir
-    kb, errors = load_knowledge_base(root)
+    cfg = _config(args)
+    if getattr(args, "threshold", None) is not None:
+        cfg.confidence_threshold = args.threshold
+    kb, matcher, errors = load_matcher(cfg.knowledge_dir, cfg.confidence_threshold)
     if errors:
         print(f"warning: {len(errors)} knowledge-base problem(s); run `tracebot kb lint`", file=sys.stderr)
     if not kb.entries:
-        raise SystemExit(f"error: no knowledge entries could be loaded from {root}")
-    return kb, Matcher(kb, threshold=args.threshold if getattr(args, "threshold", None) else 75.0)
+        raise SystemExit(f"error: no knowledge entries could be loaded from {cfg.knowledge_dir}")
+    return kb, matcher
 
 
 class _Progress:
@@ -90,7 +96,7 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(d.to_dict(), ensure_ascii=False, indent=2))
     else:
-        print(render_diagnosis(d, kb, show_all=args.all))
+        print(render_diagnosis(d, show_all=args.all))
     return 0
 
 
@@ -155,9 +161,7 @@ def cmd_kb_show(args: argparse.Namespace) -> int:
         d.pop("lines")
         print(json.dumps(d, ensure_ascii=False, indent=2))
         return 0
-    from tracebot.result import Match
-
-    print(render_match(Match(e.id, e.title, 100, True, e.role), kb))
+    print(render_match(entry_match(e)))
     if e.cause:
         print(f"\n   cause: {e.cause}")
     print(f"   file: {e.path}")
@@ -204,7 +208,7 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--json", action="store_true", help="machine-readable output")
     d.add_argument("--all", action="store_true", help="show non-confident matches in full too")
     d.add_argument("--batch", metavar="CASES.jsonl", help='one {"id", "text"} per line in, one result per line out')
-    d.add_argument("--threshold", type=float, help="confidence threshold (default 75)")
+    d.add_argument("--threshold", type=float, help="confidence threshold (default: $TRACEBOT_THRESHOLD or 75)")
     d.add_argument("--knowledge", help="knowledge directory (default: the bundled one, or $TRACEBOT_KNOWLEDGE)")
     d.set_defaults(func=cmd_diagnose)
 
@@ -267,16 +271,16 @@ def _config(args: argparse.Namespace) -> Config:
     return cfg
 
 
-def _logging() -> None:
+def _logging(cfg: Config) -> None:
     logging.basicConfig(
-        level=os.environ.get("TRACEBOT_LOG_LEVEL", "INFO").upper(),
+        level=cfg.log_level,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
 
 
 def cmd_console(args: argparse.Namespace) -> int:
     from tracebot.console import ConsoleOutbox, run_console
-    from tracebot.service.build import build_tracebot
+    from tracebot.service.build import build_service
     from tracebot.store import Store, StoreError
 
     cfg = _config(args)
@@ -284,15 +288,15 @@ def cmd_console(args: argparse.Namespace) -> int:
     outbox = ConsoleOutbox(sys.stdout)
     try:
         store = Store(cfg.db_path)
-        tracebot = build_tracebot(cfg, outbox, store=store)
+        service = build_service(cfg, outbox, store=store)
     except (StoreError, RuntimeError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    tracebot.knowledge.watch(KB_POLL_S)
+    service.knowledge.watch(KB_POLL_S)
     try:
-        return run_console(tracebot, outbox, channel=args.channel, user=args.user)
+        return run_console(service, outbox, channel=args.channel, user=args.user)
     finally:
-        tracebot.shutdown(wait=False)
+        service.shutdown(wait=False)
 
 
 def _require(cfg: Config, *names: str) -> None:
@@ -308,20 +312,20 @@ def _build_app(cfg: Config) -> tuple[Any, Any]:
     from tracebot.store import StoreError
 
     try:
-        app, tracebot = build_app(cfg)
+        app, service = build_app(cfg)
     except (StoreError, RuntimeError, ValueError) as exc:  # database, knowledge base, settings
         raise SystemExit(f"error: {exc}") from exc
     except (SlackApiError, OSError) as exc:  # auth.test at start: bad token, or Slack unreachable
         raise SystemExit(f"error: cannot start the Slack app (auth.test failed): {exc}") from exc
-    tracebot.knowledge.watch(KB_POLL_S)
-    return app, tracebot
+    service.knowledge.watch(KB_POLL_S)
+    return app, service
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
     from tracebot.slack.http import EVENTS_PATH, make_http_server
 
-    _logging()
     cfg = _config(args)
+    _logging(cfg)
     _require(cfg, "SLACK_BOT_TOKEN", "SLACK_SIGNING_SECRET")
     app, _ = _build_app(cfg)
     server = make_http_server(app, args.host, args.port)
@@ -334,7 +338,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 def cmd_socket(cfg: Config) -> int:
     from tracebot.slack.socket_mode import socket_mode_handler
 
-    _logging()
+    _logging(cfg)
     _require(cfg, "SLACK_BOT_TOKEN", "SLACK_APP_TOKEN")
     app, _ = _build_app(cfg)
     log.info("tracebot connecting in Socket Mode")
@@ -440,13 +444,12 @@ def add_trace_subcommands(subparsers: Any) -> None:
 
 def cmd_trace(args: argparse.Namespace) -> int:
     words, as_json, out_dir = _own_options(list(args.words), args.json, args.out)
-    config = Config.from_env()
-    matcher, kb, kb_note = _load_matcher(config)
+    config = _config(args)
+    knowledge, kb_note = _trace_knowledge(config)
     if kb_note:
         print(f"note: {kb_note}", file=sys.stderr)
-    ctx = CommandContext(caller=local_caller(config), config=config, matcher=matcher, progress=_progress_printer())
-    name = words[0] if words else "help"
-    result = default_host().run_command(name, ctx, words[1:])
+    router = Router(default_host(), config, knowledge=knowledge)
+    result = router.run_text(" ".join(words) or "help", local_caller(config), progress=_progress_printer())
     if kb_note:
         result.data.setdefault("notes", []).append(kb_note)
     written = _write_attachments(result, out_dir) if out_dir else []
@@ -456,7 +459,7 @@ def cmd_trace(args: argparse.Namespace) -> int:
             entry["path"] = str(path)
         print(json.dumps(payload, ensure_ascii=False, indent=2))
     else:
-        print(_render_text(result, kb))
+        print(render_result(result))
         for path in written:
             print(f"wrote {path}")
         if result.attachments and not out_dir:
@@ -495,18 +498,21 @@ def local_caller(config: Config) -> Caller:
     return Caller(slack_user=None, cluster_user=user, is_admin=uid == 0 or user in admins)
 
 
-def _load_matcher(config: Config) -> tuple[Any, Any, str | None]:
-    """The bundled knowledge base's matcher; without one, plugins still run and a note says so."""
-    try:
-        from tracebot.knowledge.loader import load_knowledge_base
-        from tracebot.matcher import Matcher
+@dataclass
+class _Knowledge:
+    kb: KnowledgeBase
+    matcher: Matcher
 
-        kb, _errors = load_knowledge_base(config.knowledge_dir)
+
+def _trace_knowledge(config: Config) -> tuple[_Knowledge | None, str | None]:
+    """The knowledge base's matcher for ``trace``; without one, plugins still run and a note says so."""
+    try:
+        kb, matcher, _errors = load_matcher(config.knowledge_dir, config.confidence_threshold)
     except Exception as exc:  # a broken KB must not stop an admin from tracing a hung job
-        return None, None, f"knowledge base unavailable ({type(exc).__name__}: {exc}); no entries matched"
+        return None, f"knowledge base unavailable ({type(exc).__name__}: {exc}); no entries matched"
     if not kb.entries:
-        return None, None, f"no knowledge entries in {config.knowledge_dir}; no entries matched"
-    return Matcher(kb, threshold=config.confidence_threshold), kb, None
+        return None, f"no knowledge entries in {config.knowledge_dir}; no entries matched"
+    return _Knowledge(kb, matcher), None
 
 
 def _progress_printer() -> Any:
@@ -523,12 +529,6 @@ def _write_attachments(result: Result, out_dir: Path) -> list[Path]:
         path.write_bytes(attachment.content)
         written.append(path)
     return written
-
-
-def _render_text(result: Result, kb: Any) -> str:
-    from tracebot.render.text import render_result
-
-    return render_result(result, kb)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,12 +1,15 @@
-"""Configuration from the environment (and an optional YAML file for mappings). Secrets never leave here.
+"""tracebot's one configuration object, read from the environment and ``TRACEBOT_CONFIG`` in one place.
 
-Every setting has an environment variable; ``TRACEBOT_CONFIG`` may point to a YAML file with the
-structured parts (user mapping, admins). See README "Configuration".
+Every setting has an environment variable (README "Configuration"); ``TRACEBOT_CONFIG`` may point to a
+YAML file with the structured parts: ``admins``, ``users`` (Slack user id -> cluster user),
+``confidence_threshold`` and one section per plugin (``slurm:``, ``sagemaker:``, ``pyspy:``, ``cli:``).
+A plugin sees only its own section (:meth:`Config.plugin_settings`), never the Slack secrets.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -14,24 +17,29 @@ from typing import Any
 import yaml
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_THRESHOLD = 75.0  # a match scoring at least this is posted unprompted in a channel
+_FILE_KEYS = {"admins", "users", "confidence_threshold"}
 
 
-def _env_float(name: str, default: float) -> float:
-    raw = os.environ.get(name)
-    if raw is None or raw.strip() == "":
+def _number(env: Mapping[str, str], name: str, default: float, *, positive: bool = True) -> float:
+    raw = (env.get(name) or "").strip()
+    if not raw:
         return default
     try:
-        return float(raw)
+        value = float(raw)
     except ValueError as exc:
         raise ValueError(f"{name} must be a number, got {raw!r}") from exc
+    if positive and value <= 0:
+        raise ValueError(f"{name} must be positive, got {raw!r}")
+    return value
 
 
 @dataclass
 class Config:
     knowledge_dir: Path = field(default_factory=lambda: REPO_ROOT / "knowledge")
     db_path: Path = field(default_factory=lambda: REPO_ROOT / "var" / "tracebot.sqlite3")
-    confidence_threshold: float = 75.0
-    # Slack (only read from the environment; never logged, never posted)
+    confidence_threshold: float = DEFAULT_THRESHOLD
+    # Slack (only read from the environment; never logged, never posted, never given to plugins)
     slack_bot_token: str | None = None
     slack_signing_secret: str | None = None
     slack_app_token: str | None = None
@@ -40,27 +48,52 @@ class Config:
     admins: set[str] = field(default_factory=set)  # Slack user ids
     user_map: dict[str, str] = field(default_factory=dict)  # Slack user id -> cluster user name
     extra: dict[str, Any] = field(default_factory=dict)  # plugin sections from the YAML file, by name
+    # How the bot runs
+    repeat_window_s: float = 600.0  # the same error again in a thread within this gets a pointer
+    max_file_bytes: int = 50 << 20  # largest attachment downloaded and read
+    channel_rate: float = 1.0  # messages per second per channel (Slack allows about one)
+    channel_burst: int = 3
+    job_workers: int = 4  # threads answering messages
+    trace_workers: int = 4  # threads running /trace commands
+    max_pending: int = 500  # queued jobs per pool before tracebot answers "busy"
+    log_level: str = "INFO"
 
     @property
     def has_slack(self) -> bool:
         return bool(self.slack_bot_token and (self.slack_app_token or self.slack_signing_secret))
 
+    def secrets(self) -> list[str]:
+        """The values that must never appear in anything tracebot posts, prints or logs."""
+        return [s for s in (self.slack_bot_token, self.slack_signing_secret, self.slack_app_token) if s]
+
+    def plugin_settings(self, name: str) -> dict[str, Any]:
+        """The ``name:`` section of TRACEBOT_CONFIG (empty when absent or not a mapping)."""
+        section = self.extra.get(name)
+        return dict(section) if isinstance(section, dict) else {}
+
     @classmethod
-    def from_env(cls, environ: dict[str, str] | None = None) -> Config:
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> Config:
         env = os.environ if environ is None else environ
         cfg = cls()
         if env.get("TRACEBOT_KNOWLEDGE"):
             cfg.knowledge_dir = Path(env["TRACEBOT_KNOWLEDGE"])
         if env.get("TRACEBOT_DB"):
             cfg.db_path = Path(env["TRACEBOT_DB"])
-        if env.get("TRACEBOT_THRESHOLD"):
-            cfg.confidence_threshold = _env_float("TRACEBOT_THRESHOLD", cfg.confidence_threshold)
+        cfg.confidence_threshold = _number(env, "TRACEBOT_THRESHOLD", cfg.confidence_threshold, positive=False)
         cfg.slack_bot_token = env.get("SLACK_BOT_TOKEN") or None
         cfg.slack_signing_secret = env.get("SLACK_SIGNING_SECRET") or None
         cfg.slack_app_token = env.get("SLACK_APP_TOKEN") or None
         cfg.slack_api_url = env.get("SLACK_API_URL") or None
         if env.get("TRACEBOT_ADMINS"):
             cfg.admins = {u.strip() for u in env["TRACEBOT_ADMINS"].split(",") if u.strip()}
+        cfg.repeat_window_s = _number(env, "TRACEBOT_REPEAT_WINDOW_S", cfg.repeat_window_s)
+        cfg.max_file_bytes = int(_number(env, "TRACEBOT_MAX_FILE_MB", cfg.max_file_bytes / (1 << 20)) * (1 << 20))
+        cfg.channel_rate = _number(env, "TRACEBOT_CHANNEL_RATE", cfg.channel_rate)
+        cfg.channel_burst = int(_number(env, "TRACEBOT_CHANNEL_BURST", cfg.channel_burst))
+        cfg.job_workers = int(_number(env, "TRACEBOT_JOB_WORKERS", cfg.job_workers))
+        cfg.trace_workers = int(_number(env, "TRACEBOT_TRACE_WORKERS", cfg.trace_workers))
+        cfg.max_pending = int(_number(env, "TRACEBOT_MAX_PENDING", cfg.max_pending))
+        cfg.log_level = (env.get("TRACEBOT_LOG_LEVEL") or cfg.log_level).upper()
         path = env.get("TRACEBOT_CONFIG")
         if path:
             cfg._merge_file(Path(path))
@@ -77,4 +110,4 @@ class Config:
         self.user_map.update({str(k): str(v) for k, v in (data.get("users", {}) or {}).items()})
         if "confidence_threshold" in data:
             self.confidence_threshold = float(data["confidence_threshold"])
-        self.extra = {k: v for k, v in data.items() if k not in {"admins", "users", "confidence_threshold"}}
+        self.extra = {k: v for k, v in data.items() if k not in _FILE_KEYS}

@@ -1,7 +1,7 @@
 """``tracebot console``: tracebot's Slack handlers in a terminal, with no Slack.
 
 Paste an error and see exactly what tracebot would post (Block Kit rendered as text), run ``/trace
-...``, click buttons. The same :class:`~tracebot.service.service.Tracebot` runs behind Slack; only the
+...``, click buttons. The same :class:`~tracebot.service.service.Service` runs behind Slack; only the
 :class:`ConsoleOutbox` differs. Reading a whole conversation from standard input makes it scriptable::
 
     printf '/trace help\\n' | tracebot console
@@ -25,7 +25,7 @@ from tracebot.render.blocks_text import blocks_to_text
 from tracebot.render.slack import ACTION_HELPFUL, ACTION_NOT_THIS, ACTION_OTHER
 from tracebot.service.inbound import Click, FileRef, Inbound, SlashCommand
 from tracebot.service.outbox import DownloadRefused
-from tracebot.service.service import Tracebot
+from tracebot.service.service import Service
 
 HELP = """\
 Paste text (end with a line --- or, at a terminal, an empty line) and see what tracebot would post.
@@ -119,7 +119,7 @@ class ConsoleOutbox:
 
 @dataclass
 class Session:
-    tracebot: Tracebot
+    tracebot: Service
     outbox: ConsoleOutbox
     out: TextIO
     channel: str = "C0CONSOLE"
@@ -251,7 +251,7 @@ def turns(lines: Iterable[str], interactive: bool) -> Iterator[str]:
 
 
 def run_console(
-    tracebot: Tracebot,
+    tracebot: Service,
     outbox: ConsoleOutbox,
     *,
     stdin: TextIO = sys.stdin,

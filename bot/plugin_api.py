@@ -1,26 +1,46 @@
-"""What a /trace plugin implements. Plugins know nothing of Slack: they return :class:`tracebot.result.Result`.
+"""Everything a /trace plugin sees. Plugins import this module (and ``from tracebot import hookimpl``),
+never the service, the renderers or the matcher's internals.
 
-A plugin is a module (or object) with ``@hookimpl``-decorated functions named after the hook specs in
-:class:`TracebotSpecs`. Built-ins are registered from an explicit list in ``bot/plugin_host.py``;
-third-party packages add theirs through the entry-point group ``tracebot.plugins``.
+A plugin is a module (or object) with ``@hookimpl`` functions named after the hook specs in
+:mod:`tracebot.hookspecs`; ``register_commands`` returns :class:`Command` objects. Built-ins are
+registered from an explicit list in :mod:`tracebot.service.plugin_host`; third-party packages add
+theirs through the entry-point group ``tracebot.plugins``.
+
+A command's ``run(ctx, **parsed)`` gets a :class:`CommandContext`: who asked, this plugin's own section
+of ``TRACEBOT_CONFIG`` (never Slack tokens), a deadline, a progress callback, ``ctx.match(text)``
+(the knowledge base's :class:`Diagnosis` of a text) and ``ctx.scan_log(path)`` (the first errors of a
+log file of any size). It returns a :class:`Result` of plain data: sections in the neutral markup
+(plain text with `code` and ```blocks```), tables, stack groups, attachments, and the ranked
+``diagnosis``; each renderer (Slack, terminal, JSON) escapes and formats it.
 """
 
 from __future__ import annotations
 
+import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tracebot.hookspecs import (
-    hookimpl as hookimpl,  # re-exported: plugins import it from here or from tracebot
-)
-from tracebot.result import Result
+from tracebot.hookspecs import hookimpl
+from tracebot.matcher.logscan import ErrorLine, LogScan, scan_log
+from tracebot.matcher.ranking import combine
+from tracebot.ranks import format_ranks, ranks_phrase
+from tracebot.result import Attachment, Diagnosis, Frame, Match, Result, Section, StackGroup, Status, Table
+from tracebot.secrets import scrub
 
 if TYPE_CHECKING:
-    from tracebot.config import Config
     from tracebot.matcher import Matcher
 
+log = logging.getLogger(__name__)
+NO_KNOWLEDGE = "knowledge base not loaded: no knowledge entries were matched"
+
+__all__ = [
+    "Attachment", "Caller", "Command", "CommandContext", "Diagnosis", "ErrorLine", "Frame", "LogScan",
+    "Match", "NotAllowed", "Result", "Section", "StackGroup", "Status", "Table", "UsageError", "combine", "combine_into",
+    "format_ranks", "hookimpl", "ranks_phrase",
+]
 
 
 class UsageError(ValueError):
@@ -40,16 +60,59 @@ class Caller:
     is_admin: bool = False
 
 
+def _ignore(_message: str) -> None:
+    pass
+
+
 @dataclass
 class CommandContext:
+    """What a running command may use. Built by the service (or ``tracebot trace``) for each run."""
+
     caller: Caller
-    config: Config
-    matcher: Matcher | None
-    progress: Callable[[str], None] = lambda _msg: None
+    settings: dict[str, Any] = field(default_factory=dict)  # this plugin's section of TRACEBOT_CONFIG
+    progress: Callable[[str], None] = _ignore
     deadline: float = field(default_factory=lambda: time.monotonic() + 120.0)
+    channel: str | None = None  # where the command was typed (None in a terminal)
+    matcher: Matcher | None = field(default=None, repr=False)  # behind match()/scan_log(); may be None
+    secrets: list[str] = field(default_factory=list, repr=False)  # scrubbed from error messages
 
     def remaining(self) -> float:
         return max(0.0, self.deadline - time.monotonic())
+
+    @property
+    def has_knowledge(self) -> bool:
+        return self.matcher is not None
+
+    def match(self, text: str, *, confident_only: bool = True) -> Diagnosis:
+        """The knowledge entries ``text`` shows, ranked. Never raises: without a knowledge base, or when
+        matching fails, the diagnosis is empty and its notes say why."""
+        if self.matcher is None:
+            return Diagnosis(notes=[NO_KNOWLEDGE])
+        if not text.strip():
+            return Diagnosis(threshold=self.matcher.threshold)
+        try:
+            found = self.matcher.diagnose(text)
+        except Exception as exc:
+            log.exception("matcher failed on plugin output")
+            return Diagnosis(notes=[f"knowledge matching failed: {scrub(f'{type(exc).__name__}: {exc}', self.secrets)}"])
+        return combine([found], confident_only=confident_only)
+
+    def scan_log(self, path: Path | str, *, budget_s: float = 20.0) -> LogScan:
+        """The first errors of a log file of any size (streamed, bounded in time and memory), and the
+        candidate lines for :meth:`match`. Never raises: ``LogScan.unreadable`` says why not."""
+        trigger = self.matcher.trigger if self.matcher is not None else None
+        return scan_log(Path(path), trigger, budget_s=budget_s)
+
+
+def combine_into(result: Result, diagnoses: Iterable[Diagnosis]) -> Result:
+    """Add ``diagnoses`` to what ``result`` already matched, in the one order (see :func:`combine`)."""
+    parts = [result.diagnosis, *diagnoses] if result.diagnosis is not None else list(diagnoses)
+    result.diagnosis = combine(parts)
+    notes = result.data.setdefault("notes", [])
+    for note in result.diagnosis.notes:
+        if note not in notes:
+            notes.append(note)
+    return result
 
 
 @dataclass
@@ -58,6 +121,8 @@ class Command:
 
     ``parse`` turns the argument words into validated keyword arguments or raises :class:`UsageError`;
     ``run`` does the work and returns a :class:`Result`. ``run`` must honour ``ctx.deadline``.
+    ``quick`` commands answer inside Slack's 3-second acknowledgement instead of in a thread;
+    ``takes_text`` commands get the rest of the line, line breaks kept, as their one word.
     """
 
     name: str
@@ -69,3 +134,6 @@ class Command:
     admin_only: bool = False
     # A key for "same work already running": commands returning the same key share one run.
     dedupe_key: Callable[[dict[str, Any]], str] | None = None
+    quick: bool = False
+    takes_text: bool = False
+    plugin: str = ""  # set by the plugin host: the name of the plugin that provides it

@@ -1,7 +1,10 @@
-"""The one result type every producer returns and every renderer consumes.
+"""The result types every producer returns and every renderer consumes.
 
-The matcher (a :class:`Diagnosis`) and plugins (a :class:`Result`) return plain data; Slack Block Kit,
-the console and ``--json`` are three views of it (``bot/render/``). Nothing here imports Slack.
+The matcher returns a :class:`Diagnosis` whose matches are in their final order and carry everything a
+view shows (summary, cause, fix, sources, filled-in ``/trace`` suggestions, evidence); plugins return a
+:class:`Result` that embeds a Diagnosis. Slack Block Kit, the terminal and ``--json`` are three views of
+the same object (``tracebot.render``); nobody re-sorts it or looks an entry up again. Plain data:
+nothing here imports anything of tracebot.
 """
 
 from __future__ import annotations
@@ -13,8 +16,21 @@ Status = Literal["ok", "info", "warning", "error"]
 
 
 @dataclass
+class Source:
+    """Where an entry's advice comes from: a document (and section) or a web page."""
+
+    title: str  # the document's name, or the URL itself
+    url: str | None = None
+    section: str | None = None
+
+    def text(self) -> str:
+        """``document § section`` (or the URL) as plain text."""
+        return f"{self.title} § {self.section}" if self.section else self.title
+
+
+@dataclass
 class Match:
-    """One knowledge entry the matcher found in a text, with where and why."""
+    """One knowledge entry the matcher found in a text: where and why, and what the entry says."""
 
     entry_id: str
     title: str
@@ -29,6 +45,13 @@ class Match:
     line_nos: list[int] = field(default_factory=list)  # the first few lines where it fired at all
     ranks: list[str] = field(default_factory=list)  # ranks seen on matching lines, in order of first sight
     hosts: list[str] = field(default_factory=list)
+    # What the entry says, copied when the match is made so every view shows the same thing.
+    priority: int = 50
+    summary: str = ""
+    cause: str = ""
+    fix: list[str] = field(default_factory=list)
+    sources: list[Source] = field(default_factory=list)
+    suggestions: list[str] = field(default_factory=list)  # /trace commands, ids from the text filled in
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -36,9 +59,11 @@ class Match:
 
 @dataclass
 class Diagnosis:
-    """What the matcher says about one text. ``matches`` is best first; empty means "no match"."""
+    """What the matcher says about one text. ``matches`` is in final order, best first; empty means
+    "no match". ``threshold`` is the confidence threshold the matches were judged against."""
 
     matches: list[Match] = field(default_factory=list)
+    threshold: float = 75.0
     lines_total: int = 0
     lines_scored: int = 0
     bytes_read: int = 0
@@ -61,8 +86,11 @@ class Diagnosis:
 
 @dataclass
 class Section:
+    """A titled paragraph. ``text`` is the neutral markup every renderer understands: plain text, with
+    `code` spans and ```code blocks```; each renderer escapes the rest for its medium."""
+
     title: str
-    text: str  # plain text with `code` / ```blocks``` (mrkdwn-compatible subset)
+    text: str
 
 
 @dataclass
@@ -114,11 +142,17 @@ class Result:
     stack_groups: list[StackGroup] = field(default_factory=list)
     unreadable: dict[str, str] = field(default_factory=dict)  # rank/pid -> reason py-spy could not read it
     attachments: list[Attachment] = field(default_factory=list)
-    matches: list[Match] = field(default_factory=list)
+    diagnosis: Diagnosis | None = None  # the knowledge entries what the plugin found matches, ranked
     data: dict[str, Any] = field(default_factory=dict)  # machine-readable extras for --json
+
+    @property
+    def matches(self) -> list[Match]:
+        return self.diagnosis.matches if self.diagnosis is not None else []
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
+        d.pop("diagnosis")
+        d["matches"] = [m.to_dict() for m in self.matches]
         d["attachments"] = [
             {"filename": a.filename, "mimetype": a.mimetype, "title": a.title, "size": len(a.content)}
             for a in self.attachments

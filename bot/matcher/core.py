@@ -17,18 +17,21 @@ from pathlib import Path
 
 from rapidfuzz import fuzz
 
+from tracebot.config import DEFAULT_THRESHOLD
+from tracebot.knowledge.entry import Entry
 from tracebot.knowledge.loader import KnowledgeBase
 from tracebot.matcher.index import CompiledKB, looks_like_error, tokens
 from tracebot.matcher.normalize import clean, mask, to_text
+from tracebot.matcher.ranking import MAX_MATCHES, rank
 from tracebot.matcher.scan import ScanStats, bytes_stream, candidate_lines, open_log, text_lines
-from tracebot.result import Diagnosis, Match
+from tracebot.matcher.suggest import fill, placeholders
+from tracebot.result import Diagnosis, Match, Source
 
 STRONG_SCORE = 92.0
 FULL_SCAN_CHARS = 256 * 1024  # texts up to this size get every line examined
 PROSE_MAX_CHARS = 4000  # phrase (prose) matching only on texts a person would type
 MAX_UNIQUE_LINES = 20_000  # fuzzy scoring stops after this many distinct candidate lines
 MAX_EXEMPLARS_PER_LINE = 64
-MAX_MATCHES = 10
 MIN_REPORTED_SCORE = 45.0
 KEEP_LINE_NOS = 20
 KEEP_RANKS = 200
@@ -62,13 +65,44 @@ class _Agg:
     hosts: dict[str, None] = field(default_factory=dict)
 
 
+def entry_match(entry: Entry, *, score: float = 100.0, confident: bool = True, kind: str = "",
+                signature: str = "", filled: dict[str, str] | None = None) -> Match:
+    """A :class:`Match` that carries what ``entry`` says (summary, cause, fix, sources, suggestions)."""
+    return Match(
+        entry_id=entry.id,
+        title=entry.title,
+        score=score,
+        confident=confident,
+        role=entry.role,
+        kind=kind,
+        signature=signature,
+        priority=entry.priority,
+        summary=entry.summary,
+        cause=entry.cause,
+        fix=list(entry.fix),
+        sources=[_source(s) for s in entry.sources],
+        suggestions=[fill(t, filled or {}) for t in entry.trace],
+    )
+
+
+def _source(cited: dict[str, str]) -> Source:
+    if "doc" in cited:
+        return Source(title=cited["doc"], url=cited.get("url"), section=cited.get("section"))
+    return Source(title=cited.get("title") or cited.get("url", ""), url=cited.get("url"))
+
+
 class Matcher:
-    def __init__(self, kb: KnowledgeBase, threshold: float = 75.0):
+    def __init__(self, kb: KnowledgeBase, threshold: float = DEFAULT_THRESHOLD):
         self.kb = kb
         self.threshold = threshold
         self.index = CompiledKB(kb)
 
     # ---- public API -------------------------------------------------------------------------------
+    @property
+    def trigger(self):
+        """The compiled pattern that picks candidate lines out of a log (for :func:`scan_log`)."""
+        return self.index.trigger
+
     def diagnose(self, text: str | bytes, *, threshold: float | None = None) -> Diagnosis:
         """Diagnose a pasted text (or bytes). Long texts are scanned like logs."""
         if isinstance(text, bytes):
@@ -81,7 +115,7 @@ class Matcher:
             return self._diagnose_stream(bytes_stream(data), len(data), threshold=threshold)
         aggs = self._score_lines(text_lines(text, stats))
         prose = prose_lines(text) if len(text) <= PROSE_MAX_CHARS else ""
-        return self._finish(aggs, stats, prose, threshold)
+        return self._finish(aggs, stats, prose, threshold, named=text)
 
     def diagnose_file(
         self, path: Path | str, progress=None, *, deadline_s: float | None = 60.0, threshold: float | None = None
@@ -103,9 +137,8 @@ class Matcher:
         ranked = sorted(sims.items(), key=lambda kv: -(kv[1][0] + kv[1][1]))
         out = []
         for i, (cos, cover, _shared) in ranked[:limit]:
-            e = self.index.entries[i]
             score = round(min(100.0, 100 * (cos + cover) / 2 / PHRASE_FULL), 1)
-            out.append(Match(e.id, e.title, score, False, e.role, kind="search"))
+            out.append(entry_match(self.index.entries[i], score=score, confident=False, kind="search"))
         return out
 
     # ---- internals --------------------------------------------------------------------------------
@@ -193,8 +226,14 @@ class Matcher:
                 out[ei] = _Hit(ei, "phrase", idx.phrase_texts[pi], round(score, 1))
         return out
 
-    def _finish(self, aggs: dict[int, _Agg], stats: ScanStats, prose: str, threshold: float | None) -> Diagnosis:
-        thr = self.threshold if threshold is None else threshold
+    def _finish(
+        self, aggs: dict[int, _Agg], stats: ScanStats, prose: str, threshold: float | None, named: str = ""
+    ) -> Diagnosis:
+        """Turn per-entry evidence into matches in final order. ``named`` is the text whose job ids,
+        node names and training-job names fill the entries' ``/trace`` suggestions (for a streamed log,
+        the matched lines)."""
+        requested = self.threshold if threshold is None else threshold
+        thr = requested
         idx = self.index
         notes = list(stats.notes)
         if prose and stats.lines_total <= 3 and _RESOLVED.search(prose) and not _ASKING.search(prose):
@@ -209,58 +248,24 @@ class Matcher:
                 elif a.kind == "exemplar" and h.score > a.score:
                     # Prose agreeing with a fuzzy line is extra evidence, not a replacement for the line.
                     a.score = h.score
+        kept = {ei: a for ei, a in aggs.items() if a.score >= MIN_REPORTED_SCORE}
+        filled = placeholders(named or "\n".join(a.line for a in kept.values()))
         matches: list[Match] = []
-        for ei, a in aggs.items():
-            if a.score < MIN_REPORTED_SCORE:
-                continue
-            e = idx.entries[ei]
-            matches.append(
-                Match(
-                    entry_id=e.id,
-                    title=e.title,
-                    score=round(a.score, 1),
-                    confident=a.score >= thr,
-                    role=e.role,
-                    signature=a.signature,
-                    kind=a.kind,
-                    line=a.line,
-                    line_no=a.first_line,
-                    occurrences=a.occurrences,
-                    line_nos=a.line_nos,
-                    ranks=list(a.ranks),
-                    hosts=list(a.hosts),
-                )
-            )
-        matches.sort(key=lambda m: _rank_key(m, idx.kb))
+        for ei, a in kept.items():
+            m = entry_match(idx.entries[ei], score=round(a.score, 1), confident=a.score >= thr, kind=a.kind,
+                            signature=a.signature, filled=filled)
+            m.line, m.line_no, m.occurrences, m.line_nos = a.line, a.first_line, a.occurrences, a.line_nos
+            m.ranks, m.hosts = list(a.ranks), list(a.hosts)
+            matches.append(m)
         return Diagnosis(
-            matches=matches[:MAX_MATCHES],
+            matches=rank(matches)[:MAX_MATCHES],
+            threshold=requested,
             lines_total=stats.lines_total,
             lines_scored=sum(a.occurrences for a in aggs.values()),
             bytes_read=stats.bytes_read,
             truncated=stats.truncated,
             notes=notes,
         )
-
-
-def _rank_key(m: Match, kb: KnowledgeBase) -> tuple:
-    """Confident first; evidence from log lines before prose; among line evidence, root causes before
-    symptoms, exact (anchor/regex) before fuzzy, then the author's explicit priority; among prose, the
-    closer question wins; ties go to what appeared first."""
-    e = kb.get(m.entry_id)
-    priority = e.priority if e else 50
-    first = m.line_no if m.line_no is not None else 1 << 62
-    if m.kind in ("anchor", "regex", "exemplar"):
-        strong = m.kind != "exemplar"
-        return (
-            not m.confident,
-            0,
-            m.role != "root-cause",
-            not strong,
-            -priority if strong else -m.score,
-            -m.score if strong else -priority,
-            first,
-        )
-    return (not m.confident, 1, -m.score, m.role != "root-cause", -priority, first)
 
 
 _LOGLIKE = re.compile(

@@ -9,9 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from tracebot.matcher.suggest import fill
 from tracebot.ranks import format_ranks
-from tracebot.result import Match, Result, StackGroup, Table
+from tracebot.result import Diagnosis, Match, Result, Source, StackGroup, Table
 
 Block = dict[str, Any]
 Rendered = tuple[str, list[Block]]
@@ -70,20 +69,17 @@ def _where(match: Match) -> str:
     return " · ".join(p for p in parts if p)
 
 
-def _sources(entry: Any) -> str:
+def _sources(sources: list[Source]) -> str:
     links = []
-    for s in getattr(entry, "sources", []) or []:
-        label = escape(s.get("doc") or s.get("title") or s.get("url") or "")
-        if s.get("section"):
-            label += f" § {escape(s['section'])}"
-        url = s.get("url")
+    for s in sources:
+        label = escape(s.text())
+        url = s.url
         links.append(f"<{url}>" if url and label == escape(url) else f"<{url}|{label}>" if url else label)
     return "; ".join(x for x in links if x)
 
 
-def match_blocks(match: Match, entry: Any | None, filled: dict[str, str] | None = None) -> list[Block]:
-    """One match explained: title, why it matched, the fix, the source and the next /trace command
-    (``filled`` replaces placeholders such as ``<jobid>`` with what the pasted text named)."""
+def match_blocks(match: Match) -> list[Block]:
+    """One match explained: title, why it matched, the fix, the source and the next /trace command."""
     head = f"*{escape(match.title)}*  `{match.entry_id}` · score {match.score:.0f}"
     if match.role == "symptom":
         head += " · _symptom: the root cause is usually elsewhere in the log_"
@@ -97,33 +93,26 @@ def match_blocks(match: Match, entry: Any | None, filled: dict[str, str] | None 
     if match.line:
         why += "\n" + code(match.line)
     blocks.append(section(why))
-    if entry is not None:
-        if getattr(entry, "cause", ""):
-            blocks.append(section(f"*Why:* {escape(entry.cause)}"))
-        if entry.fix:
-            steps = "\n".join(f"{i}. {escape(step)}" for i, step in enumerate(entry.fix, 1))
-            blocks.append(section(f"*Fix*\n{steps}"))
-        footer = []
-        if _sources(entry):
-            footer.append(f"Source: {_sources(entry)}")
-        if entry.trace:
-            footer.append("Next: " + "  ".join(f"`{escape(fill(t, filled or {}))}`" for t in entry.trace))
-        if footer:
-            blocks.append(context(*footer))
+    if match.cause:
+        blocks.append(section(f"*Why:* {escape(match.cause)}"))
+    if match.fix:
+        steps = "\n".join(f"{i}. {escape(step)}" for i, step in enumerate(match.fix, 1))
+        blocks.append(section(f"*Fix*\n{steps}"))
+    footer = []
+    if _sources(match.sources):
+        footer.append(f"Source: {_sources(match.sources)}")
+    if match.suggestions:
+        footer.append("Next: " + "  ".join(f"`{escape(t)}`" for t in match.suggestions))
+    if footer:
+        blocks.append(context(*footer))
     return blocks
 
 
-def diagnosis(
-    matches: list[Match],
-    kb: Any,
-    *,
-    diagnosis_id: int | None,
-    threshold: float,
-    always_answer: bool,
-    filled: dict[str, str] | None = None,
-) -> Rendered | None:
+def answer(diagnosis: Diagnosis, *, diagnosis_id: int | None, always_answer: bool) -> Rendered | None:
     """The reply to a pasted error. ``None`` means say nothing (nothing confident, not asked directly)."""
-    confident = [m for m in matches if m.score >= threshold]
+    matches = diagnosis.matches
+    threshold = diagnosis.threshold
+    confident = diagnosis.confident
     if not confident and not always_answer:
         return None
     if not matches:
@@ -138,12 +127,11 @@ def diagnosis(
         text = f"Nothing matched with confidence (threshold {threshold:.0f}). Closest guesses:"
         blocks = [section(text), section("\n".join(lines))]
         best = matches[0]
-        entry = kb.get(best.entry_id) if kb is not None else None
-        if entry is not None and entry.fix:
-            blocks.append(context(f"If it is *{escape(best.title)}*: {escape(entry.fix[0])}"))
+        if best.fix:
+            blocks.append(context(f"If it is *{escape(best.title)}*: {escape(best.fix[0])}"))
         return text + " " + ", ".join(m.title for m in matches[:3]), blocks
     best = confident[0]
-    blocks = match_blocks(best, kb.get(best.entry_id) if kb is not None else None, filled)
+    blocks = match_blocks(best)
     also = confident[1:4]
     if also:
         blocks.append(
@@ -158,20 +146,17 @@ def diagnosis(
         if len(matches) > 1:
             buttons.append(button("Other matches", ACTION_OTHER, value))
         blocks.append({"type": "actions", "block_id": "tracebot_feedback", "elements": buttons})
-    return (
-        f"{best.title}: {kb.get(best.entry_id).summary if kb and kb.get(best.entry_id) else best.line}",
-        blocks,
-    )
+    return f"{best.title}: {best.summary or best.line}", blocks
 
 
-def other_matches(matches: list[Match], shown: str, kb: Any) -> Rendered:
+def other_matches(matches: list[Match], shown: str) -> Rendered:
     rest = [m for m in matches if m.entry_id != shown]
     if not rest:
         text = "No other entries matched."
         return text, [section(text)]
     blocks = [section("*Other matches*")]
     for m in rest[:5]:
-        blocks.extend(match_blocks(m, kb.get(m.entry_id) if kb is not None else None))
+        blocks.extend(match_blocks(m))
         blocks.append({"type": "divider"})
     return "Other matches: " + ", ".join(m.title for m in rest[:5]), blocks[:-1]
 
@@ -203,7 +188,7 @@ def _stack_group(group: StackGroup) -> list[Block]:
     return [section(head + ("\n" + code(frames) if frames else ""))]
 
 
-def result(res: Result, kb: Any = None) -> Rendered:
+def result(res: Result) -> Rendered:
     """A plugin's (or a built-in command's) Result."""
     emoji = STATUS_EMOJI.get(res.status, "")
     blocks = [section(f"{emoji} *{escape(res.title)}*\n{escape(res.summary)}".strip())]
@@ -217,7 +202,7 @@ def result(res: Result, kb: Any = None) -> Rendered:
         lines = "\n".join(f"{escape(k)}: {escape(v)}" for k, v in list(res.unreadable.items())[:20])
         blocks.append(context(f"Could not read {len(res.unreadable)}:\n{lines}"))
     for m in res.matches[:3]:
-        blocks.extend(match_blocks(m, kb.get(m.entry_id) if kb is not None else None))
+        blocks.extend(match_blocks(m))
     notes = res.data.get("notes") if isinstance(res.data, dict) else None
     if notes:
         blocks.append(context(*(escape(str(n)) for n in notes[:5])))

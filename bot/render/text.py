@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import textwrap
 
-from tracebot.knowledge.loader import KnowledgeBase
 from tracebot.ranks import format_ranks, ranks_phrase
 from tracebot.result import Diagnosis, Match, Result
 
@@ -31,7 +30,7 @@ def where_text(m: Match) -> str:
     return " ".join(parts)
 
 
-def render_match(m: Match, kb: KnowledgeBase | None, *, n: int | None = None, detail: bool = True) -> str:
+def render_match(m: Match, *, n: int | None = None, detail: bool = True) -> str:
     head = f"{n}. " if n is not None else ""
     flags = "confident" if m.confident else "not confident"
     role = "symptom" if m.role == "symptom" else "root cause"
@@ -43,24 +42,23 @@ def render_match(m: Match, kb: KnowledgeBase | None, *, n: int | None = None, de
         out.append(f"     {m.line[:300]}")
     if m.kind and m.kind != "phrase":
         out.append(f"   why: {m.kind} “{m.signature[:120]}”")
-    entry = kb.get(m.entry_id) if kb else None
-    if detail and entry:
-        out.append("   " + "\n   ".join(textwrap.wrap(entry.summary, 100)))
+    if detail and m.summary:
+        out.append("   " + "\n   ".join(textwrap.wrap(m.summary, 100)))
         if m.role == "symptom":
             out.append("   This is a symptom: look for the first error on another rank for the cause.")
         out.append("   fix:")
-        for i, step in enumerate(entry.fix, 1):
+        for i, step in enumerate(m.fix, 1):
             lines = step.strip().splitlines() or [""]
             out.append(f"     {i}. {lines[0]}")
             out += [f"        {ln}" for ln in lines[1:]]
-        if entry.trace:
-            out.append(f"   try: {' · '.join(entry.trace)}")
-        if entry.sources:
-            out.append(f"   source: {entry.source_text()}")
+        if m.suggestions:
+            out.append(f"   try: {' · '.join(m.suggestions)}")
+        if m.sources:
+            out.append(f"   source: {'; '.join(s.text() for s in m.sources)}")
     return "\n".join(out)
 
 
-def render_diagnosis(d: Diagnosis, kb: KnowledgeBase | None, *, show_all: bool = False) -> str:
+def render_diagnosis(d: Diagnosis, *, show_all: bool = False) -> str:
     shown = d.matches if show_all else [m for m in d.matches if m.confident] or d.matches[:3]
     out: list[str] = []
     if not d.matches:
@@ -68,13 +66,13 @@ def render_diagnosis(d: Diagnosis, kb: KnowledgeBase | None, *, show_all: bool =
     elif not d.confident:
         out.append("No confident match. Closest entries:")
     for i, m in enumerate(shown, 1):
-        out.append(render_match(m, kb, n=i, detail=m.confident or show_all))
+        out.append(render_match(m, n=i, detail=m.confident or show_all))
     if d.truncated or d.notes:
         out += [f"note: {n}" for n in d.notes]
     return "\n\n".join(out) if len(out) > 1 else (out[0] if out else "")
 
 
-def render_result(r: Result, kb: KnowledgeBase | None = None) -> str:
+def render_result(r: Result) -> str:
     icon = {"ok": "✔", "info": "ℹ", "warning": "⚠", "error": "✖"}.get(r.status, "")
     out = [f"{icon} {r.title}".strip(), r.summary]
     for s in r.sections:
@@ -93,7 +91,7 @@ def render_result(r: Result, kb: KnowledgeBase | None = None) -> str:
         out.append("── Could not read\n" + "\n".join(f"{k}: {v}" for k, v in r.unreadable.items()))
     if r.matches:
         out.append("── Knowledge base")
-        out += [render_match(m, kb, n=i, detail=i == 1) for i, m in enumerate(r.matches, 1)]
+        out += [render_match(m, n=i, detail=i == 1) for i, m in enumerate(r.matches, 1)]
     notes = r.data.get("notes") if isinstance(r.data, dict) else None
     if notes:
         out.append("\n".join(f"note: {n}" for n in notes))

@@ -16,6 +16,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tracebot.config import DEFAULT_THRESHOLD
+from tracebot.knowledge.loader import load_knowledge_base
+from tracebot.matcher import Matcher
+
 log = logging.getLogger(__name__)
 
 Snapshot = dict[str, tuple[int, int]]
@@ -32,15 +36,7 @@ class Loaded:
     accepted_errors: list[Any] = field(default_factory=list)  # errors the knowledge base in use has
 
 
-def _default_loader(directory: Path) -> tuple[Any, list[Any]]:
-    from tracebot.knowledge.loader import load_knowledge_base
-
-    return load_knowledge_base(directory)
-
-
 def _default_matcher(kb: Any, threshold: float) -> Any:
-    from tracebot.matcher import Matcher
-
     return Matcher(kb, threshold=threshold)
 
 
@@ -48,8 +44,8 @@ class KnowledgeHolder:
     def __init__(
         self,
         directory: Path,
-        threshold: float = 75.0,
-        loader: Callable[[Path], tuple[Any, list[Any]]] = _default_loader,
+        threshold: float = DEFAULT_THRESHOLD,
+        loader: Callable[[Path], tuple[Any, list[Any]]] = load_knowledge_base,
         matcher_factory: Callable[[Any, float], Any] = _default_matcher,
     ) -> None:
         self.directory = Path(directory)

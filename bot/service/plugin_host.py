@@ -1,14 +1,18 @@
-"""The one plugin host: finds /trace commands, runs them safely, never lets a plugin take tracebot down.
+"""The one plugin host: finds /trace commands, parses and authorises them once, runs them safely, and
+never lets a plugin take tracebot down.
 
-Built-in plugins are registered from :data:`BUILTIN_PLUGINS`; third-party packages add theirs through
-the entry-point group ``tracebot.plugins`` (so ``pip install`` of a package adds its commands). Every
-failure to import, register or run a plugin becomes a recorded load error or an error :class:`Result`.
+Built-in plugins are registered from :data:`BUILTIN_PLUGINS` (and the service's own built-in commands,
+``help``, ``diagnose``, ``kb`` and ``config``, on the same hook); third-party packages add theirs
+through the entry-point group ``tracebot.plugins`` (so ``pip install`` of a package adds its commands).
+Every failure to import, register or run a plugin becomes a recorded load error or an error
+:class:`Result`.
 
-Callers (the Slack layer, ``tracebot trace``) use::
+Callers go through :class:`tracebot.service.router.Router`; the host's own steps are::
 
-    host = default_host()
-    host.get_commands()                    # {"pid": Command, "job": Command, ...}
-    host.run_command("pid", ctx, ["4242"]) # always a Result, within the command's time limit
+    host.get_commands()                        # {"pid": Command, "job": Command, ...}
+    step = host.prepare("pid", ["4242"], caller)  # parsed and authorised, or an error Result
+    host.run_prepared(step, ctx)                # always a Result, within the command's time limit
+    host.run_command("pid", ctx, ["4242"])      # both at once
 """
 
 from __future__ import annotations
@@ -28,20 +32,35 @@ import pluggy
 
 from tracebot import hookspecs
 from tracebot.hookspecs import PROJECT
-from tracebot.plugin_api import Command, CommandContext, NotAllowed, UsageError
-from tracebot.result import Match, Result, Section
+from tracebot.plugin_api import Caller, Command, CommandContext, NotAllowed, UsageError
+from tracebot.result import Result
+from tracebot.secrets import scrub
 
 log = logging.getLogger(__name__)
 
 BUILTIN_PLUGINS: tuple[str, ...] = ("tracebot.plugins.pyspy", "tracebot.plugins.slurm", "tracebot.plugins.sagemaker")
 ENTRY_POINT_GROUP = "tracebot.plugins"
+BUILTIN_COMMANDS = "tracebot.builtin"  # the service's own commands (help, diagnose, kb, config): listed first
 # Set to "0" to skip third-party plugins (tests do this; so can an admin chasing a bad plugin).
 ENTRY_POINTS_ENV = "TRACEBOT_LOAD_ENTRYPOINTS"
 
 _COMMAND_NAME = re.compile(r"^[a-z][a-z0-9-]{0,31}$")
-# Token shapes that must never reach Slack or a log even if an exception message carries one.
-_SECRET_SHAPES = re.compile(r"xox[abposr]-[A-Za-z0-9-]+|xapp-[A-Za-z0-9-]+|(?<![A-Z0-9])AKIA[A-Z0-9]{16}")
 _MAX_ERROR_CHARS = 300
+
+
+@dataclasses.dataclass
+class Prepared:
+    """A command whose arguments were parsed and whose caller was authorised (see :meth:`PluginHost.prepare`)."""
+
+    command: Command
+    kwargs: dict[str, Any]
+    words: list[str]
+
+    @property
+    def key(self) -> str:
+        """Work with the same key is shared while it runs (``/trace job 123`` asked twice)."""
+        cmd = self.command
+        return "cmd:" + (cmd.dedupe_key(self.kwargs) if cmd.dedupe_key else " ".join([cmd.name, *self.words]))
 
 
 class PluginHost:
@@ -115,8 +134,10 @@ class PluginHost:
             return self._commands
         commands: dict[str, Command] = {}
         errors: list[str] = []
-        # get_hookimpls() lists plugins in registration order: built-ins first, so they win a clash.
-        for impl in self.pm.hook.register_commands.get_hookimpls():
+        # get_hookimpls() lists plugins in registration order: built-ins first, so they win a clash; the
+        # service's own commands come before every plugin's.
+        impls = sorted(self.pm.hook.register_commands.get_hookimpls(), key=lambda i: i.plugin_name != BUILTIN_COMMANDS)
+        for impl in impls:
             try:
                 provided = impl.function()
             except Exception as exc:
@@ -130,47 +151,39 @@ class PluginHost:
                 if problem:
                     errors.append(f"plugin {impl.plugin_name}: {problem}")
                     continue
-                commands[cmd.name] = cmd
+                commands[cmd.name] = dataclasses.replace(cmd, plugin=impl.plugin_name)
         self._commands, self._command_errors = commands, errors
         for message in errors:
             log.error("%s", message)
         return commands
 
-    def help_result(self) -> Result:
-        """What ``/trace help`` shows: every command's usage and help, and plugins that failed."""
-        commands = self.get_commands()
-        lines = [f"`{c.usage}`  {c.help}" + ("  (admins only)" if c.admin_only else "")
-                 for c in sorted(commands.values(), key=lambda c: c.name)]
-        sections = [Section("Commands", "\n".join(lines) or "No commands are installed.")]
-        errors = self.load_errors()
-        if errors:
-            sections.append(Section("Plugins that failed to load", "\n".join(errors)))
-        return Result(title="/trace help", summary=f"{len(commands)} commands available.",
-                      status="info", sections=sections)
-
-    def run_command(self, name: str, ctx: CommandContext, words: list[str]) -> Result:
-        """Parse, authorize and run one command within its time limit. Always returns a Result."""
-        if name in ("", "help"):
-            return self.help_result()
+    def prepare(self, name: str, words: list[str], caller: Caller) -> Prepared | Result:
+        """Find, authorise and parse one command: a :class:`Prepared` step, or the error to show."""
         commands = self.get_commands()
         cmd = commands.get(name)
         if cmd is None:
             known = ", ".join(sorted(commands)) or "none installed"
-            return _usage_result(f"/trace {name[:40]}", f"Unknown command {name[:40]!r}. Commands: {known}.",
+            return _usage_result(f"/trace {name[:40]}", f"Unknown command `{name[:40]}`. Commands: {known}.",
                                  "/trace help")
         title = f"/trace {cmd.name}"
-        if cmd.admin_only and not ctx.caller.is_admin:
+        if cmd.admin_only and not caller.is_admin:
             return _error_result(title, f"`/trace {cmd.name}` is for admins only.", kind="not_allowed")
         try:
             kwargs = cmd.parse(list(words))
         except UsageError as exc:
             return _usage_result(title, str(exc), cmd.usage)
-        except Exception as exc:
+        except Exception as exc:  # a plugin's parser bug is the plugin's, reported like a run failure
             log.exception("parse of %s raised", cmd.name)
-            return _error_result(title, f"{cmd.name} could not read its arguments: {_scrub(exc, ctx)}")
+            return _error_result(title, f"{cmd.name} could not read its arguments: {_describe(exc)}")
+        return Prepared(cmd, kwargs, list(words))
+
+    def run_prepared(self, step: Prepared, ctx: CommandContext) -> Result:
+        """Run a prepared command within its time limit. Always returns a Result."""
+        cmd = step.command
+        title = f"/trace {cmd.name}"
         deadline = min(ctx.deadline, time.monotonic() + cmd.timeout_s)
         run_ctx = dataclasses.replace(ctx, deadline=deadline)
-        outcome = _run_with_deadline(cmd, run_ctx, kwargs)
+        outcome = _run_with_deadline(cmd, run_ctx, step.kwargs)
         if isinstance(outcome, Result):
             return outcome
         if outcome is None:
@@ -181,7 +194,12 @@ class PluginHost:
         if isinstance(outcome, NotAllowed):
             return _error_result(title, str(outcome), kind="not_allowed")
         log.error("command %s raised", cmd.name, exc_info=outcome)
-        return _error_result(title, f"`/trace {cmd.name}` failed: {_scrub(outcome, ctx)}")
+        return _error_result(title, f"`/trace {cmd.name}` failed: {_describe(outcome, ctx.secrets)}")
+
+    def run_command(self, name: str, ctx: CommandContext, words: list[str]) -> Result:
+        """Prepare and run one command (what ``tracebot trace`` and the plugin tests use)."""
+        step = self.prepare(name or "help", words, ctx.caller)
+        return step if isinstance(step, Result) else self.run_prepared(step, ctx)
 
 
 def _run_with_deadline(cmd: Command, ctx: CommandContext, kwargs: dict[str, Any]) -> Result | BaseException | None:
@@ -203,43 +221,11 @@ def _run_with_deadline(cmd: Command, ctx: CommandContext, kwargs: dict[str, Any]
     return box[0] if box else None
 
 
-def attach_matches(result: Result, ctx: CommandContext, text: str, confident_only: bool = True) -> Result:
-    """Run the matcher over what a plugin found (log errors, a FailureReason, stacks) and add the entries.
-
-    Matches already on the result are kept; an entry found again keeps its higher score. Without a
-    knowledge base (``ctx.matcher is None``) or if the matcher fails, a note says so instead.
-    """
-    notes = result.data.setdefault("notes", [])
-    if ctx.matcher is None:
-        if "knowledge base not loaded: no knowledge entries were matched" not in notes:
-            notes.append("knowledge base not loaded: no knowledge entries were matched")
-        return result
-    if not text.strip():
-        return result
-    try:
-        diagnosis = ctx.matcher.diagnose(text)
-    except Exception as exc:
-        log.exception("matcher failed on plugin output")
-        notes.append(f"knowledge matching failed: {_scrub(exc, ctx)}")
-        return result
-    by_id: dict[str, Match] = {m.entry_id: m for m in result.matches}
-    for match in diagnosis.matches:
-        if confident_only and not match.confident:
-            continue
-        old = by_id.get(match.entry_id)
-        if old is None or match.score > old.score:
-            by_id[match.entry_id] = match
-    result.matches = sorted(by_id.values(), key=lambda m: (not m.confident, -m.score))
-    return result
-
-
 def _command_problem(cmd: object) -> str | None:
     if not isinstance(cmd, Command):
         return f"register_commands returned {type(cmd).__name__}, not a Command"
     if not _COMMAND_NAME.match(cmd.name):
         return f"command name {cmd.name!r} must match {_COMMAND_NAME.pattern}"
-    if cmd.name == "help":
-        return "the command name 'help' is reserved"
     if not callable(cmd.parse) or not callable(cmd.run):
         return f"command {cmd.name!r} needs callable parse and run"
     return None
@@ -256,16 +242,12 @@ def _error_result(title: str, message: str, kind: str = "failed") -> Result:
 
 def _describe(exc: BaseException, secrets: Iterable[str | None] = ()) -> str:
     """``Type: message`` with secrets and token-shaped strings removed, then trimmed."""
-    text = f"{type(exc).__name__}: {exc}"
-    for secret in secrets:
-        if secret:
-            text = text.replace(secret, "[redacted]")
-    return _SECRET_SHAPES.sub("[redacted]", text)[:_MAX_ERROR_CHARS]
+    return scrub(f"{type(exc).__name__}: {exc}", secrets)[:_MAX_ERROR_CHARS]
 
 
-def _scrub(exc: BaseException, ctx: CommandContext) -> str:
-    cfg = ctx.config
-    return _describe(exc, (cfg.slack_bot_token, cfg.slack_signing_secret, cfg.slack_app_token))
+def config_section(plugin_name: str) -> str:
+    """The TRACEBOT_CONFIG section a plugin reads: ``tracebot.plugins.slurm`` -> ``slurm``."""
+    return plugin_name.rsplit(".", 1)[-1] if plugin_name.startswith("tracebot.") else plugin_name
 
 
 _default: PluginHost | None = None
@@ -279,15 +261,3 @@ def default_host() -> PluginHost:
         if _default is None:
             _default = PluginHost()
         return _default
-
-
-def get_commands() -> dict[str, Command]:
-    return default_host().get_commands()
-
-
-def load_errors() -> list[str]:
-    return default_host().load_errors()
-
-
-def run_command(name: str, ctx: CommandContext, words: list[str]) -> Result:
-    return default_host().run_command(name, ctx, words)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from tracebot.render import slack as render
 from tracebot.render.blocks_text import blocks_to_text
 from tracebot.render.slack_limits import fit
@@ -35,9 +33,9 @@ def post(
     return ts
 
 
-def post_result(outbox: Outbox, channel: str, thread: str | None, result: Result, kb: Any) -> str:
-    """A plugin's Result and its attachments, in ``thread``."""
-    ts = post(outbox, channel, render.result(result, kb), thread, filename="tracebot-result.txt")
+def post_result(outbox: Outbox, channel: str, thread: str | None, result: Result) -> str:
+    """A command's Result and its attachments, in ``thread``."""
+    ts = post(outbox, channel, render.result(result), thread, filename="tracebot-result.txt")
     for a in result.attachments:
         outbox.upload(channel, thread or ts, a.filename, a.content, a.title or a.filename)
     return ts

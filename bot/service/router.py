@@ -1,112 +1,111 @@
-"""Turn ``/trace <words>`` into a plan: answer now, diagnose a text, or run a plugin command.
+"""The one dispatcher of ``/trace <words>``: Slack, the console and ``tracebot trace`` all go through it.
 
-Built-ins: ``help``, ``diagnose <text>``, ``kb <search>``, ``config [auto-reply on|off] [threshold N]``.
-Anything else is a plugin command from :mod:`tracebot.service.plugin_host` (``/trace job 123``). Parsing and
-permission checks happen here, before anything is queued, so a typo is answered at once and never
-occupies the job pool.
+Every command, built in (``help``, ``diagnose``, ``kb``, ``config``) or from a plugin, comes from the
+same plugin host and is parsed and authorised once, in :meth:`Router.plan`, before anything is queued:
+a typo is answered at once and never occupies the job pool. Quick commands are answered in the plan
+itself; the rest are run later with :meth:`Router.run`.
 """
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from tracebot.plugin_api import Caller, CommandContext, UsageError
-from tracebot.result import Result, Section
-from tracebot.service import builtin_commands as builtin
-
-BUILTINS: dict[str, tuple[str, str]] = {
-    "help": ("/trace help", "What tracebot can do here."),
-    "diagnose": ("/trace diagnose <error text>", "Match a pasted error against the knowledge base."),
-    "kb": ("/trace kb <words>", "Search the knowledge base."),
-    "config": (
-        "/trace config [auto-reply on|off] [threshold N]",
-        "Show or change this channel's settings (admins only).",
-    ),
-}
+from tracebot.config import Config
+from tracebot.plugin_api import Caller, CommandContext
+from tracebot.result import Result
+from tracebot.service.builtin_commands import NAME as BUILTIN_NAME
+from tracebot.service.builtin_commands import BuiltinCommands
+from tracebot.service.plugin_host import PluginHost, Prepared, config_section
 
 
 @dataclass
 class Plan:
-    """``reply``: ``result`` is the whole answer. ``diagnose``: match ``text``. ``run``: a plugin command."""
+    """``reply``: ``result`` is the whole answer. ``run``: ``step`` runs later (on the job pool)."""
 
-    kind: Literal["reply", "diagnose", "run"]
+    kind: Literal["reply", "run"]
     label: str  # what the user asked for, e.g. "job 123"
     result: Result | None = None
-    text: str = ""
-    command: str = ""
+    step: Prepared | None = None
     words: list[str] = field(default_factory=list)
-    key: str | None = None  # running work with the same key is shared
-    timeout_s: float = 120.0
+
+    @property
+    def command(self) -> str:
+        return self.step.command.name if self.step is not None else ""
+
+    @property
+    def key(self) -> str | None:
+        return self.step.key if self.step is not None else None
+
+    @property
+    def timeout_s(self) -> float:
+        return self.step.command.timeout_s if self.step is not None else 120.0
 
 
-class TraceRouter:
-    def __init__(self, host: Any, store: Any, knowledge: Any, config: Any) -> None:
-        self.host = host  # tracebot.service.plugin_host.PluginHost
-        self.store = store
-        self.knowledge = knowledge
+class Router:
+    def __init__(self, host: PluginHost, config: Config, *, knowledge: Any = None, store: Any = None) -> None:
+        self.host = host
         self.config = config
+        self.knowledge = knowledge  # the knowledge holder (``.kb``, ``.matcher``), or None
+        if host.pm.get_plugin(BUILTIN_NAME) is not None:
+            host.unregister(name=BUILTIN_NAME)
+        host.register(BuiltinCommands(host, knowledge, store, config), name=BUILTIN_NAME)
 
     def command_names(self) -> list[str]:
-        return [*BUILTINS, *sorted(self.host.get_commands())]
+        return sorted(self.host.get_commands())
 
-    def plan(self, text: str, caller: Caller, channel: str) -> Plan:
+    def plan(self, text: str, caller: Caller, channel: str | None) -> Plan:
+        """Find, authorise and parse ``text`` once; answer quick commands and every refusal now."""
         words = text.split()
         name = words[0].lower() if words else "help"
-        args = words[1:]
         label = " ".join(words) or "help"
-        if name == "help":
-            return Plan("reply", label, result=self.help())
-        if name == "diagnose":
-            body = text.strip()[len(words[0]) :].strip() if words else ""
-            if not body:
-                return Plan("reply", label, result=_usage("diagnose", "Paste the error after `diagnose`."))
-            return Plan("diagnose", "diagnose", text=body)
-        if name == "kb":
-            return Plan("reply", label, result=builtin.kb_search(self.knowledge, " ".join(args)))
-        if name == "config":
-            return Plan("reply", label, result=builtin.config(self.store, self.config, caller, channel, args))
-        return self._plugin_plan(name, args, caller, label)
-
-    def _plugin_plan(self, name: str, args: list[str], caller: Caller, label: str) -> Plan:
         cmd = self.host.get_commands().get(name)
-        if cmd is None:
-            known = ", ".join(self.command_names())
-            return Plan(
-                "reply", label, result=_usage(name, f"Unknown command `{name[:40]}`. Commands: {known}.")
-            )
-        if cmd.admin_only and not caller.is_admin:
-            return Plan("reply", label, result=_error(name, f"`/trace {name}` is for admins only."))
-        try:
-            parsed = cmd.parse(list(args))
-        except UsageError as exc:
-            return Plan("reply", label, result=_usage(name, f"{exc}\nUsage: `{cmd.usage}`"))
-        except Exception as exc:  # a plugin's parser bug is the plugin's, reported like the host does
-            return Plan("reply", label, result=_error(name, f"{name} could not read its arguments: {exc}"))
-        key = cmd.dedupe_key(parsed) if cmd.dedupe_key else " ".join([name, *args])
-        return Plan("run", label, command=name, words=list(args), key=f"cmd:{key}", timeout_s=cmd.timeout_s)
+        args = [text.strip()[len(words[0]):].strip()] if cmd is not None and cmd.takes_text and words else words[1:]
+        step = self.host.prepare(name, args, caller)
+        if isinstance(step, Result):
+            return Plan("reply", label, result=step)
+        if step.command.quick:
+            return Plan("reply", label, result=self.run_step(step, self.context(step, caller, channel)))
+        if step.command.takes_text:  # the label and the run's record name the command, not the paste
+            return Plan("run", step.command.name, step=step)
+        return Plan("run", label, step=step, words=args)
+
+    def context(
+        self,
+        step: Prepared,
+        caller: Caller,
+        channel: str | None,
+        progress: Callable[[str], None] | None = None,
+    ) -> CommandContext:
+        """What the command may see: its own config section, the matcher, never the Slack secrets."""
+        ctx = CommandContext(
+            caller=caller,
+            settings=self.config.plugin_settings(config_section(step.command.plugin)),
+            deadline=time.monotonic() + step.command.timeout_s,
+            channel=channel,
+            matcher=self.knowledge.matcher if self.knowledge is not None else None,
+            secrets=self.config.secrets(),
+        )
+        if progress is not None:
+            ctx.progress = progress
+        return ctx
+
+    def run_step(self, step: Prepared, ctx: CommandContext) -> Result:
+        return self.host.run_prepared(step, ctx)
 
     def run(self, plan: Plan, ctx: CommandContext) -> Result:
-        """Run a ``run`` plan (on the job pool); the host turns every failure into an error Result."""
-        return self.host.run_command(plan.command, ctx, plan.words)
+        """Run a ``run`` plan; every failure comes back as an error Result."""
+        assert plan.step is not None
+        return self.host.run_prepared(plan.step, ctx)
 
-    def help(self) -> Result:
-        plugin_help = self.host.help_result()
-        lines = [f"`{usage}`  {text}" for usage, text in BUILTINS.values()]
-        builtin_section = Section("Built in", "\n".join(lines))
-        return Result(
-            title="/trace help",
-            summary="Paste an error in a channel I'm in and I answer in its thread when I'm confident; "
-            "mention me or DM me to always get my best guesses. In threads, use the message shortcut "
-            "*Diagnose with tracebot* or `@tracebot <command>`.",
-            status="info",
-            sections=[builtin_section, *plugin_help.sections],
-        )
-
-
-def _usage(name: str, message: str) -> Result:
-    return Result(title=f"/trace {name}", summary=message, status="error", data={"error": "usage"})
-
-
-def _error(name: str, message: str) -> Result:
-    return Result(title=f"/trace {name}", summary=message, status="error", data={"error": "not_allowed"})
+    def run_text(
+        self, text: str, caller: Caller, channel: str | None = None, progress: Callable[[str], None] | None = None
+    ) -> Result:
+        """Plan and run at once (``tracebot trace``)."""
+        plan = self.plan(text, caller, channel)
+        if plan.kind == "reply" or plan.step is None:
+            assert plan.result is not None
+            return plan.result
+        return self.run(plan, self.context(plan.step, caller, channel, progress))

@@ -1,40 +1,36 @@
 """What tracebot does with a message, a mention, a shortcut, a /trace command, a button click.
 
-Plain Python over an :class:`~tracebot.slack.outbox.Outbox`: the Slack listeners and ``tracebot console``
-call the same methods, so the console shows exactly what Slack would get. Entry points (``on_*``)
-return quickly: they dedupe, authorize and plan, then hand slow work to the job pool.
+Plain Python over an :class:`~tracebot.service.outbox.Outbox`: the Slack listeners and ``tracebot
+console`` call the same methods, so the console shows exactly what Slack would get. Entry points
+(``on_*``) return quickly: they dedupe, authorise and plan, then hand slow work to the job pools.
 """
 
 from __future__ import annotations
 
 import logging
-import tempfile
 import threading
 import time
 import zlib
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
 
-from tracebot.matcher.suggest import placeholders
+from tracebot.config import Config
 from tracebot.plugin_api import Caller
 from tracebot.render import slack as render
 from tracebot.render.slack_home import home_view
-from tracebot.result import Match
+from tracebot.result import Diagnosis
 from tracebot.service import posting
+from tracebot.service.attachments import diagnose_message
 from tracebot.service.dedupe import delivery_keys
-from tracebot.service.inbound import Click, FileRef, Inbound, SlashCommand, mentions, plain_text
+from tracebot.service.inbound import Click, Inbound, SlashCommand, mentions, plain_text
 from tracebot.service.jobs import JobPool, PoolBusy
+from tracebot.service.knowledge import KnowledgeHolder
 from tracebot.service.outbox import Outbox
-from tracebot.service.router import TraceRouter
+from tracebot.service.router import Plan, Router
 from tracebot.service.runs import TraceRuns
 from tracebot.store import Store
 from tracebot.store.stats import most_helpful
 
 log = logging.getLogger(__name__)
-
-_TEXT_SUFFIXES = (".log", ".txt", ".out", ".err", ".gz", ".json", ".yaml", ".yml", ".py", ".trace")
-_TEXT_FILETYPES = {"text", "log", "plain", "python", "shell", "json", "yaml", "gzip", "csv", "markdown"}
 
 
 @dataclass
@@ -43,39 +39,22 @@ class Tunables:
     max_file_bytes: int = 50 * 1024 * 1024
     progress_interval_s: float = 1.0
 
-
-def is_text_file(f: FileRef) -> bool:
-    if f.mimetype.startswith(("image/", "video/", "audio/")):
-        return False
-    return (
-        f.mimetype.startswith("text/")
-        or f.mimetype in ("application/gzip", "application/x-gzip", "application/json")
-        or f.filetype in _TEXT_FILETYPES
-        or f.name.lower().endswith(_TEXT_SUFFIXES)
-    )
+    @classmethod
+    def from_config(cls, config: Config) -> Tunables:
+        return cls(repeat_window_s=config.repeat_window_s, max_file_bytes=config.max_file_bytes)
 
 
-def merge_matches(diagnoses: list[Any]) -> list[Match]:
-    """One list from several diagnoses (text + files): an entry found twice keeps its best score."""
-    best: dict[str, Match] = {}
-    for diag in diagnoses:
-        for m in diag.matches:
-            if m.entry_id not in best or m.score > best[m.entry_id].score:
-                best[m.entry_id] = m
-    return sorted(best.values(), key=lambda m: -m.score)
-
-
-class Tracebot:
+class Service:
     def __init__(
         self,
         *,
-        config: Any,
+        config: Config,
         store: Store,
-        knowledge: Any,
+        knowledge: KnowledgeHolder,
         outbox: Outbox,
         jobs: JobPool,
         trace_jobs: JobPool | None = None,
-        router: TraceRouter,
+        router: Router,
         bot_user_id: str | None = None,
         tunables: Tunables | None = None,
     ) -> None:
@@ -92,7 +71,15 @@ class Tracebot:
         self.tunables = tunables or Tunables()
         # One answer at a time per thread, so "same error again" sees the first answer.
         self._thread_locks = [threading.Lock() for _ in range(64)]
-        self.runs = TraceRuns(self)
+        self.runs = TraceRuns(
+            outbox=outbox,
+            store=store,
+            pool=self.trace_jobs,
+            router=router,
+            caller=self.caller,
+            answer_text=self._answer_command,
+            progress_interval_s=self.tunables.progress_interval_s,
+        )
 
     def caller(self, user: str | None) -> Caller:
         return Caller(
@@ -138,20 +125,7 @@ class Tracebot:
             and first in self.router.command_names()
             and (first != "help" or len(words) == 1)
         ):
-            plan = self.router.plan(text, self.caller(msg.user), msg.channel)
-            if plan.kind == "reply" and plan.result is not None:
-                self.submit(
-                    lambda job: posting.post_result(
-                        self.outbox, msg.channel, msg.thread_root, plan.result, self.knowledge.kb
-                    ),
-                    plan.label,
-                )
-            else:
-                reply = self.runs.start(plan, msg.channel, msg.user, thread_ts=msg.thread_root)
-                if reply is not None:
-                    self.submit(
-                        lambda job: posting.post(self.outbox, msg.channel, reply, msg.thread_root), "busy"
-                    )
+            self._command_in_thread(self.router.plan(text, self.caller(msg.user), msg.channel), msg)
             return True
         if not text and not msg.files:
             hint = "Paste an error after mentioning me (or attach a log), or try `/trace help`."
@@ -159,6 +133,18 @@ class Tracebot:
             return True
         self.submit(lambda job: self._answer_asked(msg, source), f"{source} {msg.channel}/{msg.ts}")
         return True
+
+    def _command_in_thread(self, plan: Plan, msg: Inbound) -> None:
+        """``@tracebot job 123``: the command's answer goes in the mention's thread."""
+        if plan.kind == "reply" and plan.result is not None:
+            result = plan.result
+            self.submit(
+                lambda job: posting.post_result(self.outbox, msg.channel, msg.thread_root, result), plan.label
+            )
+            return
+        reply = self.runs.start(plan, msg.channel, msg.user, thread_ts=msg.thread_root)
+        if reply is not None:
+            self.submit(lambda job: posting.post(self.outbox, msg.channel, reply, msg.thread_root), "busy")
 
     def _answer_asked(self, msg: Inbound, source: str) -> None:
         """Someone asked: even a failure gets an answer (the details go to the log, not the channel)."""
@@ -174,7 +160,7 @@ class Tracebot:
         was queued (its parent message in the channel is the visible answer)."""
         plan = self.router.plan(cmd.text, self.caller(cmd.user), cmd.channel)
         if plan.kind == "reply" and plan.result is not None:
-            return posting.fitted(render.result(plan.result, self.knowledge.kb))
+            return posting.fitted(render.result(plan.result))
         return self.runs.start(plan, cmd.channel, cmd.user, thread_ts=None)
 
     def on_click(self, click: Click) -> None:
@@ -190,8 +176,7 @@ class Tracebot:
             )
             return
         if click.action_id == render.ACTION_OTHER:
-            rendered = render.other_matches(record.matches, entry_id, self.knowledge.kb)
-            posting.post(self.outbox, click.channel, rendered, thread)
+            posting.post(self.outbox, click.channel, render.other_matches(record.matches, entry_id), thread)
             return
         helpful = click.action_id == render.ACTION_HELPFUL
         self.store.record_feedback(
@@ -215,12 +200,30 @@ class Tracebot:
         self.outbox.publish_home(user, view)
 
     # -- diagnosing ------------------------------------------------------------------------------------
+    def diagnose(self, msg: Inbound) -> Diagnosis:
+        """The message's text and attachments against the knowledge base, judged by its channel's threshold."""
+        return diagnose_message(
+            self.knowledge.matcher,
+            self.outbox,
+            msg,
+            threshold=self.threshold(msg.channel),
+            max_file_bytes=self.tunables.max_file_bytes,
+        )
+
     def answer(self, msg: Inbound, *, source: str, always: bool, thread_ts: str | None = None) -> str | None:
         """Diagnose ``msg`` and reply in its thread. Returns the reply's ts, or None when silent."""
-        matches, notes = self.diagnose(msg, report=always)
-        thread = thread_ts or msg.thread_root
-        threshold = self.threshold(msg.channel)
-        confident = [m for m in matches if m.score >= threshold]
+        diagnosis = self.diagnose(msg)
+        if not always:
+            diagnosis.notes = []
+        return self._post_answer(diagnosis, msg, source=source, always=always, thread=thread_ts or msg.thread_root)
+
+    def _answer_command(self, text: str, channel: str, user: str | None, thread: str) -> None:
+        """``/trace diagnose <text>``: answered like a mention, in the run's thread."""
+        msg = Inbound(channel=channel, user=user, ts=thread, text=text, thread_ts=thread)
+        self.answer(msg, source="command", always=True, thread_ts=thread)
+
+    def _post_answer(self, diagnosis: Diagnosis, msg: Inbound, *, source: str, always: bool, thread: str) -> str | None:
+        confident = diagnosis.confident
         if not confident and not always:
             return None
         lock = self._thread_locks[zlib.crc32(f"{msg.channel}/{thread}".encode()) % len(self._thread_locks)]
@@ -240,54 +243,21 @@ class Tracebot:
                 message_ts=msg.ts,
                 user=msg.user,
                 source=source,
-                matches=matches[:10],
+                matches=diagnosis.matches,
                 confident=bool(confident),
             )
-            rendered = render.diagnosis(
-                matches,
-                self.knowledge.kb,
-                diagnosis_id=diag_id,
-                threshold=threshold,
-                always_answer=always,
-                filled=placeholders(plain_text(msg.text)),
-            )
+            rendered = render.answer(diagnosis, diagnosis_id=diag_id, always_answer=always)
             assert rendered is not None  # always, or something confident
-            if notes:
-                rendered[1].append(render.context(*(render.escape(n) for n in notes[:5])))
+            if diagnosis.notes:
+                rendered[1].append(render.context(*(render.escape(n) for n in diagnosis.notes[:5])))
             ts = posting.post(self.outbox, msg.channel, rendered, thread, filename="tracebot-diagnosis.txt")
             self.store.set_reply_ts(diag_id, ts)
             return ts
 
-    def diagnose(self, msg: Inbound, report: bool = True) -> tuple[list[Match], list[str]]:
-        """Match the message text and its text/log attachments. ``notes`` say what was skipped and why."""
-        matcher = self.knowledge.matcher
-        diagnoses, notes = [], []
-        text = plain_text(msg.text, strip_mentions=True)
-        if text:
-            diagnoses.append(matcher.diagnose(text))
-        for f in msg.files:
-            if not is_text_file(f) or not f.url:
-                notes.append(f"{f.name}: skipped, not a text or log file")
-                continue
-            if f.size is not None and f.size > self.tunables.max_file_bytes:
-                notes.append(f"{f.name}: skipped, larger than {self.tunables.max_file_bytes >> 20} MB")
-                continue
-            with tempfile.TemporaryDirectory(prefix="tracebot-") as tmp:
-                path = Path(tmp) / ("upload.gz" if f.name.lower().endswith(".gz") else "upload.log")
-                try:
-                    self.outbox.download(f.url, path, self.tunables.max_file_bytes)
-                    diagnoses.append(matcher.diagnose_file(path))
-                except Exception as exc:  # one unreadable file must not lose the rest of the answer
-                    log.warning("could not read %s: %s", f.name, exc)
-                    notes.append(f"{f.name}: could not be read ({type(exc).__name__}: {str(exc)[:120]})")
-        for diag in diagnoses:
-            notes.extend(diag.notes or [])
-        return merge_matches(diagnoses), notes if report else []
-
-    def submit(self, fn: Any, label: str) -> None:
+    def submit(self, fn: object, label: str) -> None:
         """Queue quick work (an answer, a click, the App Home) on the job pool."""
         try:
-            self.jobs.submit(fn, label=label)
+            self.jobs.submit(fn, label=label)  # type: ignore[arg-type]
         except PoolBusy:
             log.error("job pool full; dropped %s", label)
             raise

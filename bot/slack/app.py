@@ -1,4 +1,4 @@
-"""The Bolt app, kept thin: a WebClient, the Tracebot services in the listener context, the listeners.
+"""The Bolt app, kept thin: a WebClient, the service in the listener context, the listeners.
 
 Run it with Socket Mode (``SLACK_APP_TOKEN``) or over HTTP (``serve``); see ``bot/slack/cli.py``.
 """
@@ -13,9 +13,10 @@ from slack_bolt import App, BoltContext
 from slack_sdk import WebClient
 from slack_sdk.http_retry.builtin_handlers import RateLimitErrorRetryHandler
 
-from tracebot.service.build import build_tracebot, channel_rate_from_env
+from tracebot.config import Config
+from tracebot.service.build import build_service
 from tracebot.service.ratelimit import RateLimiter
-from tracebot.service.service import Tracebot
+from tracebot.service.service import Service
 from tracebot.slack.listeners import register_all
 from tracebot.slack.outbox import SlackOutbox
 
@@ -23,7 +24,7 @@ log = logging.getLogger(__name__)
 API_TIMEOUT_S = 30
 
 
-def make_client(config: Any) -> WebClient:
+def make_client(config: Config) -> WebClient:
     """The bot's WebClient; ``SLACK_API_URL`` points it elsewhere (a fake Slack in tests)."""
     kwargs: dict[str, Any] = {"token": config.slack_bot_token, "timeout": API_TIMEOUT_S}
     if config.slack_api_url:
@@ -36,13 +37,13 @@ def make_client(config: Any) -> WebClient:
 
 
 def build_app(
-    config: Any,
+    config: Config,
     *,
     client: WebClient | None = None,
     listener_executor: Executor | None = None,
     **services: Any,
-) -> tuple[App, Tracebot]:
-    """The Bolt app and its Tracebot. ``services`` override parts of the Tracebot (store, host, jobs...)."""
+) -> tuple[App, Service]:
+    """The Bolt app and its service. ``services`` override parts of the service (store, host, jobs...)."""
     client = client or make_client(config)
     app = App(
         client=client,
@@ -53,13 +54,12 @@ def build_app(
         request_verification_enabled=bool(config.slack_signing_secret),
     )
     bot_user_id = client.auth_test()["user_id"]
-    rate, burst = channel_rate_from_env()
-    outbox = SlackOutbox(client, RateLimiter(rate=rate, burst=burst))
-    tracebot = build_tracebot(config, outbox, bot_user_id=bot_user_id, **services)
+    outbox = SlackOutbox(client, RateLimiter(rate=config.channel_rate, burst=config.channel_burst))
+    service = build_service(config, outbox, bot_user_id=bot_user_id, **services)
 
     @app.middleware
     def provide_tracebot(context: BoltContext, next: Any) -> Any:  # noqa: A002 (Bolt's argument name)
-        context["tracebot"] = tracebot
+        context["service"] = service
         return next()
 
     @app.error
@@ -68,4 +68,4 @@ def build_app(
         log.error("handling a Slack %s failed: %s", kind, type(error).__name__, exc_info=error)
 
     register_all(app)
-    return app, tracebot
+    return app, service

@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 
 import sqlite_utils
 
-from tracebot.result import Match
+from tracebot.result import Match, Source
 from tracebot.store.migrations import apply_migrations
 
 T = TypeVar("T")
@@ -282,7 +282,9 @@ _MATCH_FIELDS = {f.name for f in fields(Match)}
 
 def _match(data: dict[str, Any]) -> Match:
     """A stored Match; fields added or dropped since it was stored don't make old rows unreadable."""
-    return Match(**{k: v for k, v in data.items() if k in _MATCH_FIELDS})
+    known = {k: v for k, v in data.items() if k in _MATCH_FIELDS}
+    known["sources"] = [Source(**s) for s in known.get("sources") or [] if isinstance(s, dict)]
+    return Match(**known)
 
 
 def _to_record(row: dict[str, Any]) -> DiagnosisRecord:

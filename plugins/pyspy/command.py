@@ -7,7 +7,16 @@ import socket
 import subprocess
 from typing import Any
 
-from tracebot.plugin_api import Command, CommandContext, NotAllowed, UsageError, hookimpl
+from tracebot.plugin_api import (
+    Command,
+    CommandContext,
+    Frame,
+    NotAllowed,
+    Result,
+    Table,
+    UsageError,
+    hookimpl,
+)
 from tracebot.plugins.pyspy import procs
 from tracebot.plugins.pyspy.dump import (
     DEFAULT_MAX_WORKERS,
@@ -17,7 +26,6 @@ from tracebot.plugins.pyspy.dump import (
     find_pyspy,
 )
 from tracebot.plugins.pyspy.report import add_stack_report
-from tracebot.result import Frame, Result, Table
 
 USAGE = "/trace pid <pid> [--host H] [--native]"
 PID_MAX = 4_194_304  # the kernel's upper bound for pid_max
@@ -56,7 +64,7 @@ def parse(words: list[str]) -> dict[str, Any]:
 
 
 def run(ctx: CommandContext, pid: int, host: str | None = None, native: bool = False) -> Result:
-    settings = ctx.config.extra.get("pyspy") or {}
+    settings = ctx.settings
     where = f" on {host}" if host else f" on {socket.gethostname()}"
     title = f"py-spy: pid {pid}{where}"
     remote = remote_prefix(settings, host) if host else None

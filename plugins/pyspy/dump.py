@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tracebot.result import Frame
+from tracebot.plugin_api import Frame
 
 DEFAULT_TIMEOUT_S = 10.0
 DEFAULT_MAX_WORKERS = 16

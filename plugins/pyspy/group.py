@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from tracebot.result import Frame, StackGroup
+from tracebot.plugin_api import Frame, StackGroup
 
 _STDLIB = re.compile(r"/lib/python\d+(?:\.\d+)?/(?!site-packages/|dist-packages/)")
 _THIRD_PARTY = re.compile(r"/(?:site|dist)-packages/")

@@ -9,9 +9,8 @@ from collections.abc import Mapping
 
 from PIL import Image, ImageDraw, ImageFont
 
+from tracebot.plugin_api import Frame, StackGroup, ranks_phrase
 from tracebot.plugins.pyspy.group import rank_sort_key
-from tracebot.ranks import ranks_phrase
-from tracebot.result import Frame, StackGroup
 
 MAX_SUMMARY_GROUPS = 6
 PNG_MIN_RANKS = 9  # "for more than 8 ranks, a picture"

@@ -7,12 +7,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from tracebot.plugin_api import CommandContext
+from tracebot.plugin_api import Attachment, CommandContext, Frame, Result, combine_into
 from tracebot.plugins.pyspy.group import group_stacks
-from tracebot.plugins.pyspy.knowledge import stacks_text
 from tracebot.plugins.pyspy.render import PNG_MIN_RANKS, ranks_png, summarise_groups
-from tracebot.result import Attachment, Frame, Result
-from tracebot.service.plugin_host import attach_matches
+from tracebot.plugins.pyspy.stacks_text import stacks_text
 
 
 def add_stack_report(result: Result, ctx: CommandContext, dumps: Mapping[str, list[Frame] | str],
@@ -30,5 +28,5 @@ def add_stack_report(result: Result, ctx: CommandContext, dumps: Mapping[str, li
     if len(dumps) >= PNG_MIN_RANKS:
         png = ranks_png(groups, unreadable, title=png_title or f"{len(dumps)} ranks by stack group")
         result.attachments.append(Attachment("ranks.png", png, "image/png", "Ranks coloured by stack group"))
-    attach_matches(result, ctx, stacks_text(groups, unreadable))
+    combine_into(result, [ctx.match(stacks_text(groups, unreadable))])
     return summarise_groups(groups, unreadable)

@@ -11,8 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from tracebot.plugin_api import Command, CommandContext, UsageError, hookimpl
-from tracebot.result import Result
+from tracebot.plugin_api import Command, CommandContext, Result, UsageError, hookimpl
 
 USAGE = "/trace sagemaker <training-job-name>"
 # SageMaker's own rule for TrainingJobName (CreateTrainingJob API reference); checked before any call.

@@ -5,10 +5,10 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
+from tracebot.plugin_api import Diagnosis, Match, Result, Section, Status, Table
 from tracebot.plugins.sagemaker.checks import ConfigWarning
 from tracebot.plugins.sagemaker.job import JobFacts
 from tracebot.plugins.sagemaker.logs import JobLogs
-from tracebot.result import Match, Result, Section, Status, Table
 
 # What the prefix of a FailureReason means, per the DescribeTrainingJob API reference.
 _FAILURE_KINDS = {
@@ -158,7 +158,7 @@ def build_result(
     region: str,
     warnings: list[ConfigWarning],
     logs: JobLogs | None,
-    matches: list[Match],
+    diagnosis: Diagnosis,
     notes: list[str],
     first_errors_per_host: int = 3,
 ) -> Result:
@@ -202,11 +202,11 @@ def build_result(
         }
     return Result(
         title=f"SageMaker training job {facts.name}",
-        summary=summary_text(facts, matches, warnings),
+        summary=summary_text(facts, diagnosis.matches, warnings),
         status=job_status(facts, warnings),
         sections=sections,
         tables=tables,
-        matches=matches,
+        diagnosis=diagnosis,
         data=data,
     )
 

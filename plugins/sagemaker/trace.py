@@ -8,27 +8,25 @@ from __future__ import annotations
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from tracebot.plugin_api import CommandContext
+from tracebot.plugin_api import CommandContext, Result
 from tracebot.plugins.sagemaker.aws import AwsProblem, JobNotFound, explain, make_clients
 from tracebot.plugins.sagemaker.checks import (
     find_shared_checkpoint,
     shared_checkpoint_warning,
     static_warnings,
 )
-from tracebot.plugins.sagemaker.diagnose import diagnose_job
+from tracebot.plugins.sagemaker.diagnose import job_text
 from tracebot.plugins.sagemaker.job import facts_from_description
 from tracebot.plugins.sagemaker.logs import LOG_GROUP, JobLogs, LogLimits, read_job_logs
 from tracebot.plugins.sagemaker.report import build_result, problem_result
-from tracebot.result import Match, Result
 
 _AWS_ERRORS = (ClientError, BotoCoreError)
 
 
 def trace_training_job(ctx: CommandContext, job_name: str, limits: LogLimits | None = None) -> Result:
     limits = limits or LogLimits()
-    settings = ctx.config.extra.get("sagemaker") or {}
     try:
-        clients = make_clients(settings if isinstance(settings, dict) else {})
+        clients = make_clients(ctx.settings)
     except AwsProblem as problem:
         return problem_result(job_name, str(problem), problem.code)
     region = clients.region
@@ -80,13 +78,11 @@ def trace_training_job(ctx: CommandContext, job_name: str, limits: LogLimits | N
         else:
             notes.append(f"Could not read the job's logs: {problem}")
 
-    matches: list[Match] = []
-    if ctx.matcher is None:
-        notes.append("The knowledge base is not loaded, so the errors were not matched against it.")
-    else:
+    if ctx.has_knowledge:
         ctx.progress("Matching the errors against the knowledge base…")
-        try:
-            matches = diagnose_job(ctx.matcher, facts.failure_reason, logs.combined_text() if logs else "")
-        except Exception as exc:  # a matcher bug must not hide what SageMaker said about the job
-            notes.append(f"Matching against the knowledge base failed ({type(exc).__name__}).")
-    return build_result(facts, region, warnings, logs, matches, notes, limits.first_errors_per_host)
+    else:
+        notes.append("The knowledge base is not loaded, so the errors were not matched against it.")
+    # ctx.match never raises: a matcher failure becomes a note, and what SageMaker said stays.
+    diagnosis = ctx.match(job_text(facts.failure_reason, logs.combined_text() if logs else ""))
+    notes += [n for n in diagnosis.notes if ctx.has_knowledge]
+    return build_result(facts, region, warnings, logs, diagnosis, notes, limits.first_errors_per_host)

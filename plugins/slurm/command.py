@@ -5,19 +5,16 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from tracebot.matcher.logscan import scan_log
-from tracebot.plugin_api import Command, CommandContext, UsageError
+from tracebot.plugin_api import Command, CommandContext, Result, Section, Table, UsageError, combine_into
 from tracebot.plugins.slurm import gpus as gpu_check
 from tracebot.plugins.slurm import logpaths, report
 from tracebot.plugins.slurm.access import check_job_access
-from tracebot.plugins.slurm.cli import AccountingDown, ControllerDown, SlurmCli, SlurmError
+from tracebot.plugins.slurm.client import AccountingDown, ControllerDown, SlurmCli, SlurmError
 from tracebot.plugins.slurm.hang import trace_job
 from tracebot.plugins.slurm.ids import parse_job_id, parse_node
 from tracebot.plugins.slurm.jobinfo import JobView, Lookup, lookup
 from tracebot.plugins.slurm.settings import SlurmSettings
 from tracebot.plugins.slurm.states import LIVE_STATES
-from tracebot.result import Result, Section, Table
-from tracebot.service.plugin_host import attach_matches
 
 JOB_USAGE = "/trace job <jobid>"
 GPUS_USAGE = "/trace gpus <node>"
@@ -38,7 +35,7 @@ def parse_gpus(words: list[str]) -> dict[str, Any]:
 
 
 def _settings(ctx: CommandContext) -> SlurmSettings:
-    return SlurmSettings.from_config(ctx.config.extra.get("slurm"))
+    return SlurmSettings.from_config(ctx.settings)
 
 
 def _cli(settings: SlurmSettings) -> SlurmCli:
@@ -68,8 +65,6 @@ def run_job(ctx: CommandContext, job_id: str) -> Result:
     if len(found.jobs) > 1:
         return _overview(title, job_id, found)
     result = describe(ctx, cli, settings, found.jobs[0])
-    # Root causes before symptoms (attach_matches merges several texts and keeps score order only).
-    result.matches.sort(key=lambda m: (m.role != "root-cause", not m.confident, -m.score))
     if found.controller_down:
         result.summary = f"{result.summary} (From accounting: the controller is not answering.)"
         result.sections.insert(0, Section("SLURM controller down", found.controller_down))
@@ -128,11 +123,10 @@ def _with_logs(ctx: CommandContext, result: Result, job: JobView) -> Result:
     settings = _settings(ctx)
     budget = max(1.0, min(settings.log_budget_s, ctx.remaining() - 1.0))
     first_node = job.batch_host or (job.nodelist.split(",")[0] if "[" not in job.nodelist else "")
-    trigger = ctx.matcher.index.trigger if ctx.matcher is not None else None
     scans = []
     for label, path in logpaths.candidates(job, first_node)[:4]:
         ctx.progress(f"Searching {path} for the first errors…")
-        scans.append((label, scan_log(path, trigger, budget_s=budget)))
+        scans.append((label, ctx.scan_log(path, budget_s=budget)))
     if not scans:
         result.sections.append(Section("Log", "SLURM has no output file for this job (StdOut is /dev/null)."))
         return result
@@ -190,8 +184,8 @@ def run_gpus(ctx: CommandContext, node: str) -> Result:
                     summary=f"{len(left)} GPU process(es) on {node} belong to no running job (left over from a job "
                             f"that is gone): {held}.",
                     sections=[Section("To clear them", "\n".join(fix))])
-    return attach_matches(result, ctx, f"nvidia-smi on {node} shows a process holding GPU memory but there is no "
-                                       "job running for it on the node (zombie process holding GPU memory)")
+    return combine_into(result, [ctx.match(f"nvidia-smi on {node} shows a process holding GPU memory but there is no "
+                                       "job running for it on the node (zombie process holding GPU memory)")])
 
 
 def _ps_field(details: str, index: int) -> str:

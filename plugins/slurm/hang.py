@@ -18,9 +18,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from tracebot.plugins.slurm.cli import SlurmCli
+from tracebot.plugin_api import Frame
+from tracebot.plugins.slurm.client import SlurmCli
 from tracebot.plugins.slurm.settings import SlurmSettings
-from tracebot.result import Frame
 
 MAX_PARALLEL_NODES = 64
 

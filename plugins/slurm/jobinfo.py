@@ -9,7 +9,7 @@ import re
 import shlex
 from dataclasses import dataclass, field
 
-from tracebot.plugins.slurm.cli import AccountingDown, ControllerDown, SlurmCli, SlurmError
+from tracebot.plugins.slurm.client import AccountingDown, ControllerDown, SlurmCli, SlurmError
 from tracebot.plugins.slurm.parse import exit_code, user_of
 from tracebot.plugins.slurm.states import base_state
 

@@ -26,7 +26,7 @@ from typing import Any
 from tracebot.plugins.pyspy import procs
 from tracebot.plugins.pyspy.dump import DEFAULT_TIMEOUT_S, ProcessDump, dump_many, find_pyspy
 from tracebot.plugins.pyspy.group import rank_sort_key
-from tracebot.plugins.slurm.cli import SlurmCli, SlurmError
+from tracebot.plugins.slurm.client import SlurmCli, SlurmError
 from tracebot.plugins.slurm.ids import JOB_ID
 from tracebot.plugins.slurm.parse import PidRow
 

@@ -1,7 +1,7 @@
 """Parsers for the text SLURM prints (``scontrol show ... -o``, ``sacct --parsable2``, ``listpids``).
 
 Pure functions over strings, tested against outputs captured from a real Slurm 22.05 cluster
-(``tests/fixtures/slurm/``). No subprocess here: :mod:`tracebot.plugins.slurm.cli` runs the commands.
+(``tests/fixtures/slurm/``). No subprocess here: :mod:`tracebot.plugins.slurm.client` runs the commands.
 """
 
 from __future__ import annotations

@@ -4,17 +4,23 @@ from __future__ import annotations
 
 from dataclasses import asdict
 
-from tracebot.matcher.logscan import LogScan
-from tracebot.plugin_api import CommandContext
+from tracebot.plugin_api import (
+    Attachment,
+    CommandContext,
+    LogScan,
+    Result,
+    Section,
+    StackGroup,
+    Table,
+    combine_into,
+    ranks_phrase,
+)
 from tracebot.plugins.pyspy.group import group_stacks
-from tracebot.plugins.pyspy.knowledge import stacks_text
 from tracebot.plugins.pyspy.render import PNG_MIN_RANKS, ranks_png, stack_text, summarise_groups
+from tracebot.plugins.pyspy.stacks_text import stacks_text
 from tracebot.plugins.slurm.hang import HangTrace
 from tracebot.plugins.slurm.jobinfo import JobView
 from tracebot.plugins.slurm.states import describe_exit, final_state, pending_reason
-from tracebot.ranks import ranks_phrase
-from tracebot.result import Attachment, Result, Section, StackGroup, Table
-from tracebot.service.plugin_host import attach_matches
 
 MAX_ERROR_ROWS = 10
 
@@ -123,12 +129,10 @@ def add_hang_trace(result: Result, ctx: CommandContext, job: JobView, trace: Han
 
 def attach_record_matches(result: Result, ctx: CommandContext, text: str) -> Result:
     """Match a text tracebot wrote itself (stack summary, SLURM's record): its line numbers mean nothing."""
-    before = {m.entry_id for m in result.matches}
-    attach_matches(result, ctx, text)
-    for match in result.matches:
-        if match.entry_id not in before:
-            match.line_no = None
-    return result
+    found = ctx.match(text)
+    for match in found.matches:
+        match.line_no = None
+    return combine_into(result, [found])
 
 
 def _group_phrase(groups: list[StackGroup]) -> str:
@@ -156,12 +160,12 @@ def add_log(result: Result, ctx: CommandContext, scans: list[tuple[str, LogScan]
                     f"rank {r} line {e.line_no or '?'}" for r, e in firsts[:16]) + ("\n" + notes if notes else "")
         text = f"{name}, {size}: {len(scan.errors)} error line(s)" + (f"\n{notes}" if notes else "")
         result.sections.append(Section(f"Log ({label})", text))
-        before = {m.entry_id for m in result.matches}
         excerpt, line_nos = scan.excerpt()
-        attach_matches(result, ctx, excerpt)
-        for match in result.matches:  # line numbers of the excerpt -> line numbers of the file
-            if match.entry_id not in before and match.line_no and 0 < match.line_no <= len(line_nos):
+        found = ctx.match(excerpt)
+        for match in found.matches:  # line numbers of the excerpt -> line numbers of the file
+            if match.line_no and 0 < match.line_no <= len(line_nos):
                 match.line_no = line_nos[match.line_no - 1]
+        combine_into(result, [found])
         result.data.setdefault("logs", []).append({
             "path": scan.path, "label": label, "size": scan.size, "truncated": scan.truncated,
             "errors": [asdict(e) for e in scan.errors[:MAX_ERROR_ROWS]], "notes": scan.notes,

@@ -10,7 +10,7 @@ from __future__ import annotations
 import signal
 from dataclasses import dataclass
 
-from tracebot.result import Status
+from tracebot.plugin_api import Status
 
 
 @dataclass(frozen=True)

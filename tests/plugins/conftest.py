@@ -7,7 +7,6 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from tracebot.config import Config
 from tracebot.plugin_api import Caller, CommandContext
 from tracebot.service.plugin_host import PluginHost
 
@@ -36,9 +35,10 @@ def register_plugin(host: PluginHost) -> Iterator[Callable[[object, str], None]]
 
 @pytest.fixture
 def make_ctx() -> Callable[..., CommandContext]:
-    def make(cluster_user: str | None = "root", is_admin: bool = False, config: Config | None = None,
-             matcher: object | None = None) -> CommandContext:
+    def make(cluster_user: str | None = "root", is_admin: bool = False, settings: dict | None = None,
+             matcher: object | None = None, secrets: list[str] | None = None) -> CommandContext:
         return CommandContext(caller=Caller(slack_user="U1", cluster_user=cluster_user, is_admin=is_admin),
-                              config=config or Config(), matcher=matcher)  # type: ignore[arg-type]
+                              settings=settings or {}, matcher=matcher,  # type: ignore[arg-type]
+                              secrets=secrets or [])
 
     return make

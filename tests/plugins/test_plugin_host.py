@@ -18,9 +18,10 @@ from tracebot import hookspecs
 from tracebot.config import Config
 from tracebot.knowledge.loader import load_knowledge_base
 from tracebot.matcher import Matcher
-from tracebot.plugin_api import Command, NotAllowed, UsageError, hookimpl
+from tracebot.plugin_api import Caller, Command, NotAllowed, UsageError, combine_into, hookimpl
 from tracebot.result import Result
-from tracebot.service.plugin_host import PluginHost, attach_matches
+from tracebot.service.plugin_host import PluginHost
+from tracebot.service.router import Router
 
 
 def _plugin(*commands: Command) -> types.SimpleNamespace:
@@ -65,10 +66,13 @@ def test_unknown_command_lists_the_commands_there_are(host, make_ctx):
     assert result.status == "error" and "pid" in result.summary
 
 
-def test_help_lists_every_command_with_its_usage(host, register_plugin, make_ctx):
+def test_help_lists_every_command_with_its_usage(host, register_plugin):
     register_plugin(_plugin(ECHO), "echo-plugin")
-    text = host.run_command("help", make_ctx(), []).sections[0].text
-    assert "/trace echo <text>" in text and "/trace pid <pid>" in text
+    result = Router(host, Config()).run_text("help", Caller())
+    plugins = next(s.text for s in result.sections if s.title == "Commands")
+    built_in = next(s.text for s in result.sections if s.title == "Built in")
+    assert "/trace echo <text>" in plugins and "/trace pid <pid>" in plugins
+    assert "/trace diagnose <error text>" in built_in and "/trace echo" not in built_in
 
 
 def test_a_plugin_that_fails_to_import_is_reported_and_the_others_still_work(tmp_path, monkeypatch, make_ctx):
@@ -115,7 +119,7 @@ def test_a_command_that_raises_gives_an_error_result_without_the_secret(host, re
 
     register_plugin(_plugin(Command(name="leaky", usage="/trace leaky", help="", parse=lambda w: {}, run=run)),
                     "leaky")
-    result = host.run_command("leaky", make_ctx(config=Config(slack_bot_token=token)), [])
+    result = host.run_command("leaky", make_ctx(secrets=Config(slack_bot_token=token).secrets()), [])
     assert result.status == "error"
     assert "RuntimeError: could not connect" in result.summary
     assert "SECRET" not in result.summary and "xoxp-9" not in result.summary
@@ -188,7 +192,8 @@ def test_entry_points_stay_off_when_switched_off(tmp_path, monkeypatch):
 
 
 def test_without_a_knowledge_base_the_result_says_no_entries_were_matched(make_ctx):
-    result = attach_matches(Result(title="t", summary="s"), make_ctx(matcher=None), "stuck in all_reduce")
+    ctx = make_ctx(matcher=None)
+    result = combine_into(Result(title="t", summary="s"), [ctx.match("stuck in all_reduce")])
     assert result.matches == [] and any("knowledge base not loaded" in n for n in result.data["notes"])
 
 
@@ -204,10 +209,11 @@ def small_kb(tmp_path: Path) -> Matcher:
 def test_what_a_plugin_found_brings_the_matching_knowledge_entry_once(make_ctx, small_kb):
     ctx = make_ctx(matcher=small_kb)
     text = "py-spy: ranks 0, 2–63 stuck in all_reduce (torch/distributed/distributed_c10d.py)"
-    result = attach_matches(Result(title="t", summary="s"), ctx, text)
-    result = attach_matches(result, ctx, text)
+    result = combine_into(Result(title="t", summary="s"), [ctx.match(text)])
+    result = combine_into(result, [ctx.match(text)])
     assert [m.entry_id for m in result.matches] == ["stuck-collective"]
-    assert attach_matches(Result(title="t", summary="s"), ctx, "all ranks finished").matches == []
+    assert result.matches[0].fix, "the match carries the entry's fix"
+    assert combine_into(Result(title="t", summary="s"), [ctx.match("all ranks finished")]).matches == []
 
 
 def test_every_hook_spec_is_documented_and_has_a_plugin_in_these_tests():

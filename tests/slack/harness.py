@@ -20,7 +20,7 @@ from tests.slack import payloads
 from tests.slack.plugins_for_tests import SlowPlugin
 from tracebot.config import Config
 from tracebot.service.jobs import JobPool
-from tracebot.service.service import Tracebot
+from tracebot.service.service import Service
 from tracebot.slack.app import build_app
 from tracebot.slack.http import make_http_server
 
@@ -61,7 +61,7 @@ def send_signed(
 @dataclass
 class Slack:
     fake: FakeSlack
-    tracebot: Tracebot
+    tracebot: Service
     url: str
     config: Config
     listeners: CountingExecutor

@@ -228,7 +228,7 @@ def test_an_at_channel_in_a_pasted_log_is_never_echoed_as_a_ping(slack):
 
 
 def test_a_mention_whose_diagnosis_fails_still_gets_an_apology_in_the_thread(slack, monkeypatch):
-    def broken(text):
+    def broken(text, **_options):
         raise RuntimeError("matcher bug with xoxb-fake-bot-token")
 
     monkeypatch.setattr(slack.tracebot.knowledge.matcher, "diagnose", broken)

@@ -1,4 +1,4 @@
-"""Bolt listeners, one small module per kind. Each acks, hands off to :class:`Tracebot`, and returns."""
+"""Bolt listeners, one small module per kind. Each acks, hands off to :class:`Service`, and returns."""
 
 from __future__ import annotations
 

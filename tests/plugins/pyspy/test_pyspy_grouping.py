@@ -11,8 +11,8 @@ from PIL import Image
 
 from tracebot.plugins.pyspy.dump import classify_failure, parse_dump_json
 from tracebot.plugins.pyspy.group import group_stacks, rank_sort_key, where_frame
-from tracebot.plugins.pyspy.knowledge import stacks_text
 from tracebot.plugins.pyspy.render import UNREADABLE_RGB, cell_box, group_colours, ranks_png, summarise_groups
+from tracebot.plugins.pyspy.stacks_text import stacks_text
 from tracebot.result import Frame
 
 FIXTURES = Path(__file__).parent / "fixtures"

@@ -14,7 +14,6 @@ from PIL import Image
 
 from tests.plugins.pyspy.hung import line_of
 from tests.support import entry_dict, require, write_kb
-from tracebot.config import Config
 from tracebot.knowledge.loader import load_knowledge_base
 from tracebot.matcher import Matcher
 from tracebot.plugins.pyspy import command as pid_command
@@ -132,8 +131,8 @@ def test_a_process_py_spy_may_not_read_is_reported_with_the_ptrace_entry(hung, h
     require(shutil.which("setpriv") is not None, "setpriv (util-linux) is not installed")
     target = hung("wait")
     as_nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", *pyspy_argv]
-    config = Config(extra={"pyspy": {"path": as_nobody}})
-    result = host.run_command("pid", make_ctx(is_admin=True, config=config, matcher=matcher), [str(target)])
+    settings = {"path": as_nobody}
+    result = host.run_command("pid", make_ctx(is_admin=True, settings=settings, matcher=matcher), [str(target)])
     assert result.status == "error" and result.stack_groups == []
     reason = result.unreadable[f"pid {target}"]
     assert reason.startswith(f"pid {target}: permission denied (py-spy: Permission Denied")
@@ -206,7 +205,7 @@ def test_native_stacks_are_dumped_or_the_rank_says_to_try_without_native(hung, h
         assert result.stack_groups[0].where.function == "load_next_batch"
 
 
-SSH_ON = Config(extra={"pyspy": {"ssh": True}})
+SSH_ON = {"ssh": True}
 
 
 def test_with_ssh_enabled_py_spy_runs_through_batch_mode_ssh_on_the_named_host():
@@ -216,7 +215,7 @@ def test_with_ssh_enabled_py_spy_runs_through_batch_mode_ssh_on_the_named_host()
 
 def test_an_unreachable_host_is_reported_as_an_ssh_failure_not_a_crash(host, make_ctx):
     require(shutil.which("ssh") is not None, "the ssh client is not installed (openssh-client)")
-    result = host.run_command("pid", make_ctx(is_admin=True, config=SSH_ON),
+    result = host.run_command("pid", make_ctx(is_admin=True, settings=SSH_ON),
                               ["4242", "--host", "gpu-node-01.invalid"])
     assert result.status == "error"
     assert result.unreadable["pid 4242"].startswith("pid 4242: ssh failed: ssh: Could not resolve hostname")
@@ -224,7 +223,7 @@ def test_an_unreachable_host_is_reported_as_an_ssh_failure_not_a_crash(host, mak
 
 def test_a_user_cannot_trace_on_a_host_where_ownership_cannot_be_checked(host, make_ctx):
     require(shutil.which("ssh") is not None, "the ssh client is not installed (openssh-client)")
-    result = host.run_command("pid", make_ctx(cluster_user="alice", config=SSH_ON),
+    result = host.run_command("pid", make_ctx(cluster_user="alice", settings=SSH_ON),
                               ["4242", "--host", "gpu-node-01.invalid"])
     assert result.status == "error" and "not yours or does not exist" in result.summary
     assert result.stack_groups == [] and result.unreadable == {}

@@ -62,8 +62,8 @@ def trace_as(matcher: Matcher):
 
     def call(words: list[str], cluster_user: str | None = "root", admin: bool = False,
              config: Config | None = None) -> Result:
-        ctx = CommandContext(caller=Caller("U-test", cluster_user, admin), config=config or Config(),
-                             matcher=matcher)
+        ctx = CommandContext(caller=Caller("U-test", cluster_user, admin),
+                             settings=(config or Config()).plugin_settings("slurm"), matcher=matcher)
         return host.run_command(words[0], ctx, words[1:])
 
     return call

@@ -31,7 +31,7 @@ from tests.plugins.slurm.cluster import (
 )
 from tracebot.config import Config
 from tracebot.plugin_api import Caller, CommandContext
-from tracebot.plugins.slurm.cli import SlurmCli
+from tracebot.plugins.slurm.client import SlurmCli
 from tracebot.plugins.slurm.command import describe
 from tracebot.plugins.slurm.jobinfo import lookup
 from tracebot.plugins.slurm.settings import SlurmSettings
@@ -113,7 +113,7 @@ def test_job_that_ends_during_the_trace_is_reported_as_ended(jobs: Jobs, tmp_pat
     view = lookup(cli, job).jobs[0]  # what tracebot saw when the user asked: RUNNING
     assert view.base_state == "RUNNING"
     run(["scancel", job])  # ... and then the job ended, before its ranks were dumped
-    ctx = CommandContext(caller=Caller("U", "root"), config=Config(), matcher=None)
+    ctx = CommandContext(caller=Caller("U", "root"), matcher=None)
     result = describe(ctx, cli, SlurmSettings(), view)
     assert result.data.get("ended_during_trace") is True
     assert "ended while tracebot was tracing it" in result.summary

@@ -13,7 +13,7 @@ from tracebot.plugins.pyspy.dump import parse_dump_json
 from tracebot.plugins.pyspy.group import group_stacks
 from tracebot.plugins.slurm import logpaths
 from tracebot.plugins.slurm.access import check_job_access
-from tracebot.plugins.slurm.cli import SACCT_FIELDS
+from tracebot.plugins.slurm.client import SACCT_FIELDS
 from tracebot.plugins.slurm.gpus import GpuProcess, orphans, parse_compute_apps
 from tracebot.plugins.slurm.hang import HangTrace, _merge
 from tracebot.plugins.slurm.ids import parse_job_id, parse_node

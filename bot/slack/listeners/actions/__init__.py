@@ -25,7 +25,7 @@ def on_feedback(ack: Ack, body: dict[str, Any], action: dict[str, Any], context:
         message_ts=container.get("message_ts") or message.get("ts"),
         thread_ts=container.get("thread_ts") or message.get("thread_ts"),
     )
-    tracebot = context["tracebot"]
+    tracebot = context["service"]
     tracebot.submit(lambda job: tracebot.on_click(click), f"click {click.action_id}")
 
 

@@ -12,7 +12,7 @@ COMMAND = "/trace"
 
 
 def on_trace(ack: Ack, command: dict[str, Any], context: BoltContext) -> None:
-    reply = context["tracebot"].on_command(
+    reply = context["service"].on_command(
         SlashCommand(channel=command["channel_id"], user=command["user_id"], text=command.get("text") or "")
     )
     if reply is None:

@@ -12,7 +12,7 @@ from tracebot.service.inbound import from_message
 def on_mention(event: dict[str, Any], body: dict[str, Any], context: BoltContext) -> None:
     if event.get("bot_id"):
         return
-    context["tracebot"].on_direct(from_message(event, body.get("event_id")), "mention")
+    context["service"].on_direct(from_message(event, body.get("event_id")), "mention")
 
 
 def register(app: App) -> None:

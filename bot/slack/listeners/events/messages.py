@@ -15,7 +15,7 @@ ANSWERED_SUBTYPES = {None, "file_share", "thread_broadcast"}
 def on_message(event: dict[str, Any], body: dict[str, Any], context: BoltContext) -> None:
     if event.get("subtype") not in ANSWERED_SUBTYPES or event.get("bot_id") or not event.get("user"):
         return
-    context["tracebot"].on_message(from_message(event, body.get("event_id")))
+    context["service"].on_message(from_message(event, body.get("event_id")))
 
 
 def register(app: App) -> None:

@@ -10,7 +10,7 @@ from slack_bolt import App, BoltContext
 def on_home_opened(event: dict[str, Any], context: BoltContext) -> None:
     if event.get("tab", "home") != "home":
         return
-    tracebot = context["tracebot"]
+    tracebot = context["service"]
     user = event["user"]
     tracebot.submit(lambda job: tracebot.on_home_opened(user), f"home {user}")
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from tracebot.plugin_api import StackGroup
 from tracebot.plugins.pyspy.render import display_path, ranks_phrase, stack_text
-from tracebot.result import StackGroup
 
 
 def stacks_text(groups: list[StackGroup], unreadable: Mapping[str, str] | None = None) -> str:

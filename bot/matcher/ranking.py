@@ -1,0 +1,67 @@
+"""The one order of matches, and the one way to put several diagnoses together.
+
+Every view shows matches in the order :func:`rank` gives; a text with attachments, or a plugin that
+matched a log excerpt, a job record and py-spy stacks, is combined here rather than re-sorted by
+whoever holds the pieces.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from tracebot.result import Diagnosis, Match
+
+MAX_MATCHES = 10
+_LINE_KINDS = ("anchor", "regex", "exemplar")
+
+
+def rank_key(m: Match) -> tuple:
+    """Confident first; evidence from log lines before prose; among line evidence, root causes before
+    symptoms, exact (anchor/regex) before fuzzy, then the author's explicit priority; among prose, the
+    closer question wins; ties go to what appeared first."""
+    first = m.line_no if m.line_no is not None else 1 << 62
+    if m.kind in _LINE_KINDS:
+        strong = m.kind != "exemplar"
+        return (
+            not m.confident,
+            0,
+            m.role != "root-cause",
+            not strong,
+            -m.priority if strong else -m.score,
+            -m.score if strong else -m.priority,
+            first,
+        )
+    return (not m.confident, 1, -m.score, m.role != "root-cause", -m.priority, first)
+
+
+def rank(matches: Iterable[Match]) -> list[Match]:
+    return sorted(matches, key=rank_key)
+
+
+def combine(
+    diagnoses: Iterable[Diagnosis], *, confident_only: bool = False, max_matches: int = MAX_MATCHES
+) -> Diagnosis:
+    """One diagnosis from several (a message and its files; a plugin's log, record and stacks).
+
+    An entry found in more than one keeps its strongest evidence (the higher score; on a tie, the
+    earlier part). Counts add up; notes are kept in order, each once.
+    """
+    parts = list(diagnoses)
+    best: dict[str, Match] = {}
+    notes: dict[str, None] = {}
+    for diag in parts:
+        for m in diag.matches:
+            if confident_only and not m.confident:
+                continue
+            if m.entry_id not in best or m.score > best[m.entry_id].score:
+                best[m.entry_id] = m
+        notes.update(dict.fromkeys(diag.notes))
+    return Diagnosis(
+        matches=rank(best.values())[:max_matches],
+        threshold=parts[0].threshold if parts else Diagnosis().threshold,
+        lines_total=sum(d.lines_total for d in parts),
+        lines_scored=sum(d.lines_scored for d in parts),
+        bytes_read=sum(d.bytes_read for d in parts),
+        truncated=any(d.truncated for d in parts),
+        notes=list(notes),
+    )
