@@ -1,0 +1,85 @@
+"""One answer, three views: for every labelled corpus case, Slack's answer, the console's and
+``tracebot diagnose --json`` name the same first entry with the same confidence."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+from contextlib import redirect_stdout
+from pathlib import Path
+
+import pytest
+
+from tracebot.cli import main as cli_main
+from tracebot.config import Config
+from tracebot.console import ConsoleOutbox
+from tracebot.render.blocks_text import blocks_to_text
+from tracebot.service.build import build_service
+from tracebot.service.inbound import Inbound
+from tracebot.service.plugin_host import PluginHost
+from tracebot.store import Store
+
+ROOT = Path(__file__).resolve().parents[1]
+CASES = [c for c in map(json.loads, (ROOT / "tests/corpus/cases.jsonl").read_text().splitlines()) if "text" in c]
+NOTHING_CONFIDENT = "Nothing matched with confidence"
+FIRST_ID = re.compile(r"`([a-z0-9-]+)` · score")
+
+
+@pytest.fixture(scope="module")
+def views(tmp_path_factory) -> dict[str, dict[str, tuple[str | None, bool]]]:
+    """``{view: {case id: (first entry id or None, confident)}}`` for the three views."""
+    tmp = tmp_path_factory.mktemp("views")
+    cases_file = tmp / "cases.jsonl"
+    cases_file.write_text("".join(json.dumps({"id": c["id"], "text": c["text"]}) + "\n" for c in CASES))
+    out = io.StringIO()
+    with redirect_stdout(out):
+        assert cli_main(["diagnose", "--batch", str(cases_file), "--json"]) == 0
+    cli = {}
+    for line in out.getvalue().splitlines():
+        row = json.loads(line)
+        first = row["matches"][0] if row["matches"] else None
+        cli[row["id"]] = (first["id"] if first else None, bool(first and first["confident"]))
+
+    config = Config(db_path=tmp / "views.sqlite3")
+    outbox = ConsoleOutbox(io.StringIO())
+    service = build_service(config, outbox, store=Store(config.db_path), host=PluginHost(builtins=(), entry_points=False))
+    slack, console = {}, {}
+    try:
+        for n, case in enumerate(CASES):
+            before = len(outbox.posted)
+            msg = Inbound(channel="C0VIEWS", user="U0VIEWS", ts=f"1700000000.{n:06d}", text=case["text"])
+            service.on_direct(msg, "mention")
+            assert service.wait_idle(60)
+            posted = outbox.posted[before:]
+            assert len(posted) == 1, case["id"]
+            blocks = posted[0].blocks
+            slack_text = "\n".join(b["text"]["text"] for b in blocks if b.get("type") == "section")
+            console_text = blocks_to_text(blocks, posted[0].text)
+            for view, text in (("slack", slack_text), ("console", console_text)):
+                found = FIRST_ID.search(text)
+                first = found.group(1) if found else None
+                confident = first is not None and NOTHING_CONFIDENT not in text
+                (slack if view == "slack" else console)[case["id"]] = (first, confident)
+    finally:
+        service.shutdown(wait=False)
+    return {"cli": cli, "slack": slack, "console": console}
+
+
+def test_the_corpus_has_cases_for_every_view():
+    assert len(CASES) > 200
+
+
+def test_slack_console_and_diagnose_json_agree_on_every_corpus_case(views):
+    disagree = {
+        case["id"]: {view: views[view].get(case["id"]) for view in views}
+        for case in CASES
+        if len({views[view].get(case["id"]) for view in views}) != 1
+    }
+    assert disagree == {}
+
+
+def test_the_views_name_an_entry_for_most_cases(views):
+    # The agreement above must not be three views agreeing on "nothing".
+    named = [cid for cid, (first, _) in views["slack"].items() if first]
+    assert len(named) > 0.7 * len(CASES)
