@@ -11,62 +11,17 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+# `python tests/corpus/stats.py` puts only tests/corpus on sys.path; tests.* needs the root
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from tests.knowledge_ids import CORPUS_IDS, ENTRY_IDS  # noqa: E402
+
 HERE = Path(__file__).parent
 CASES = HERE / "cases.jsonl"
 
-# A label is the id of an entry of the bundled knowledge base (file name = id), so a new entry can be
-# expected by a case without editing this file.
-LABELS = frozenset(p.stem for p in (HERE.parent.parent / "knowledge").rglob("*.yaml"))
-# The entries the corpus was built for: each is the expected answer of at least two cases.
-COVERED_LABELS = frozenset(
-    {
-        "smp-debugger-checkpoint-uploading",
-        "sagemaker-checkpoint-internal-error",
-        "smp-tf-input-order-convergence",
-        "efa-security-group-init-stall",
-        "smp-checkpoint-stall-state-dict",
-        "cuda-oom",
-        "gpu-ecc-error",
-        "smp-network-timeout-processes-per-host",
-        "sagemaker-checkpoint-s3-uri-reuse",
-        "fsx-lustre-large-data",
-        "nccl-system-error-gpu-memory",
-        "smdebug-checkpointing-unsupported",
-        "state-dict-unexpected-prefix",
-        "uneven-batches-stall-at-end",
-        "trcomp-convergence-single-gpu",
-        "trcomp-convergence-distributed",
-        "xla-missing-gpu-num-devices",
-        "trcomp-no-speedup",
-        "slurm-job-stopped-triage",
-        "slurm-log-error-search",
-        "nccl-watchdog-timeout",
-        "master-port-in-use",
-        "gpu-zombie-process",
-        "distributed-hang-py-spy",
-        "nccl-network-hang",
-        "isolate-bad-gpus",
-        "python-trace-unresponsive",
-        "amd-iommu-hang",
-        "cuda-illegal-memory-access",
-        "cuda-device-side-assert",
-        "nccl-invalid-usage-duplicate-gpu",
-        "host-oom-killed",
-        "ddp-unused-parameters",
-        "gpu-fallen-off-bus",
-        "dataloader-shm-bus-error",
-        "nccl-remote-error",
-        "torchrun-child-failed",
-        "rendezvous-timeout",
-        "cuda-driver-version-insufficient",
-        "cuda-no-kernel-image",
-        "slurm-time-limit",
-        "slurm-node-fail",
-        "deepspeed-loss-scale-minimum",
-        "process-group-not-initialized",
-        "nccl-unhandled-cuda-error",
-    }
-)
+# A label is the id of an entry of the bundled knowledge base, so a new entry can be expected by a
+# case without editing this file; the covered ones are the entries the corpus was built for.
+LABELS = ENTRY_IDS
+COVERED_LABELS = CORPUS_IDS
 KINDS = frozenset({"line", "traceback", "log", "prose", "ja", "negative", "near-miss"})
 LONG_LOG_MIN_LINES = 300
 
