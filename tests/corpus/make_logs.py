@@ -14,14 +14,20 @@ Output is deterministic: every scenario has its own seeded random generator, so 
 from __future__ import annotations
 
 import random
+import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
 
+# `python tests/corpus/make_logs.py` puts only tests/corpus on sys.path; tests.* needs the root
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from tests import loggen  # noqa: E402
+
 LOG_DIR = Path(__file__).parent / "logs"
 CLEAN_DIR = Path(__file__).parent.parent / "clean"
 PY = "/storage3/miniconda3/envs/.cuda12/lib/python3.11/site-packages"
+TORCHRUN = loggen.Torchrun("/storage3/miniconda3/envs/.cuda12/bin/torchrun", 8, "sys.exit(main())", PY)
 
 Prefix = Callable[[int], str]
 
@@ -113,7 +119,7 @@ def nccl_init(job: Job, ranks: Iterator[int] | None = None, iface: str = "enp0s1
 def startup_banner(job: Job) -> None:
     for r in range(job.world):
         if r % job.gpus == 0:
-            job.emit(r, "W0428 21:51:02.118000 140211 torch/distributed/run.py:779] Setting OMP_NUM_THREADS environment variable for each process to be 1 in default, to avoid your system being overloaded, please further tune the variable for optimal performance in your application as needed.")
+            job.emit(r, f"W0428 21:51:02.118000 140211 torch/distributed/run.py:779] {loggen.OMP_THREADS_WARNING}")
     job.emit(0, (
         f"using world size: {job.world}, data-parallel size: {job.world // 2}, context-parallel size: 1, "
         "tensor-model-parallel size: 2, pipeline-model-parallel size: 1"
@@ -189,10 +195,7 @@ def cuda_error_block(message: str, extra: list[str] | None = None) -> list[str]:
     return MEGATRON_STACK + [
         '  File "/storage3/Megatron-LM/megatron/core/tensor_parallel/layers.py", line 812, in forward',
         "    output_parallel = self._forward_impl(",
-        f"RuntimeError: CUDA error: {message}",
-        "CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be incorrect.",
-        "For debugging consider passing CUDA_LAUNCH_BLOCKING=1",
-        "Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.",
+        *loggen.cuda_error(f"RuntimeError: CUDA error: {message}", stop=""),
         "",
     ] + (extra or [])
 
@@ -201,14 +204,10 @@ def watchdog_block(job: Job, rank: int, t: datetime, seq: int, op: str = "ALLRED
     stamp = torch_ts(t)
     # torch >= 2.2 tags its C++ log lines "[rankN]:"; skip it when the job's prefix already carries it
     tag = "" if "[rank" in job.prefix(rank) else f"[rank{rank}]:"
-    work = f"WorkNCCL(SeqNum={seq}, OpType={op}, NumelIn={numel}, NumelOut={numel}, Timeout(ms)=600000)"
-    return [
-        f"{tag}[{stamp} ProcessGroupNCCL.cpp:607] [Rank {rank}] Watchdog caught collective operation timeout: {work} ran for {600000 + job.rng.randint(20, 99)} milliseconds before timing out.",
-        f"{tag}[{stamp} ProcessGroupNCCL.cpp:1664] [PG 0 (default_pg) Rank {rank}] Exception (either an error or timeout) detected by watchdog at work: {seq}, last enqueued NCCL work: {seq + 1}, last completed NCCL work: {seq - 1}.",
-        f"{tag}[{stamp} ProcessGroupNCCL.cpp:1709] [PG 0 (default_pg) Rank {rank}] Timeout at NCCL work: {seq}, last enqueued NCCL work: {seq + 1}, last completed NCCL work: {seq - 1}.",
-        f"{tag}[{stamp} ProcessGroupNCCL.cpp:621] [Rank {rank}] Some NCCL operations have failed or timed out. Due to the asynchronous nature of CUDA kernels, subsequent GPU operations might run on corrupted/incomplete data.",
-        f"{tag}[{stamp} ProcessGroupNCCL.cpp:627] [Rank {rank}] To avoid data inconsistency, we are taking the entire process down.",
-        f"{tag}[{stamp} ProcessGroupNCCL.cpp:1515] [PG 0 (default_pg) Rank {rank}] Process group watchdog thread terminated with exception: [Rank {rank}] Watchdog caught collective operation timeout: {work} ran for 600070 milliseconds before timing out.",
+    ran_for_ms = 600000 + job.rng.randint(20, 99)
+    timeout = loggen.watchdog_timeout(rank, seq, op, numel, ran_for_ms=ran_for_ms, last_enqueued=seq + 1, stamps=[stamp] * 5, tag=tag)
+    return timeout + [
+        f"{tag}[{stamp} ProcessGroupNCCL.cpp:1515] [PG 0 (default_pg) Rank {rank}] Process group watchdog thread terminated with exception: [Rank {rank}] Watchdog caught collective operation timeout: {loggen.work_nccl(seq, op, numel)} ran for 600070 milliseconds before timing out.",
         "Exception raised from checkTimeout at /opt/conda/conda-bld/pytorch_1704987288773/work/torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:609 (most recent call first):",
         f"frame #0: c10::Error::Error(c10::SourceLocation, std::string) + 0x96 (0x1554e8b12f86 in {PY}/torch/lib/libc10.so)",
         f"frame #1: c10d::ProcessGroupNCCL::WorkNCCL::checkTimeout(std::optional<std::chrono::duration<long, std::ratio<1l, 1000l> > >) + 0x1d2 (0x1554e9e0f8f2 in {PY}/torch/lib/libtorch_cuda.so)",
@@ -226,57 +225,23 @@ def remote_error_block(rank: int, peer_ip: str) -> list[str]:
         "Traceback (most recent call last):",
         '  File "/storage3/Megatron-LM/megatron/core/distributed/param_and_grad_buffer.py", line 219, in finish_grad_sync',
         "    self.communication_handle.wait()",
-        "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/NCCLUtils.hpp:275, remote process exited or there was a network error, NCCL version 2.20.5",
-        "ncclRemoteError: A call failed possibly due to a network error or a remote process exiting prematurely.",
-        "Last error:",
-        f"socketProgressOpt: Call to recv from {peer_ip}<{40000 + rank * 17}> failed : Connection reset by peer",
+        *loggen.remote_error(
+            "../torch/csrc/distributed/c10d/NCCLUtils.hpp:275",
+            "2.20.5",
+            f"socketProgressOpt: Call to recv from {peer_ip}<{40000 + rank * 17}> failed : Connection reset by peer",
+        ),
     ]
 
 
 def child_failed_block(job: Job, host: str, failures: list[tuple[int, int, str]], t: datetime, script: str = "pretrain_gpt.py") -> list[str]:
     """torchrun's summary: failures = [(global_rank, exitcode, traceback_text)], first is the root cause."""
     first_rank, first_code, _ = failures[0]
-    lines = [
-        f"E{t:%m%d %H:%M:%S}.{t.microsecond:06d} 140211 torch/distributed/elastic/multiprocessing/api.py:826] failed (exitcode: {first_code}) local_rank: {first_rank % job.gpus} (pid: {925940 + first_rank * 7}) of binary: /storage3/miniconda3/envs/.cuda12/bin/python",
-        "Traceback (most recent call last):",
-        '  File "/storage3/miniconda3/envs/.cuda12/bin/torchrun", line 8, in <module>',
-        "    sys.exit(main())",
-        f'  File "{PY}/torch/distributed/elastic/multiprocessing/errors/__init__.py", line 347, in wrapper',
-        "    return f(*args, **kwargs)",
-        f'  File "{PY}/torch/distributed/run.py", line 879, in main',
-        "    run(args)",
-        f'  File "{PY}/torch/distributed/launcher/api.py", line 263, in launch_agent',
-        "    raise ChildFailedError(",
-        "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: ",
-        "============================================================",
-        f"{script} FAILED",
-        "------------------------------------------------------------",
-        "Failures:",
-    ]
-
-    def entry(i: int, rank: int, code: int, tb: str) -> list[str]:
-        return [
-            f"[{i}]:",
-            f"  time      : {t:%Y-%m-%d_%H:%M:%S}",
-            f"  host      : {host}",
-            f"  rank      : {rank} (local_rank: {rank % job.gpus})",
-            f"  exitcode  : {code} (pid: {925940 + rank * 7})",
-            "  error_file: <N/A>",
-            f"  traceback : {tb}",
-        ]
-
-    if len(failures) == 1:
-        lines.append("  <NO_OTHER_FAILURES>")
-    for i, (rank, code, tb) in enumerate(failures[1:], start=1):
-        lines += entry(i, rank, code, tb)
-    lines += ["------------------------------------------------------------", "Root Cause (first observed failure):"]
-    lines += entry(0, first_rank, first_code, failures[0][2])
-    lines.append("============================================================")
-    return lines
+    agent = f"E{t:%m%d %H:%M:%S}.{t.microsecond:06d} 140211 torch/distributed/elastic/multiprocessing/api.py:826] failed (exitcode: {first_code}) local_rank: {first_rank % job.gpus} (pid: {925940 + first_rank * 7}) of binary: /storage3/miniconda3/envs/.cuda12/bin/python"
+    workers = [loggen.Failure(rank, rank % job.gpus, code, 925940 + rank * 7, tb) for rank, code, tb in failures]
+    return [agent] + loggen.child_failed_error(TORCHRUN, script, host, f"{t:%Y-%m-%d_%H:%M:%S}", workers)
 
 
 SIGABRT = "Signal 6 (SIGABRT) received by PID {pid}"
-PYTB = "To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html"
 
 
 def torchrun_summaries(job: Job, t: datetime, first_by_host: dict[str, tuple[int, int, str]] | None = None) -> None:
@@ -336,7 +301,7 @@ def scenario_oom_rank3() -> Job:
     t = ts(job, 3000)
     job.interleave({r: watchdog_block(job, r, t, 4812) for r in range(16) if r != 3})
     job.prefix = lambda r: f"{hosts[r // 8]}: "
-    torchrun_summaries(job, t, {hosts[0]: (3, 1, PYTB)})
+    torchrun_summaries(job, t, {hosts[0]: (3, 1, loggen.TRACEBACK_HINT)})
     job.raw("srun: error: slurm0-a3-ghpc-8: task 0: Exited with exit code 1")
     job.raw("srun: error: slurm0-a3-ghpc-9: task 1: Exited with exit code 1")
     return job
@@ -350,7 +315,7 @@ def scenario_illegal_memory_default() -> Job:
     job.interleave({r: remote_error_block(r, "10.18.0.16") for r in range(8) if r != 5})
     t = ts(job, 2400)
     job.prefix = lambda r: ""
-    for line in child_failed_block(job, hosts[0], [(5, 1, PYTB)] + [(r, 1, PYTB) for r in (0, 1, 2)], t):
+    for line in child_failed_block(job, hosts[0], [(5, 1, loggen.TRACEBACK_HINT)] + [(r, 1, loggen.TRACEBACK_HINT) for r in (0, 1, 2)], t):
         job.raw(line)
     return job
 
@@ -362,7 +327,7 @@ def scenario_ecc_label() -> Job:
     job.interleave({12: cuda_error_block("uncorrectable ECC error encountered")})
     t = ts(job, 3000)
     job.interleave({r: watchdog_block(job, r, t, 22031) for r in range(32) if r != 12})
-    torchrun_summaries(job, t, {hosts[1]: (12, 1, PYTB)})
+    torchrun_summaries(job, t, {hosts[1]: (12, 1, loggen.TRACEBACK_HINT)})
     job.raw("srun: error: slurm0-a3-ghpc-1: task 1: Exited with exit code 1")
     job.raw("srun: error: slurm0-a3-ghpc-0: task 0: Exited with exit code 1")
     return job
@@ -380,15 +345,8 @@ def scenario_dsa_mpi() -> Job:
     t = ts(job, 2600)
     job.interleave({r: watchdog_block(job, r, t, 1502) for r in range(16) if r != 6})
     job.prefix = lambda r: ""
-    job.raw("--------------------------------------------------------------------------")
-    job.raw("Primary job  terminated normally, but 1 process returned")
-    job.raw("a non-zero exit code. Per user-direction, the job has been aborted.")
-    job.raw("--------------------------------------------------------------------------")
-    job.raw("mpirun detected that one or more processes exited with non-zero status, thus causing")
-    job.raw("the job to be terminated. The first process to do so was:")
-    job.raw("")
-    job.raw("  Process name: [[41752,1],6]")
-    job.raw("  Exit code:    1")
+    for line in loggen.MPIRUN_ABORTED + loggen.mpirun_first_failure("[[41752,1],6]", 1):
+        job.raw(line)
     return job
 
 
@@ -420,19 +378,11 @@ def scenario_shm_sagemaker_torchrun() -> Job:
         job.raw(f"{h}: 2024-06-11 08:02:17,004 sagemaker-training-toolkit INFO     Invoking script with the following command:")
         job.raw(f"{h}: torchrun --nnodes 2 --nproc_per_node 8 --master_addr algo-1 --master_port 7777 --node_rank {hosts.index(h)} train.py --epochs 3")
     healthy_run(job, 0, 150, iface="eth0")
-    job.interleave({11: [
-        "ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient shared memory (shm).",
-        "Traceback (most recent call last):",
-        f'  File "{PY}/torch/utils/data/dataloader.py", line 1132, in _try_get_data',
-        "    data = self._data_queue.get(timeout=timeout)",
-        f'  File "{PY}/torch/utils/data/_utils/signal_handling.py", line 66, in handler',
-        "    _error_if_any_worker_fails()",
-        "RuntimeError: DataLoader worker (pid 3216) is killed by signal: Bus error. It is possible that dataloader's workers are out of shared memory. Please try to raise your shared memory limit.",
-    ]})
+    job.interleave({11: loggen.dataloader_bus_error(PY, 1132, 3216)})
     t = ts(job, 2900)
     job.interleave({r: watchdog_block(job, r, t, 30551) for r in range(16) if r != 11})
     job.prefix = lambda r: f"{hosts[r // 8]}: "
-    torchrun_summaries(job, t, {"algo-2": (11, 1, PYTB)})
+    torchrun_summaries(job, t, {"algo-2": (11, 1, loggen.TRACEBACK_HINT)})
     return job
 
 
@@ -477,7 +427,7 @@ def scenario_duplicate_gpu() -> Job:
     hosts = ["gpu-a-01", "gpu-a-02"]
     job = make_job(108, hosts, 4, "host")
     for h in hosts:
-        job.raw(f"{h}: W0115 09:12:01.000000 140211 torch/distributed/run.py:779] Setting OMP_NUM_THREADS environment variable for each process to be 1 in default, to avoid your system being overloaded, please further tune the variable for optimal performance in your application as needed.")
+        job.raw(f"{h}: W0115 09:12:01.000000 140211 torch/distributed/run.py:779] {loggen.OMP_THREADS_WARNING}")
     nccl_init(job, ranks=iter(range(0, 4)))
     per_rank: dict[int, list[str]] = {}
     for r in range(4, 8):
@@ -498,7 +448,7 @@ def scenario_duplicate_gpu() -> Job:
     job.interleave(per_rank)
     job.interleave({r: remote_error_block(r, "10.18.1.11") for r in range(0, 4)})
     t = ts(job, 120)
-    torchrun_summaries(job, t, {"gpu-a-02": (4, 1, PYTB), "gpu-a-01": (0, 1, PYTB)})
+    torchrun_summaries(job, t, {"gpu-a-02": (4, 1, loggen.TRACEBACK_HINT), "gpu-a-01": (0, 1, loggen.TRACEBACK_HINT)})
     # pad with the second attempt's healthy banner lines the user also pasted
     while len(job.lines) < 320:
         job.raw(f"gpu-a-01: {PY}/torch/distributed/distributed_c10d.py:3890: UserWarning: No device id is provided via `init_process_group` or `barrier `. Using the current device set by the user.")
@@ -544,9 +494,7 @@ def scenario_master_port() -> Job:
             job.emit(r, f"{name:<24} {version}")
         job.emit(r, "+ torchrun --nnodes 4 --nproc_per_node 8 --node_rank $SLURM_NODEID --master_addr slurm0-a3-ghpc-0 "
                     "--master_port 29500 pretrain_gpt.py --tensor-model-parallel-size 2 --micro-batch-size 1")
-        job.emit(r, "W0512 07:00:01.000000 140211 torch/distributed/run.py:779] Setting OMP_NUM_THREADS environment "
-                    "variable for each process to be 1 in default, to avoid your system being overloaded, please further "
-                    "tune the variable for optimal performance in your application as needed.")
+        job.emit(r, f"W0512 07:00:01.000000 140211 torch/distributed/run.py:779] {loggen.OMP_THREADS_WARNING}")
     job.interleave({0: [
         "Traceback (most recent call last):",
         '  File "/storage3/miniconda3/envs/.cuda12/bin/torchrun", line 8, in <module>',
@@ -602,7 +550,7 @@ def scenario_unhandled_cuda() -> Job:
     job.interleave({r: remote_error_block(r, "10.18.1.17") for r in range(16) if r != 14})
     t = ts(job, 3100)
     job.prefix = lambda r: f"{hosts[r // 8]}: "
-    torchrun_summaries(job, t, {"h100-8": (14, 1, PYTB)})
+    torchrun_summaries(job, t, {"h100-8": (14, 1, loggen.TRACEBACK_HINT)})
     return job
 
 
@@ -633,7 +581,7 @@ def scenario_remote_error_only() -> Job:
     job.interleave({r: remote_error_block(r, "10.200.84.247" if r < 8 else "10.200.80.12") for r in range(16)})
     t = ts(job, 4100)
     job.prefix = lambda r: f"{hosts[r // 8]}: "
-    torchrun_summaries(job, t, {h: (i * 8, 1, PYTB) for i, h in enumerate(hosts)})
+    torchrun_summaries(job, t, {h: (i * 8, 1, loggen.TRACEBACK_HINT) for i, h in enumerate(hosts)})
     return job
 
 
@@ -676,7 +624,7 @@ def scenario_fallen_off_bus() -> Job:
     t = ts(job, 3300)
     job.interleave({r: watchdog_block(job, r, t, 40112) for r in range(16) if r != 9})
     job.prefix = lambda r: f"{hosts[r // 8]}: "
-    torchrun_summaries(job, t, {hosts[1]: (9, 1, PYTB)})
+    torchrun_summaries(job, t, {hosts[1]: (9, 1, loggen.TRACEBACK_HINT)})
     job.raw("")
     job.raw("--- sudo dmesg -T on slurm0-a3-ghpc-1 (pasted by the admin) ---")
     job.raw("[Sun Apr 28 23:02:41 2024] NVRM: GPU at PCI:0000:44:00: GPU-5f1d8d32-8c7e-1b0a-9e55-0b1d6c1f3a77")

@@ -12,10 +12,21 @@ Usage: python tests/holdout/make_logs.py
 from __future__ import annotations
 
 import random
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
+# `python tests/holdout/make_logs.py` puts only tests/holdout on sys.path; tests.* needs the root
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from tests import loggen  # noqa: E402
+
 LOG_DIR = Path(__file__).parent / "logs"
+TORCHRUN = loggen.Torchrun(
+    "/opt/conda/bin/torchrun",
+    33,
+    "sys.exit(load_entry_point('torch==2.3.0', 'console_scripts', 'torchrun')())",
+    "/opt/conda/lib/python3.10/site-packages",
+)
 
 
 def _ts(rng: random.Random, base_min: int, i: int) -> str:
@@ -45,43 +56,21 @@ def _nccl_init(host: str, pid: int, local: int, rank: int, nranks: int) -> list[
 
 
 def _watchdog(rank: int, seq: int, op: str, numel: int) -> list[str]:
-    return [
-        f"[rank{rank}]:[E321 02:07:08.{408271257 + rank * 7919} ProcessGroupNCCL.cpp:607] [Rank {rank}] Watchdog caught collective operation timeout: WorkNCCL(SeqNum={seq}, OpType={op}, NumelIn={numel}, NumelOut={numel}, Timeout(ms)=600000) ran for {600004 + rank * 3} milliseconds before timing out.",
-        f"[rank{rank}]:[E321 02:07:08.{465150152 + rank * 13} ProcessGroupNCCL.cpp:1664] [PG 0 (default_pg) Rank {rank}] Exception (either an error or timeout) detected by watchdog at work: {seq}, last enqueued NCCL work: {seq + 2}, last completed NCCL work: {seq - 1}.",
-        f"[rank{rank}]:[E321 02:07:08.{465300000 + rank * 17} ProcessGroupNCCL.cpp:1709] [PG 0 (default_pg) Rank {rank}] Timeout at NCCL work: {seq}, last enqueued NCCL work: {seq + 2}, last completed NCCL work: {seq - 1}.",
-        f"[rank{rank}]:[E321 02:07:08.{465400000 + rank * 19} ProcessGroupNCCL.cpp:621] [Rank {rank}] Some NCCL operations have failed or timed out. Due to the asynchronous nature of CUDA kernels, subsequent GPU operations might run on corrupted/incomplete data.",
-        f"[rank{rank}]:[E321 02:07:08.{465500000 + rank * 23} ProcessGroupNCCL.cpp:627] [Rank {rank}] To avoid data inconsistency, we are taking the entire process down.",
+    stamps = [
+        f"E321 02:07:08.{408271257 + rank * 7919}",
+        f"E321 02:07:08.{465150152 + rank * 13}",
+        f"E321 02:07:08.{465300000 + rank * 17}",
+        f"E321 02:07:08.{465400000 + rank * 19}",
+        f"E321 02:07:08.{465500000 + rank * 23}",
     ]
+    return loggen.watchdog_timeout(
+        rank, seq, op, numel, ran_for_ms=600004 + rank * 3, last_enqueued=seq + 2, stamps=stamps, tag=f"[rank{rank}]:"
+    )
 
 
 def _child_failed(script: str, host: str, rank: int, local: int, exitcode: int, pid: int) -> list[str]:
-    return [
-        "Traceback (most recent call last):",
-        '  File "/opt/conda/bin/torchrun", line 33, in <module>',
-        "    sys.exit(load_entry_point('torch==2.3.0', 'console_scripts', 'torchrun')())",
-        '  File "/opt/conda/lib/python3.10/site-packages/torch/distributed/elastic/multiprocessing/errors/__init__.py", line 347, in wrapper',
-        "    return f(*args, **kwargs)",
-        '  File "/opt/conda/lib/python3.10/site-packages/torch/distributed/run.py", line 879, in main',
-        "    run(args)",
-        '  File "/opt/conda/lib/python3.10/site-packages/torch/distributed/launcher/api.py", line 263, in launch_agent',
-        "    raise ChildFailedError(",
-        "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: ",
-        "============================================================",
-        f"{script} FAILED",
-        "------------------------------------------------------------",
-        "Failures:",
-        "  <NO_OTHER_FAILURES>",
-        "------------------------------------------------------------",
-        "Root Cause (first observed failure):",
-        "[0]:",
-        "  time      : 2025-03-21_02:07:11",
-        f"  host      : {host}",
-        f"  rank      : {rank} (local_rank: {local})",
-        f"  exitcode  : {exitcode} (pid: {pid})",
-        "  error_file: <N/A>",
-        "  traceback : To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html",
-        "============================================================",
-    ]
+    failure = loggen.Failure(rank, local, exitcode, pid)
+    return loggen.child_failed_error(TORCHRUN, script, host, "2025-03-21_02:07:11", [failure])
 
 
 def _healthy_block(prefix: Callable[[int], str], ranks: list[int], steps: range, rng: random.Random) -> list[str]:
@@ -110,7 +99,7 @@ def log_torchrun_cuda_oom() -> tuple[str, list[str]]:
         lines += [
             f"{h}: W0321 01:55:02.114000 140213 torch/distributed/run.py:779] ",
             f"{h}: W0321 01:55:02.114000 140213 torch/distributed/run.py:779] *****************************************",
-            f"{h}: W0321 01:55:02.114000 140213 torch/distributed/run.py:779] Setting OMP_NUM_THREADS environment variable for each process to be 1 in default, to avoid your system being overloaded, please further tune the variable for optimal performance in your application as needed. ",
+            f"{h}: W0321 01:55:02.114000 140213 torch/distributed/run.py:779] {loggen.OMP_THREADS_WARNING} ",
             f"{h}: W0321 01:55:02.114000 140213 torch/distributed/run.py:779] *****************************************",
         ]
     for r in range(32):
@@ -160,25 +149,22 @@ def log_accelerate_ecc() -> tuple[str, list[str]]:
             if r == 0 or rng.random() < 0.2:
                 lines.append(f"{pfx(r)}{{'loss': {1.9 - step * 0.001 + rng.random() * 0.02:.4f}, 'grad_norm': {0.5 + rng.random():.4f}, 'learning_rate': 1.99{rng.randint(10, 99)}e-05, 'epoch': {step / 1000:.2f}}}")
                 lines.append(f"{pfx(r)} {step * 100 // 2000:>3}%|{'#' * (step // 50)}{' ' * (10 - step // 50)}| {step}/2000 [{step // 60:02d}:{step % 60:02d}<55:12,  1.66s/it]")
-    lines += [
-        "[default5]:Traceback (most recent call last):",
-        '[default5]:  File "/home/ubuntu/sd-scripts/library/sdxl_original_unet.py", line 257, in get_timestep_embedding',
-        "[default5]:    exponent = exponent / (half_dim - downscale_freq_shift)",
-        "[default5]:RuntimeError: CUDA error: uncorrectable ECC error encountered",
-        "[default5]:CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be incorrect.",
-        "[default5]:For debugging consider passing CUDA_LAUNCH_BLOCKING=1.",
-        "[default5]:Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.",
-        "[default5]:",
-        "[default5]:[E ProcessGroupNCCL.cpp:916] [Rank 13] NCCL watchdog thread terminated with exception: CUDA error: uncorrectable ECC error encountered",
-        "[default5]:Exception raised from c10_cuda_check_implementation at ../c10/cuda/CUDAException.cpp:44 (most recent call first):",
-        "[default5]:frame #0: c10::Error::Error(c10::SourceLocation, std::string) + 0x57 (0x7a71e4e84617 in /usr/lib/python3/dist-packages/torch/lib/libc10.so)",
+    ecc = [
+        "Traceback (most recent call last):",
+        '  File "/home/ubuntu/sd-scripts/library/sdxl_original_unet.py", line 257, in get_timestep_embedding',
+        "    exponent = exponent / (half_dim - downscale_freq_shift)",
+        *loggen.cuda_error("RuntimeError: CUDA error: uncorrectable ECC error encountered"),
+        "",
+        "[E ProcessGroupNCCL.cpp:916] [Rank 13] NCCL watchdog thread terminated with exception: CUDA error: uncorrectable ECC error encountered",
+        "Exception raised from c10_cuda_check_implementation at ../c10/cuda/CUDAException.cpp:44 (most recent call first):",
+        "frame #0: c10::Error::Error(c10::SourceLocation, std::string) + 0x57 (0x7a71e4e84617 in /usr/lib/python3/dist-packages/torch/lib/libc10.so)",
     ]
+    lines += ["[default5]:" + ln for ln in ecc]
     for r in (0, 1, 2, 3, 4, 6, 7):
+        peer = f"NET/IB : Got completion from peer 10.1.1.15<{38536 + r}> with error 5, opcode 48, len 32710, vendor err 249"
         lines += [
-            f"{pfx(r)}[rank{8 + r}]: torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1347, remote process exited or there was a network error, NCCL version 2.18.5",
-            f"{pfx(r)}[rank{8 + r}]: ncclRemoteError: A call failed possibly due to a network error or a remote process exiting prematurely.",
-            f"{pfx(r)}[rank{8 + r}]: Last error:",
-            f"{pfx(r)}[rank{8 + r}]: NET/IB : Got completion from peer 10.1.1.{15}<{38536 + r}> with error 5, opcode 48, len 32710, vendor err 249",
+            f"{pfx(r)}[rank{8 + r}]: " + ln
+            for ln in loggen.remote_error("../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1347", "2.18.5", peer)
         ]
     lines += [f"W0321 03:11:0{i}.000000 139 torch/distributed/elastic/multiprocessing/api.py:858] Sending process {51000 + i} closing signal SIGTERM" for i in range(8) if i != 5]
     lines += _child_failed("train_sdxl.py", "trn-node-b", 13, 5, 1, 51005)
@@ -234,36 +220,17 @@ def log_mpirun_shm_bus_error() -> tuple[str, list[str]]:
     for r in range(8):
         lines += [pfx(r) + ln for ln in _nccl_init("smc-gpu-03", 29878 + r, r, r, 8)]
     lines += _healthy_block(pfx, list(range(8)), range(34000, 34140), rng)
-    lines += [
-        "[1,3]<stderr>:ERROR: Unexpected bus error encountered in worker. This might be caused by insufficient shared memory (shm).",
-        "[1,3]<stderr>:Traceback (most recent call last):",
-        '[1,3]<stderr>:  File "/usr/local/lib/python3.8/dist-packages/torch/utils/data/dataloader.py", line 1133, in _try_get_data',
-        "[1,3]<stderr>:    data = self._data_queue.get(timeout=timeout)",
-        '[1,3]<stderr>:  File "/usr/local/lib/python3.8/dist-packages/torch/utils/data/_utils/signal_handling.py", line 66, in handler',
-        "[1,3]<stderr>:    _error_if_any_worker_fails()",
-        "[1,3]<stderr>:RuntimeError: DataLoader worker (pid 3216) is killed by signal: Bus error. It is possible that dataloader's workers are out of shared memory. Please try to raise your shared memory limit.",
-        "[1,3]<stderr>:RuntimeError: DataLoader worker (pid(s) 3216) exited unexpectedly",
-    ]
+    bus_error = loggen.dataloader_bus_error("/usr/local/lib/python3.8/dist-packages", 1133, 3216)
+    bus_error.append("RuntimeError: DataLoader worker (pid(s) 3216) exited unexpectedly")
+    lines += ["[1,3]<stderr>:" + ln for ln in bus_error]
+    reset = "socketProgressOpt: Call to recv from 172.16.0.3<33759> failed : Connection reset by peer"
     for r in (0, 1, 2, 4, 5, 6, 7):
         lines += [
-            f"[1,{r}]<stderr>:torch.distributed.DistBackendError: NCCL error in: /pytorch/torch/csrc/distributed/c10d/NCCLUtils.hpp:268, remote process exited or there was a network error, NCCL version 2.21.5",
-            f"[1,{r}]<stderr>:ncclRemoteError: A call failed possibly due to a network error or a remote process exiting prematurely.",
-            f"[1,{r}]<stderr>:Last error:",
-            f"[1,{r}]<stderr>:socketProgressOpt: Call to recv from 172.16.0.3<33759> failed : Connection reset by peer",
+            f"[1,{r}]<stderr>:" + ln
+            for ln in loggen.remote_error("/pytorch/torch/csrc/distributed/c10d/NCCLUtils.hpp:268", "2.21.5", reset)
         ]
-    lines += [
-        "--------------------------------------------------------------------------",
-        "Primary job  terminated normally, but 1 process returned",
-        "a non-zero exit code. Per user-direction, the job has been aborted.",
-        "--------------------------------------------------------------------------",
-        "--------------------------------------------------------------------------",
-        "mpirun detected that one or more processes exited with non-zero status, thus causing",
-        "the job to be terminated. The first process to do so was:",
-        "",
-        "  Process name: [[39817,1],3]",
-        "  Exit code:    1",
-        "--------------------------------------------------------------------------",
-    ]
+    rule = loggen.MPIRUN_ABORTED[0]
+    lines += loggen.MPIRUN_ABORTED + [rule] + loggen.mpirun_first_failure("[[39817,1],3]", 1) + [rule]
     return "mpirun_rank3_shm_bus_error.log", lines
 
 
@@ -293,21 +260,19 @@ def log_sagemaker_illegal_access() -> tuple[str, list[str]]:
     for r in range(32):
         lines.append(f"{pfx(r)}algo-{r // 8 + 1}:{200 + r}:{200 + r} [{r % 8}] NCCL INFO NET/OFI Selected Provider is efa (found 4 nics)")
     lines += _healthy_block(pfx, list(range(32)), range(3000, 3040), rng)
-    lines += [
-        "[1,mpirank:12,algo-2]<stderr>:terminate called after throwing an instance of 'c10::Error'",
-        "[1,mpirank:12,algo-2]<stderr>:  what():  CUDA error: an illegal memory access was encountered",
-        "[1,mpirank:12,algo-2]<stderr>:CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below might be incorrect.",
-        "[1,mpirank:12,algo-2]<stderr>:For debugging consider passing CUDA_LAUNCH_BLOCKING=1.",
-        "[1,mpirank:12,algo-2]<stderr>:Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.",
-        "[1,mpirank:12,algo-2]<stderr>:Exception raised from ncclCommWatchdog at /pytorch/torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1905 (most recent call first):",
-        "[1,mpirank:12,algo-2]<stderr>:frame #5: c10d::ProcessGroupNCCL::watchdogHandler() + 0x782 (0x7f9c999593d2 in /opt/conda/lib/python3.10/site-packages/torch/lib/libtorch_cuda.so)",
-        "[1,mpirank:12,algo-2]<stderr>:frame #6: c10d::ProcessGroupNCCL::ncclCommWatchdog() + 0x14d (0x7f9c9995afdd in /opt/conda/lib/python3.10/site-packages/torch/lib/libtorch_cuda.so)",
+    abort = [
+        "terminate called after throwing an instance of 'c10::Error'",
+        *loggen.cuda_error("  what():  CUDA error: an illegal memory access was encountered"),
+        "Exception raised from ncclCommWatchdog at /pytorch/torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1905 (most recent call first):",
+        "frame #5: c10d::ProcessGroupNCCL::watchdogHandler() + 0x782 (0x7f9c999593d2 in /opt/conda/lib/python3.10/site-packages/torch/lib/libtorch_cuda.so)",
+        "frame #6: c10d::ProcessGroupNCCL::ncclCommWatchdog() + 0x14d (0x7f9c9995afdd in /opt/conda/lib/python3.10/site-packages/torch/lib/libtorch_cuda.so)",
     ]
+    lines += ["[1,mpirank:12,algo-2]<stderr>:" + ln for ln in abort]
     for r in range(32):
         if r != 12:
             lines += [
                 f"[1,mpirank:{r},algo-{r // 8 + 1}]<stderr>:[rank{r}]:[E321 02:41:10.{r:03d}] ProcessGroupNCCL.cpp:1534] [PG 0 Rank {r}] Process group watchdog thread terminated with exception: NCCL error: remote process exited or there was a network error, NCCL version 2.20.5",
-                f"[1,mpirank:{r},algo-{r // 8 + 1}]<stderr>:ncclRemoteError: A call failed possibly due to a network error or a remote process exiting prematurely.",
+                f"[1,mpirank:{r},algo-{r // 8 + 1}]<stderr>:{loggen.NCCL_REMOTE_ERROR}",
             ]
     lines += [
         "--------------------------------------------------------------------------",
@@ -401,7 +366,7 @@ def log_healthy_negative() -> tuple[str, list[str]]:
     lines = [
         "# source: synthetic healthy torchrun log assembled by tests/holdout/make_logs.py (harmless warnings only; "
         "NNPACK line from https://github.com/Sachini/ronin/issues/51, MoE config line from https://github.com/sgl-project/sglang/issues/3204)",
-        "W0321 01:00:00.000000 1 torch/distributed/run.py:779] Setting OMP_NUM_THREADS environment variable for each process to be 1 in default, to avoid your system being overloaded, please further tune the variable for optimal performance in your application as needed. ",
+        f"W0321 01:00:00.000000 1 torch/distributed/run.py:779] {loggen.OMP_THREADS_WARNING} ",
     ]
     for r in range(8):
         lines += [pfx(r) + ln for ln in _nccl_init("dev-h100-01", 7000 + r, r, r, 8)]
@@ -429,12 +394,21 @@ BUILDERS = (
 )
 
 
-def main() -> None:
-    LOG_DIR.mkdir(exist_ok=True)
+def generate(log_dir: Path = LOG_DIR) -> list[tuple[Path, int]]:
+    """Write every log to `log_dir`; returns each file with its line count."""
+    log_dir.mkdir(parents=True, exist_ok=True)
+    written = []
     for build in BUILDERS:
         name, lines = build()
-        (LOG_DIR / name).write_text("\n".join(lines) + "\n", encoding="utf-8")
-        print(f"{name}: {len(lines)} lines")
+        path = log_dir / name
+        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        written.append((path, len(lines)))
+    return written
+
+
+def main() -> None:
+    for path, lines in generate():
+        print(f"{path.name}: {lines} lines")
 
 
 if __name__ == "__main__":
