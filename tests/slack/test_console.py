@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -55,9 +56,11 @@ def test_a_scripted_console_conversation_shows_what_slack_would_get(kb_dir, tmp_
     assert "Test: CUDA out of memory" in answer and "rank 3" in answer and "line 2" in answer
     assert "[Helpful]  [Not this]" in answer
     assert "Noted as not this one" in out
-    assert "(tracebot says nothing" in out.split("the loss curve")[0] or "says nothing" in out
-    assert "Test: NCCL watchdog timeout" in out and "line 51" in out
-    assert "threshold" in out and "80" in out
+    # Each message the user sends opens a turn; what tracebot did about it follows, up to the next one.
+    _, _, loss_curve_turn, log_turn = out.split("── you → #C0CONSOLE")
+    assert "(tracebot says nothing" in loss_curve_turn and "tracebot → #C0CONSOLE" not in loss_curve_turn
+    assert "Test: NCCL watchdog timeout" in log_turn and "Matched line 51 · rank 5" in log_turn
+    assert re.search(r"^threshold +80\b", log_turn, re.MULTILINE), "the channel's threshold is now 80"
 
     stats = tracebot("stats", "--db", str(db), "--json")
     assert stats.returncode == 0, stats.stderr
