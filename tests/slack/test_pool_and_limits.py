@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import threading
-import time
 
 import pytest
 
@@ -83,18 +82,17 @@ def test_a_channel_gets_a_short_burst_then_one_message_per_second_and_other_chan
     assert limiter.acquire("C1") == 0, "an idle channel has its burst back"
 
 
-def test_the_rate_limiter_spaces_real_threads_on_one_channel():
-    limiter = RateLimiter(rate=20.0, burst=1)
-    stamps: list[float] = []
+def test_the_rate_limiter_gives_real_threads_on_one_channel_one_slot_each():
+    # Time stands still; each thread is granted a distinct slot 1/20 s after the previous one.
+    waits: list[float] = []
+    limiter = RateLimiter(rate=20.0, burst=1, clock=lambda: 500.0, sleep=lambda _s: None)
 
     def send():
-        limiter.acquire("C1")
-        stamps.append(time.monotonic())
+        waits.append(limiter.acquire("C1"))
 
     threads = [threading.Thread(target=send) for _ in range(5)]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
-    stamps.sort()
-    assert stamps[-1] - stamps[0] >= 4 / 20.0 - 0.01
+    assert sorted(waits) == pytest.approx([0.0, 0.05, 0.1, 0.15, 0.2])
