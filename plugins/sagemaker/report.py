@@ -113,7 +113,7 @@ def first_errors_section(first: dict[str, list[tuple[int, str]]]) -> Section | N
     for host, errors in with_errors:
         when = datetime.fromtimestamp(errors[0][0] / 1000, UTC).strftime("%H:%M:%S")
         lines = "\n".join(line[:500] for _, line in errors)
-        blocks.append(f"*{host}* (first at {when} UTC)\n```\n{lines}\n```")
+        blocks.append(f"{host} (first at {when} UTC)\n```\n{lines}\n```")
     quiet = [h for h, e in first.items() if not e]
     if quiet:
         blocks.append("No error lines on: " + ", ".join(quiet))
@@ -129,7 +129,7 @@ def job_status(facts: JobFacts, warnings: list[ConfigWarning]) -> Status:
 
 
 def summary_text(facts: JobFacts, matches: list[Match], warnings: list[ConfigWarning]) -> str:
-    parts = [f"Training job `{facts.name}` is *{facts.status}*"]
+    parts = [f"Training job `{facts.name}` is {facts.status}"]
     if facts.secondary_status and facts.secondary_status != facts.status:
         parts[0] += f" (secondary status: {facts.secondary_status})"
     if facts.training_start and facts.training_end:
@@ -145,7 +145,7 @@ def summary_text(facts: JobFacts, matches: list[Match], warnings: list[ConfigWar
     if confident:
         best = confident[0]
         where = f" on {', '.join(best.hosts)}" if best.hosts else ""
-        parts.append(f"Most likely cause: *{best.title}*{where} (`{best.entry_id}`).")
+        parts.append(f"Most likely cause: {best.title}{where} (`{best.entry_id}`).")
     if warnings:
         parts.append(
             f"{len(warnings)} configuration warning(s) the SageMaker troubleshooting guides explain."
