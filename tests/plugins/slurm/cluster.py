@@ -78,17 +78,36 @@ def rank_pid(job_id: str, rank: int) -> int:
     return next(r.pid for r in rows if r.step_id == "0" and r.global_id == rank)
 
 
-def wait_until_hung(jobs: Jobs, timeout: float = 90) -> None:
-    """The hang job is hung once both ranks are past init_process_group (they print it)."""
+def _innermost_functions(pid: int) -> list[str]:
+    """The main thread's function names, innermost first, as py-spy sees them now ([] if it cannot)."""
+    pyspy = str(Path(PYTHON).parent / "py-spy")
+    done = subprocess.run([pyspy, "dump", "--json", "--pid", str(pid)], capture_output=True, text=True,
+                          timeout=30, check=False)
+    try:
+        threads = json.loads(done.stdout)
+    except json.JSONDecodeError:
+        return []
+    main = next((t for t in threads if t.get("thread_name") == "MainThread"), threads[0] if threads else None)
+    return [f.get("name", "") for f in (main or {}).get("frames", [])]
+
+
+def wait_until_hung(jobs: Jobs, timeout: float = 120) -> None:
+    """Poll (bounded) until the hang job is where the tests need it: rank 0 blocked in all_reduce and rank 1
+    in load_next_batch, as py-spy itself sees them. Printing "initialised" is not enough: rank 0 reaches
+    all_reduce a moment later."""
     wait_for(jobs.ids["hang"], {"RUNNING"})
     end = time.monotonic() + timeout
+    seen: tuple[list[str], list[str]] = ([], [])
     while time.monotonic() < end:
-        text = jobs.log("hang").read_text(errors="replace") if jobs.log("hang").exists() else ""
-        if "rank 0/2 initialised" in text and "rank 1/2 initialised" in text:
-            time.sleep(1.0)  # rank 0 is inside all_reduce a moment after printing
+        try:
+            seen = (_innermost_functions(rank_pid(jobs.ids["hang"], 0)),
+                    _innermost_functions(rank_pid(jobs.ids["hang"], 1)))
+        except StopIteration:  # the step's tasks are not all started yet
+            seen = ([], [])
+        if any("all_reduce" in f for f in seen[0]) and "load_next_batch" in seen[1]:
             return
         time.sleep(0.5)
-    raise AssertionError(f"hang job never initialised both ranks: {jobs.log('hang')}")
+    raise AssertionError(f"hang job never reached its hang: rank 0 in {seen[0][:3]}, rank 1 in {seen[1][:3]}")
 
 
 def tracebot(*words: str, env: dict[str, str] | None = None, prefix: list[str] | None = None,
