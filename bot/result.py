@@ -63,7 +63,7 @@ class Diagnosis:
     "no match". ``threshold`` is the confidence threshold the matches were judged against."""
 
     matches: list[Match] = field(default_factory=list)
-    threshold: float = 75.0
+    threshold: float = 75.0  # the default of tracebot.config.DEFAULT_THRESHOLD; result.py imports nothing
     lines_total: int = 0
     lines_scored: int = 0
     bytes_read: int = 0

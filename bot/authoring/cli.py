@@ -23,7 +23,7 @@ from tracebot.authoring.draft import (
 )
 from tracebot.authoring.importer import import_document
 from tracebot.authoring.lint import todo_problems
-from tracebot.config import Config
+from tracebot.config import DEFAULT_THRESHOLD, Config
 from tracebot.knowledge.loader import KnowledgeBase, load_knowledge_base, parse_entry_file
 from tracebot.matcher import Matcher
 
@@ -103,7 +103,7 @@ def cmd_kb_compare(args: argparse.Namespace) -> int:
 
     try:
         cases = load_cases(Path(args.cases))
-        result = compare(_knowledge(args), cases, args.compare, threshold=args.threshold or 75.0)
+        result = compare(_knowledge(args), cases, args.compare, threshold=args.threshold or DEFAULT_THRESHOLD)
     except (OSError, CaseError, CompareError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

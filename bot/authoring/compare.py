@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tracebot.authoring.evaluate import Case, CaseResult, EvalReport, evaluate
+from tracebot.config import DEFAULT_THRESHOLD
 from tracebot.knowledge.loader import KnowledgeBase, LoadError, load_knowledge_base
 from tracebot.matcher import Matcher
 
@@ -197,7 +198,7 @@ def stolen_examples(before_kb: KnowledgeBase, after_kb: KnowledgeBase) -> list[S
     return steals
 
 
-def compare(kb_root: Path, cases: list[Case], base_ref: str, threshold: float = 75.0) -> Comparison:
+def compare(kb_root: Path, cases: list[Case], base_ref: str, threshold: float = DEFAULT_THRESHOLD) -> Comparison:
     """Run ``cases`` against ``kb_root`` at ``base_ref`` and in the working tree."""
     kb_root = kb_root.resolve()
     repo = repo_root(kb_root)

@@ -99,11 +99,11 @@ def wait_until_hung(jobs: Jobs, timeout: float = 120) -> None:
     end = time.monotonic() + timeout
     seen: tuple[list[str], list[str]] = ([], [])
     while time.monotonic() < end:
-        try:
-            seen = (_innermost_functions(rank_pid(jobs.ids["hang"], 0)),
-                    _innermost_functions(rank_pid(jobs.ids["hang"], 1)))
-        except StopIteration:  # the step's tasks are not all started yet
-            seen = ([], [])
+        listed = run(["scontrol", "listpids", jobs.ids["hang"]], check=False)  # no steps yet: not an error
+        pids = {r.global_id: r.pid for r in parse_listpids(listed.stdout) if r.step_id == "0"}
+        seen = ([], [])
+        if 0 in pids and 1 in pids:
+            seen = (_innermost_functions(pids[0]), _innermost_functions(pids[1]))
         if any("all_reduce" in f for f in seen[0]) and "load_next_batch" in seen[1]:
             return
         time.sleep(0.5)
