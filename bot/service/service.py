@@ -11,7 +11,7 @@ import logging
 import threading
 import time
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from tracebot.config import Config
 from tracebot.plugin_api import Caller
@@ -20,7 +20,7 @@ from tracebot.render.slack_home import home_view
 from tracebot.result import Diagnosis
 from tracebot.secrets import Scrubber
 from tracebot.service import posting
-from tracebot.service.attachments import diagnose_message
+from tracebot.service.attachments import FileLimits, diagnose_message
 from tracebot.service.dedupe import delivery_keys
 from tracebot.service.egress import EgressOutbox
 from tracebot.service.inbound import Click, Inbound, SlashCommand, mentions, plain_text
@@ -38,12 +38,12 @@ log = logging.getLogger(__name__)
 @dataclass
 class Tunables:
     repeat_window_s: float = 600.0  # the same error again in a thread within this gets a pointer
-    max_file_bytes: int = 50 * 1024 * 1024
     progress_interval_s: float = 1.0
+    limits: FileLimits = field(default_factory=FileLimits)
 
     @classmethod
     def from_config(cls, config: Config) -> Tunables:
-        return cls(repeat_window_s=config.repeat_window_s, max_file_bytes=config.max_file_bytes)
+        return cls(repeat_window_s=config.repeat_window_s, limits=FileLimits.from_config(config))
 
 
 class Service:
@@ -217,7 +217,7 @@ class Service:
             self.outbox,
             msg,
             threshold=self.threshold(msg.channel),
-            max_file_bytes=self.tunables.max_file_bytes,
+            limits=self.tunables.limits,
         )
 
     def answer(self, msg: Inbound, *, source: str, always: bool, thread_ts: str | None = None) -> str | None:
