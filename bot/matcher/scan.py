@@ -45,10 +45,17 @@ class BoundedInflate:
     (megabytes of zeros inflating to gigabytes) costs a bounded amount of time and work. ``stopped``
     says why it ended early ("" when it reached the real end)."""
 
-    def __init__(self, inner: BinaryIO, max_bytes: int | None = None, deadline: float | None = None) -> None:
+    def __init__(
+        self,
+        inner: BinaryIO,
+        max_bytes: int | None = None,
+        deadline: float | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.inner = inner
         self.max_bytes = max_bytes
         self.deadline = deadline
+        self.clock = clock
         self.inflated = 0
         self.stopped = ""
 
@@ -56,7 +63,7 @@ class BoundedInflate:
         pieces: list[bytes] = []
         want = n if n >= 0 else float("inf")
         while want > 0 and not self.stopped:
-            if self.deadline is not None and time.monotonic() > self.deadline:
+            if self.deadline is not None and self.clock() > self.deadline:
                 self.stopped = f"time limit reached after {self.inflated >> 20} MB unpacked; the rest was not read"
                 break
             room = INFLATE_PIECE if self.max_bytes is None else min(INFLATE_PIECE, self.max_bytes - self.inflated)
