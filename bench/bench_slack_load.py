@@ -103,15 +103,14 @@ class NaiveApp:
                     channel=event["channel"], thread_ts=event["ts"], text=diagnosis.best.title
                 )
 
-        self.server = make_http_server(self.app, "127.0.0.1", 0)
+        self.server = make_http_server(self.app, SIGNING_SECRET, "127.0.0.1", 0)
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}/slack/events"
         threading.Thread(
-            target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+            target=self.server.serve_forever, daemon=True
         ).start()
 
     def close(self) -> None:
         self.server.shutdown()
-        self.server.server_close()
 
 
 def command_bodies(n: int) -> list[tuple[str, str]]:

@@ -15,10 +15,10 @@ import os
 import pwd
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from tracebot.config import Config
 from tracebot.knowledge.loader import KnowledgeBase
@@ -27,6 +27,7 @@ from tracebot.matcher.core import FULL_SCAN_CHARS
 from tracebot.plugin_api import Caller
 from tracebot.render.text import render_diagnosis, render_match, render_result
 from tracebot.result import Result
+from tracebot.secrets import Scrubber, ScrubbingStream, install_log_filter
 from tracebot.service.plugin_host import default_host
 from tracebot.service.router import Router
 
@@ -271,11 +272,19 @@ def _config(args: argparse.Namespace) -> Config:
     return cfg
 
 
-def _logging(cfg: Config) -> None:
-    logging.basicConfig(
-        level=cfg.log_level,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-    )
+def configure_logging(cfg: Config, stream: TextIO | None = None) -> logging.Handler:
+    """tracebot's log handler on the root logger, and the secret filter on every root handler: a log line
+    at any level (botocore's DEBUG request dumps included) leaves scrubbed."""
+    root = logging.getLogger()
+    for old in [h for h in root.handlers if getattr(h, "tracebot", False)]:
+        root.removeHandler(old)
+    handler = logging.StreamHandler(stream)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    handler.tracebot = True  # type: ignore[attr-defined]
+    root.addHandler(handler)
+    root.setLevel(cfg.log_level)
+    install_log_filter(Scrubber.for_process(cfg.secrets()), root)
+    return handler
 
 
 def cmd_console(args: argparse.Namespace) -> int:
@@ -325,20 +334,22 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from tracebot.slack.http import EVENTS_PATH, make_http_server
 
     cfg = _config(args)
-    _logging(cfg)
+    configure_logging(cfg)
     _require(cfg, "SLACK_BOT_TOKEN", "SLACK_SIGNING_SECRET")
     app, _ = _build_app(cfg)
-    server = make_http_server(app, args.host, args.port)
+    assert cfg.slack_signing_secret is not None  # _require checked it
+    server = make_http_server(app, cfg.slack_signing_secret, args.host, args.port)
     log.info("tracebot listening on http://%s:%d%s", args.host, server.server_address[1], EVENTS_PATH)
     with contextlib.suppress(KeyboardInterrupt):
         server.serve_forever()
+    server.shutdown()
     return 0
 
 
 def cmd_socket(cfg: Config) -> int:
     from tracebot.slack.socket_mode import socket_mode_handler
 
-    _logging(cfg)
+    configure_logging(cfg)
     _require(cfg, "SLACK_BOT_TOKEN", "SLACK_APP_TOKEN")
     app, _ = _build_app(cfg)
     log.info("tracebot connecting in Socket Mode")
@@ -531,18 +542,38 @@ def _write_attachments(result: Result, out_dir: Path) -> list[Path]:
     return written
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    if not getattr(args, "func", None):
-        parser.print_help()
-        return 0
+@contextlib.contextmanager
+def scrubbed_output() -> Iterator[None]:
+    """Standard output and error scrubbed of secrets while tracebot runs: every printer, ``--json`` and
+    argparse's own messages included."""
+    scrubber = Scrubber.for_process()  # SLACK_BOT_TOKEN, SLACK_SIGNING_SECRET... are in the environment
+    saved = sys.stdout, sys.stderr
+    sys.stdout = ScrubbingStream(sys.stdout, scrubber)  # type: ignore[assignment]
+    sys.stderr = ScrubbingStream(sys.stderr, scrubber)  # type: ignore[assignment]
     try:
-        return int(args.func(args) or 0)
-    except KeyboardInterrupt:
-        return 130
-    except BrokenPipeError:
-        return 0
+        yield
+    finally:
+        sys.stdout, sys.stderr = saved
+
+
+def main(argv: list[str] | None = None) -> int:
+    with scrubbed_output():
+        parser = build_parser()
+        args = parser.parse_args(argv)  # a usage error is printed through the scrubbed stderr
+        if not getattr(args, "func", None):
+            parser.print_help()
+            return 0
+        try:
+            return int(args.func(args) or 0)
+        except KeyboardInterrupt:
+            return 130
+        except BrokenPipeError:
+            return 0
+        except SystemExit as exc:
+            if isinstance(exc.code, str):  # "error: ..." would be printed by Python after the streams are back
+                print(exc.code, file=sys.stderr)
+                return 1
+            raise
 
 
 if __name__ == "__main__":

@@ -34,6 +34,10 @@ def _number(env: Mapping[str, str], name: str, default: float, *, positive: bool
     return value
 
 
+def _megabytes(env: Mapping[str, str], name: str, default_bytes: int) -> int:
+    return int(_number(env, name, default_bytes / (1 << 20)) * (1 << 20))
+
+
 @dataclass
 class Config:
     knowledge_dir: Path = field(default_factory=lambda: REPO_ROOT / "knowledge")
@@ -51,6 +55,11 @@ class Config:
     # How the bot runs
     repeat_window_s: float = 600.0  # the same error again in a thread within this gets a pointer
     max_file_bytes: int = 50 << 20  # largest attachment downloaded and read
+    # A .gz attachment is unpacked up to this much (a gzip bomb of zeros inflates 300-fold)...
+    max_inflated_bytes: int = 256 << 20
+    # ... and all of one message's files together up to this much, within message_budget_s.
+    max_message_inflated_bytes: int = 512 << 20
+    message_budget_s: float = 60.0
     channel_rate: float = 1.0  # messages per second per channel (Slack allows about one)
     channel_burst: int = 3
     job_workers: int = 4  # threads answering messages
@@ -87,7 +96,12 @@ class Config:
         if env.get("TRACEBOT_ADMINS"):
             cfg.admins = {u.strip() for u in env["TRACEBOT_ADMINS"].split(",") if u.strip()}
         cfg.repeat_window_s = _number(env, "TRACEBOT_REPEAT_WINDOW_S", cfg.repeat_window_s)
-        cfg.max_file_bytes = int(_number(env, "TRACEBOT_MAX_FILE_MB", cfg.max_file_bytes / (1 << 20)) * (1 << 20))
+        cfg.max_file_bytes = _megabytes(env, "TRACEBOT_MAX_FILE_MB", cfg.max_file_bytes)
+        cfg.max_inflated_bytes = _megabytes(env, "TRACEBOT_MAX_INFLATED_MB", cfg.max_inflated_bytes)
+        cfg.max_message_inflated_bytes = _megabytes(
+            env, "TRACEBOT_MAX_MESSAGE_INFLATED_MB", cfg.max_message_inflated_bytes
+        )
+        cfg.message_budget_s = _number(env, "TRACEBOT_MESSAGE_BUDGET_S", cfg.message_budget_s)
         cfg.channel_rate = _number(env, "TRACEBOT_CHANNEL_RATE", cfg.channel_rate)
         cfg.channel_burst = int(_number(env, "TRACEBOT_CHANNEL_BURST", cfg.channel_burst))
         cfg.job_workers = int(_number(env, "TRACEBOT_JOB_WORKERS", cfg.job_workers))

@@ -1,18 +1,211 @@
-"""Secrets never leave tracebot: the one scrubber for text that goes to Slack, a terminal or a log."""
+"""Secrets never leave tracebot: the one scrubber for text that goes to Slack, a terminal or a log.
+
+:class:`Scrubber` replaces, with ``[redacted]``,
+
+- the values it was given (the Slack tokens and signing secret) and the values of tracebot's own
+  environment variables whose names say KEY/TOKEN/SECRET/PASSWORD (:func:`secret_env_values`);
+- secrets recognisable by their shape: Slack tokens (``xox?-``, ``xapp-``), AWS access key ids and
+  secret keys, Hugging Face (``hf_``), GitHub (``ghp_``..., ``github_pat_``), W&B keys after
+  ``wandb login`` or in a netrc, ``Authorization:`` header values and bearer tokens, passwords in URLs;
+- the value of every ``NAME=value`` / ``NAME: value`` / ``--name value`` whose name says
+  KEY/TOKEN/SECRET/PASSWORD (``WANDB_API_KEY=…``, ``"password": "…"``, ``--hf-token …``).
+
+It is applied at the egress seams, not by callers: the service's outbox wrapper
+(:mod:`tracebot.service.egress`), the CLI's standard output and error (:class:`ScrubbingStream`) and
+a :class:`ScrubLogFilter` on the root log handlers (which also hides botocore's SigV4 header at DEBUG).
+Binary uploads (PNG) are left as they are; tracebot never puts text into them.
+"""
 
 from __future__ import annotations
 
+import logging
+import os
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, TextIO
 
-# Token shapes that must never reach Slack or a log even if an exception message carries one.
-_SECRET_SHAPES = re.compile(r"xox[abposr]-[A-Za-z0-9-]+|xapp-[A-Za-z0-9-]+|(?<![A-Z0-9])AKIA[A-Z0-9]{16}")
 REDACTED = "[redacted]"
+# Known values shorter than this are not searched for: "testing" or "1" would blank ordinary words.
+MIN_KNOWN_SECRET = 8
+
+_SECRET_WORDS = {"key", "token", "secret", "password", "passwd", "pwd", "credential", "credentials"}
+# Compounds written as one word (``apikey``, ``authToken`` is split by its capital anyway).
+_SECRET_SUFFIXES = ("apikey", "accesskey", "secretkey", "privatekey", "authtoken", "accesstoken", "apitoken")
+_NAME_PARTS = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
+
+# Shapes that are secrets wherever they appear.
+_SHAPES = re.compile(
+    r"(?<![A-Za-z0-9])xox[a-z]-[A-Za-z0-9-]+"  # Slack bot/user/app-config tokens
+    r"|(?<![A-Za-z0-9])xapp-[A-Za-z0-9-]+"  # Slack app-level tokens
+    r"|(?<![A-Z0-9])(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AIPA|ANPA|ANVA|AROA|APKA|ASCA)[A-Z0-9]{16}(?![A-Z0-9])"
+    r"|(?<![A-Za-z0-9_])hf_[A-Za-z0-9]{30,}"  # Hugging Face
+    r"|(?<![A-Za-z0-9_])gh[pousr]_[A-Za-z0-9]{36,}"  # GitHub classic / OAuth / app tokens
+    r"|(?<![A-Za-z0-9_])github_pat_[A-Za-z0-9_]{22,}"  # GitHub fine-grained tokens
+    r"|(?<![A-Za-z0-9-])local-[0-9a-f]{40}(?![0-9a-f])"  # W&B keys of a local (self-hosted) server
+)
+# An AWS secret access key: 40 characters of base64. Checked further in _aws_secret (mixed case, digits).
+_AWS_SECRET = re.compile(r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")
+# Keep the label, hide what follows it.
+_LABELLED = [
+    # Any Authorization header value: Bearer, Basic, botocore's "AWS4-HMAC-SHA256 Credential=AKIA…/…".
+    re.compile(r"""(?i)(\bauthorization\\?["']?\s*[:=]\s*(?:b?\\?["'])?)([^"'\\\n]+)"""),
+    re.compile(r"(?i)(\bbearer\s+)([A-Za-z0-9._~+/=-]{8,})"),
+    re.compile(r"(?i)(\bwandb\s+login\s+(?:--?[\w-]+\s+)*)([0-9a-f]{40}|local-[0-9a-f]{40})"),
+    re.compile(r"(?i)(\bmachine\s+\S+(?:\s+login\s+\S+)?\s+password\s+)(\S+)"),  # netrc (W&B writes one)
+    re.compile(r"(://[^\s/:@]+:)([^\s/@]+)(@)"),  # https://user:password@host
+]
+# NAME=value, NAME: value, "name": "value", 'X-Amz-Security-Token': b'…'; the name is judged in Python.
+_PAIR = re.compile(
+    r"""(?<![A-Za-z0-9_.])(?P<name>[A-Za-z_][A-Za-z0-9_.-]*)(?P<close>\\?["']?)(?P<sep>[ \t]*[:=][ \t]*)"""
+    r"""(?P<open>(?:b?\\?["'])?)(?P<value>[^\s"'\\,;&})\]]+)"""
+)
+_FLAG = re.compile(r"(?<![\w-])(?P<name>--?[A-Za-z][\w-]*)(?P<sep>[ \t]+)(?P<value>[^\s-][^\s]*)")
+
+
+def is_secret_name(name: str) -> bool:
+    """True when a variable, key or flag name says it holds a secret (``WANDB_API_KEY``, ``hfToken``,
+    ``db-password``), and not for names that merely contain the word (``KeyError``, ``max_tokens``)."""
+    parts = [p.lower() for p in _NAME_PARTS.findall(name)]
+    if not parts:
+        return False
+    return (
+        parts[-1] in _SECRET_WORDS
+        or any(p in ("secret", "password", "passwd") for p in parts)
+        or name.lower().endswith(_SECRET_SUFFIXES)
+    )
+
+
+def secret_env_values(environ: Mapping[str, str] | None = None) -> list[str]:
+    """The values of the environment variables whose names say they are secrets (and AWS's key id)."""
+    env = os.environ if environ is None else environ
+    return [
+        value
+        for name, value in env.items()
+        if value and len(value) >= MIN_KNOWN_SECRET and (is_secret_name(name) or name == "AWS_ACCESS_KEY_ID")
+    ]
+
+
+def _aws_secret(m: re.Match[str]) -> str:
+    s = m.group(0)
+    looks_random = (
+        any(c.isupper() for c in s) and any(c.islower() for c in s) and any(c.isdigit() for c in s)
+    )
+    # A path of exactly 40 characters (``/opt/ml/...``) is not a key: keys start anywhere, rarely with /.
+    return REDACTED if looks_random and not s.startswith("/") and s.count("/") <= 2 else s
+
+
+def _pair(m: re.Match[str]) -> str:
+    if not is_secret_name(m["name"]) or m["value"].startswith("[redacted"):
+        return m.group(0)
+    return f"{m['name']}{m['close']}{m['sep']}{m['open']}{REDACTED}"
+
+
+def _flag(m: re.Match[str]) -> str:
+    if not is_secret_name(m["name"].lstrip("-")) or m["value"].startswith("[redacted"):
+        return m.group(0)
+    return f"{m['name']}{m['sep']}{REDACTED}"
+
+
+class Scrubber:
+    """Replaces known secret values and secret-shaped text with ``[redacted]``."""
+
+    def __init__(self, secrets: Iterable[str | None] = ()) -> None:
+        known = {s for s in secrets if s and len(s) >= MIN_KNOWN_SECRET}
+        # Longest first, so a secret that contains another one is removed whole.
+        self.known = sorted(known, key=len, reverse=True)
+
+    @classmethod
+    def for_process(cls, extra: Iterable[str | None] = ()) -> Scrubber:
+        """The given values plus tracebot's own secret environment values."""
+        return cls([*extra, *secret_env_values()])
+
+    def text(self, text: str) -> str:
+        for secret in self.known:
+            if secret in text:
+                text = text.replace(secret, REDACTED)
+        text = _SHAPES.sub(REDACTED, text)
+        for pattern in _LABELLED:
+            text = pattern.sub(lambda m: m.group(1) + REDACTED + (m.group(3) if m.lastindex == 3 else ""), text)
+        text = _PAIR.sub(_pair, text)
+        text = _FLAG.sub(_flag, text)
+        return _AWS_SECRET.sub(_aws_secret, text)
+
+    def data(self, value: Any) -> Any:
+        """``value`` with every string in it (dict values, list items, recursively) scrubbed."""
+        return map_strings(value, self.text)
+
+    def content(self, data: bytes) -> bytes:
+        """A file's bytes: scrubbed when it is UTF-8 text, unchanged when binary (an image)."""
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            return data
+        return self.text(text).encode("utf-8")
+
+
+def map_strings(value: Any, fn: Callable[[str], str]) -> Any:
+    """``value`` with ``fn`` applied to every string in it: dict values and list items, recursively."""
+    if isinstance(value, str):
+        return fn(value)
+    if isinstance(value, dict):
+        return {k: map_strings(v, fn) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return type(value)(map_strings(v, fn) for v in value)
+    return value
 
 
 def scrub(text: str, secrets: Iterable[str | None] = ()) -> str:
-    """``text`` with each of ``secrets`` and every token-shaped string replaced by ``[redacted]``."""
-    for secret in secrets:
-        if secret:
-            text = text.replace(secret, REDACTED)
-    return _SECRET_SHAPES.sub(REDACTED, text)
+    """``text`` with each of ``secrets`` and every secret-shaped string replaced by ``[redacted]``."""
+    return Scrubber(secrets).text(text)
+
+
+class ScrubLogFilter(logging.Filter):
+    """On a handler: every record's message, arguments and traceback leave scrubbed, at every level."""
+
+    def __init__(self, scrubber: Scrubber) -> None:
+        super().__init__()
+        self.scrubber = scrubber
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        try:
+            message = record.getMessage()
+        except Exception:  # a broken format string: the handler reports it, with nothing substituted
+            message = str(record.msg)
+        record.msg, record.args = self.scrubber.text(message), None
+        if record.exc_info and not record.exc_text:
+            record.exc_text = logging.Formatter().formatException(record.exc_info)
+        if record.exc_text:
+            record.exc_text = self.scrubber.text(record.exc_text)
+        if record.stack_info:
+            record.stack_info = self.scrubber.text(record.stack_info)
+        return True
+
+
+def install_log_filter(scrubber: Scrubber, logger: logging.Logger | None = None) -> ScrubLogFilter:
+    """Put one :class:`ScrubLogFilter` on every handler of ``logger`` (the root logger by default)."""
+    logger = logger or logging.getLogger()
+    log_filter = ScrubLogFilter(scrubber)
+    for handler in logger.handlers:
+        for old in [f for f in handler.filters if isinstance(f, ScrubLogFilter)]:
+            handler.removeFilter(old)
+        handler.addFilter(log_filter)
+    return log_filter
+
+
+class ScrubbingStream:
+    """A text stream (standard output or error) whose every write is scrubbed first."""
+
+    def __init__(self, inner: TextIO, scrubber: Scrubber) -> None:
+        self.inner = inner
+        self.scrubber = scrubber
+
+    def write(self, text: str) -> int:
+        self.inner.write(self.scrubber.text(text))
+        return len(text)
+
+    def writelines(self, lines: Iterable[str]) -> None:
+        for line in lines:
+            self.write(line)
+
+    def __getattr__(self, name: str) -> Any:  # flush, isatty, encoding, fileno... of the real stream
+        return getattr(self.inner, name)

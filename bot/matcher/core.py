@@ -29,6 +29,7 @@ from tracebot.result import Diagnosis, Match, Source
 
 STRONG_SCORE = 92.0
 FULL_SCAN_CHARS = 256 * 1024  # texts up to this size get every line examined
+STREAM_DEADLINE_S = 60.0  # reading one long text or file stops after this (notes say so)
 PROSE_MAX_CHARS = 4000  # phrase (prose) matching only on texts a person would type
 MAX_UNIQUE_LINES = 20_000  # fuzzy scoring stops after this many distinct candidate lines
 MAX_EXEMPLARS_PER_LINE = 64
@@ -107,29 +108,53 @@ class Matcher:
         """Diagnose a pasted text (or bytes). Long texts are scanned like logs."""
         if isinstance(text, bytes):
             if len(text) > FULL_SCAN_CHARS or text[:2] == b"\x1f\x8b":
-                return self._diagnose_stream(bytes_stream(text), len(text), threshold=threshold)
+                return self._diagnose_stream(
+                    bytes_stream(text), len(text), deadline=time.monotonic() + STREAM_DEADLINE_S, threshold=threshold
+                )
             text = to_text(text)
         stats = ScanStats()
         if len(text) > FULL_SCAN_CHARS:
             data = text.encode("utf-8", errors="replace")
-            return self._diagnose_stream(bytes_stream(data), len(data), threshold=threshold)
+            return self._diagnose_stream(
+                bytes_stream(data), len(data), deadline=time.monotonic() + STREAM_DEADLINE_S, threshold=threshold
+            )
         aggs = self._score_lines(text_lines(text, stats))
         prose = prose_lines(text) if len(text) <= PROSE_MAX_CHARS else ""
         return self._finish(aggs, stats, prose, threshold, named=text)
 
     def diagnose_file(
-        self, path: Path | str, progress=None, *, deadline_s: float | None = 60.0, threshold: float | None = None
+        self,
+        path: Path | str,
+        progress=None,
+        *,
+        deadline_s: float | None = STREAM_DEADLINE_S,
+        threshold: float | None = None,
+        max_inflated_bytes: int | None = None,
+        deadline: float | None = None,
     ) -> Diagnosis:
-        """Diagnose a log file of any size: gzip is unpacked, binary junk tolerated, memory bounded."""
+        """Diagnose a log file of any size: gzip is unpacked (at most ``max_inflated_bytes``), binary junk
+        tolerated, memory bounded; reading stops ``deadline_s`` from now or at ``deadline``, whichever
+        comes first, and the diagnosis's notes say what was not read."""
         path = Path(path)
-        stream, size = open_log(path)
+        end = time.monotonic() + deadline_s if deadline_s else None
+        if deadline is not None:
+            end = deadline if end is None else min(end, deadline)
+        stream, size = open_log(path, max_inflated=max_inflated_bytes, deadline=end)
         with stream:
+            data = b""
             if size <= FULL_SCAN_CHARS:
                 data = stream.read(FULL_SCAN_CHARS + 1)
-                if len(data) <= FULL_SCAN_CHARS:
-                    return self.diagnose(data, threshold=threshold)
-                stream.seek(0)
-            return self._diagnose_stream(stream, size, progress=progress, deadline_s=deadline_s, threshold=threshold)
+            if size <= FULL_SCAN_CHARS and len(data) <= FULL_SCAN_CHARS:
+                found = self.diagnose(data, threshold=threshold)
+            else:
+                if data:
+                    stream.seek(0)
+                found = self._diagnose_stream(stream, size, progress=progress, deadline=end, threshold=threshold)
+        stopped = getattr(stream, "stopped", "")
+        if stopped:
+            found.truncated = True
+            found.notes.append(stopped)
+        return found
 
     def search(self, query: str, limit: int = 5) -> list[Match]:
         """Entries whose title, summary, tags or phrases resemble ``query`` (for ``kb search``)."""
@@ -142,9 +167,8 @@ class Matcher:
         return out
 
     # ---- internals --------------------------------------------------------------------------------
-    def _diagnose_stream(self, stream, size, *, progress=None, deadline_s=60.0, threshold=None) -> Diagnosis:
+    def _diagnose_stream(self, stream, size, *, progress=None, deadline=None, threshold=None) -> Diagnosis:
         stats = ScanStats()
-        deadline = time.monotonic() + deadline_s if deadline_s else None
         lines = candidate_lines(
             stream, self.index.trigger, stats, size_hint=size, deadline=deadline, progress=progress
         )

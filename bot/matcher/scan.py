@@ -17,6 +17,7 @@ from typing import Any, BinaryIO
 CHUNK_BYTES = 4 << 20
 MAX_LINE_BYTES = 16 << 10  # longer "lines" (minified JSON, binary junk) are cut to this for scoring
 GZIP_MAGIC = b"\x1f\x8b"
+INFLATE_PIECE = 1 << 20  # the deadline and the inflate limit are checked after every piece this large
 
 Progress = Callable[[int, int], None]  # (bytes done, bytes total or 0 when unknown)
 
@@ -38,13 +39,69 @@ def text_lines(text: str, stats: ScanStats) -> Iterator[tuple[int, str]]:
         yield no, line[:MAX_LINE_BYTES]
 
 
-def open_log(path: Path) -> tuple[BinaryIO, int]:
-    """Open a log, transparently gunzipping it; returns (stream, size on disk)."""
+class BoundedInflate:
+    """A gunzipping stream that ends early: once ``max_bytes`` have come out of it, or once ``deadline``
+    (``time.monotonic()``) has passed, checked every :data:`INFLATE_PIECE` inflated bytes, so a gzip bomb
+    (megabytes of zeros inflating to gigabytes) costs a bounded amount of time and work. ``stopped``
+    says why it ended early ("" when it reached the real end)."""
+
+    def __init__(
+        self,
+        inner: BinaryIO,
+        max_bytes: int | None = None,
+        deadline: float | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.inner = inner
+        self.max_bytes = max_bytes
+        self.deadline = deadline
+        self.clock = clock
+        self.inflated = 0
+        self.stopped = ""
+
+    def read(self, n: int = -1) -> bytes:
+        pieces: list[bytes] = []
+        want = n if n >= 0 else float("inf")
+        while want > 0 and not self.stopped:
+            if self.deadline is not None and self.clock() > self.deadline:
+                self.stopped = f"time limit reached after {self.inflated >> 20} MB unpacked; the rest was not read"
+                break
+            room = INFLATE_PIECE if self.max_bytes is None else min(INFLATE_PIECE, self.max_bytes - self.inflated)
+            if room <= 0:
+                self.stopped = f"unpacks to more than {self.max_bytes >> 20} MB; only the first {self.max_bytes >> 20} MB were read"
+                break
+            piece = self.inner.read(int(min(want, room)))
+            if not piece:
+                break
+            pieces.append(piece)
+            self.inflated += len(piece)
+            want -= len(piece)
+        return b"".join(pieces)
+
+    def seek(self, offset: int) -> int:
+        self.inflated, self.stopped = 0, ""
+        return self.inner.seek(offset)
+
+    def close(self) -> None:
+        self.inner.close()
+
+    def __enter__(self) -> BoundedInflate:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def open_log(
+    path: Path, *, max_inflated: int | None = None, deadline: float | None = None
+) -> tuple[BinaryIO, int]:
+    """Open a log, transparently gunzipping it (at most ``max_inflated`` bytes, until ``deadline``);
+    returns (stream, size on disk)."""
     raw = path.open("rb")
     size = path.stat().st_size
     if raw.read(2) == GZIP_MAGIC:
         raw.seek(0)
-        return gzip.GzipFile(fileobj=raw), size  # type: ignore[return-value]
+        return BoundedInflate(gzip.GzipFile(fileobj=raw), max_inflated, deadline), size  # type: ignore[return-value]
     raw.seek(0)
     return raw, size
 

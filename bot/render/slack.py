@@ -60,7 +60,7 @@ def button(label: str, action_id: str, value: str, style: str | None = None) -> 
 def _where(match: Match) -> str:
     parts = [f"line {match.line_no}" if match.line_no else ""]
     if match.ranks:
-        parts.append(f"{'rank' if len(match.ranks) == 1 else 'ranks'} {format_ranks(match.ranks[:64])}")
+        parts.append(f"{'rank' if len(match.ranks) == 1 else 'ranks'} {escape(format_ranks(match.ranks[:64]))}")
     if match.hosts:
         hosts = ", ".join(match.hosts[:5]) + (f" (+{len(match.hosts) - 5})" if len(match.hosts) > 5 else "")
         parts.append(f"host {escape(hosts)}")
@@ -73,8 +73,8 @@ def _sources(sources: list[Source]) -> str:
     links = []
     for s in sources:
         label = escape(s.text())
-        url = s.url
-        links.append(f"<{url}>" if url and label == escape(url) else f"<{url}|{label}>" if url else label)
+        url = escape(s.url) if s.url else None  # a contributed entry's URL must not close the link early
+        links.append(f"<{url}>" if url and label == url else f"<{url}|{label}>" if url else label)
     return "; ".join(x for x in links if x)
 
 
@@ -129,7 +129,7 @@ def answer(diagnosis: Diagnosis, *, diagnosis_id: int | None, always_answer: boo
         best = matches[0]
         if best.fix:
             blocks.append(context(f"If it is *{escape(best.title)}*: {escape(best.fix[0])}"))
-        return text + " " + ", ".join(m.title for m in matches[:3]), blocks
+        return text + " " + escape(", ".join(m.title for m in matches[:3])), blocks
     best = confident[0]
     blocks = match_blocks(best)
     also = confident[1:4]
@@ -146,7 +146,8 @@ def answer(diagnosis: Diagnosis, *, diagnosis_id: int | None, always_answer: boo
         if len(matches) > 1:
             buttons.append(button("Other matches", ACTION_OTHER, value))
         blocks.append({"type": "actions", "block_id": "tracebot_feedback", "elements": buttons})
-    return f"{best.title}: {best.summary or best.line}", blocks
+    # The fallback text is mrkdwn too (notifications, screen readers): the log line is the user's.
+    return escape(f"{best.title}: {best.summary or best.line}"), blocks
 
 
 def other_matches(matches: list[Match], shown: str) -> Rendered:
@@ -158,7 +159,7 @@ def other_matches(matches: list[Match], shown: str) -> Rendered:
     for m in rest[:5]:
         blocks.extend(match_blocks(m))
         blocks.append({"type": "divider"})
-    return "Other matches: " + ", ".join(m.title for m in rest[:5]), blocks[:-1]
+    return "Other matches: " + escape(", ".join(m.title for m in rest[:5])), blocks[:-1]
 
 
 def pointer(permalink: str, title: str) -> Rendered:
@@ -181,7 +182,7 @@ def _stack_group(group: StackGroup) -> list[Block]:
     where = f" stuck in `{escape(group.where.label())}`" if group.where else ""
     flag = ":warning: *odd one out* · " if group.odd_one_out else ""
     n = len(group.ranks)
-    head = f"{flag}*rank{'s' if n != 1 else ''} {format_ranks(group.ranks)}* ({n}){where}"
+    head = f"{flag}*rank{'s' if n != 1 else ''} {escape(format_ranks(group.ranks))}* ({n}){where}"
     if group.hosts:
         head += f" · {escape(', '.join(group.hosts[:4]))}"
     frames = "\n".join(f.label() for f in group.frames[:12])
@@ -208,12 +209,13 @@ def result(res: Result) -> Rendered:
         blocks.append(context(*(escape(str(n)) for n in notes[:5])))
     if res.attachments:
         blocks.append(context("Attached: " + ", ".join(escape(a.filename) for a in res.attachments)))
-    return f"{res.title}: {res.summary}", blocks
+    return escape(f"{res.title}: {res.summary}"), blocks
 
 
 def parent(command: str, user: str | None, state: str) -> Rendered:
-    who = f" from <@{user}>" if user else ""
-    text = f"`/trace {escape(command)}`{who} — {state}"
+    """The run's parent message; ``state`` is plain text (a result's summary: job names, log lines)."""
+    who = f" from <@{escape(user)}>" if user else ""
+    text = f"`/trace {escape(command)}`{who} — {escape(state)}"
     return text, [section(text)]
 
 

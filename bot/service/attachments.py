@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import logging
 import tempfile
+import time
+from dataclasses import dataclass
 from pathlib import Path
 
+from tracebot.config import Config
 from tracebot.matcher import Matcher, combine
 from tracebot.result import Diagnosis
 from tracebot.service.inbound import FileRef, Inbound, plain_text
@@ -28,11 +31,35 @@ def is_text_file(f: FileRef) -> bool:
     )
 
 
+@dataclass
+class FileLimits:
+    """How much of a message's files is read: each file's download and unpacked size, the unpacked bytes
+    of all its files together, and the time for all of them. A message holds one worker at most
+    ``budget_s``, however its attachments were built."""
+
+    max_file_bytes: int = 50 << 20
+    max_inflated_bytes: int = 256 << 20
+    max_message_inflated_bytes: int = 512 << 20
+    budget_s: float = 60.0
+
+    @classmethod
+    def from_config(cls, config: Config) -> FileLimits:
+        return cls(
+            max_file_bytes=config.max_file_bytes,
+            max_inflated_bytes=config.max_inflated_bytes,
+            max_message_inflated_bytes=config.max_message_inflated_bytes,
+            budget_s=config.message_budget_s,
+        )
+
+
 def diagnose_message(
-    matcher: Matcher, outbox: Outbox, msg: Inbound, *, threshold: float, max_file_bytes: int
+    matcher: Matcher, outbox: Outbox, msg: Inbound, *, threshold: float, limits: FileLimits | None = None
 ) -> Diagnosis:
     """The message's text and each readable attachment, combined in the matcher's one order. The notes
-    say which files were skipped or could not be read, and why."""
+    say which files were skipped, cut short or could not be read, and why."""
+    limits = limits or FileLimits()
+    deadline = time.monotonic() + limits.budget_s
+    unpacked = 0  # bytes read out of this message's files so far
     parts: list[Diagnosis] = []
     notes: list[str] = []
     text = plain_text(msg.text, strip_mentions=True)
@@ -42,17 +69,32 @@ def diagnose_message(
         if not is_text_file(f) or not f.url:
             notes.append(f"{f.name}: skipped, not a text or log file")
             continue
-        if f.size is not None and f.size > max_file_bytes:
-            notes.append(f"{f.name}: skipped, larger than {max_file_bytes >> 20} MB")
+        if f.size is not None and f.size > limits.max_file_bytes:
+            notes.append(f"{f.name}: skipped, larger than {limits.max_file_bytes >> 20} MB")
+            continue
+        room = limits.max_message_inflated_bytes - unpacked
+        if room <= 0 or time.monotonic() >= deadline:
+            why = "time" if room > 0 else f"{limits.max_message_inflated_bytes >> 20} MB"
+            notes.append(f"{f.name}: skipped, the earlier files used this message's {why} budget")
             continue
         with tempfile.TemporaryDirectory(prefix="tracebot-") as tmp:
             path = Path(tmp) / ("upload.gz" if f.name.lower().endswith(".gz") else "upload.log")
             try:
-                outbox.download(f.url, path, max_file_bytes)
-                parts.append(matcher.diagnose_file(path, threshold=threshold))
+                outbox.download(f.url, path, limits.max_file_bytes)
+                found = matcher.diagnose_file(
+                    path,
+                    threshold=threshold,
+                    max_inflated_bytes=min(limits.max_inflated_bytes, room),
+                    deadline=deadline,
+                )
             except Exception as exc:  # one unreadable file must not lose the rest of the answer
                 log.warning("could not read %s: %s", f.name, exc)
                 notes.append(f"{f.name}: could not be read ({type(exc).__name__}: {str(exc)[:120]})")
+                continue
+        unpacked += found.bytes_read
+        notes += [f"{f.name}: {note}" for note in found.notes]
+        found.notes = []
+        parts.append(found)
     combined = combine(parts) if parts else Diagnosis(threshold=threshold)
     combined.notes = notes + combined.notes
     return combined

@@ -11,16 +11,18 @@ import logging
 import threading
 import time
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from tracebot.config import Config
 from tracebot.plugin_api import Caller
 from tracebot.render import slack as render
 from tracebot.render.slack_home import home_view
 from tracebot.result import Diagnosis
+from tracebot.secrets import Scrubber
 from tracebot.service import posting
-from tracebot.service.attachments import diagnose_message
+from tracebot.service.attachments import FileLimits, diagnose_message
 from tracebot.service.dedupe import delivery_keys
+from tracebot.service.egress import EgressOutbox
 from tracebot.service.inbound import Click, Inbound, SlashCommand, mentions, plain_text
 from tracebot.service.jobs import JobPool, PoolBusy
 from tracebot.service.knowledge import KnowledgeHolder
@@ -36,12 +38,12 @@ log = logging.getLogger(__name__)
 @dataclass
 class Tunables:
     repeat_window_s: float = 600.0  # the same error again in a thread within this gets a pointer
-    max_file_bytes: int = 50 * 1024 * 1024
     progress_interval_s: float = 1.0
+    limits: FileLimits = field(default_factory=FileLimits)
 
     @classmethod
     def from_config(cls, config: Config) -> Tunables:
-        return cls(repeat_window_s=config.repeat_window_s, max_file_bytes=config.max_file_bytes)
+        return cls(repeat_window_s=config.repeat_window_s, limits=FileLimits.from_config(config))
 
 
 class Service:
@@ -61,7 +63,12 @@ class Service:
         self.config = config
         self.store = store
         self.knowledge = knowledge
-        self.outbox = outbox
+        # The one door out: everything posted, edited, uploaded or published is scrubbed of secrets.
+        self.outbox: EgressOutbox = (
+            outbox
+            if isinstance(outbox, EgressOutbox)
+            else EgressOutbox(outbox, Scrubber.for_process(config.secrets()))
+        )
         self.jobs = jobs  # answers to messages, clicks, App Home: quick work
         # /trace runs (py-spy over hundreds of ranks, minutes) get their own pool so they never delay
         # the answer to a pasted error.
@@ -72,7 +79,7 @@ class Service:
         # One answer at a time per thread, so "same error again" sees the first answer.
         self._thread_locks = [threading.Lock() for _ in range(64)]
         self.runs = TraceRuns(
-            outbox=outbox,
+            outbox=self.outbox,
             store=store,
             pool=self.trace_jobs,
             router=router,
@@ -160,8 +167,11 @@ class Service:
         was queued (its parent message in the channel is the visible answer)."""
         plan = self.router.plan(cmd.text, self.caller(cmd.user), cmd.channel)
         if plan.kind == "reply" and plan.result is not None:
-            return posting.fitted(render.result(plan.result))
-        return self.runs.start(plan, cmd.channel, cmd.user, thread_ts=None)
+            reply: render.Rendered | None = posting.fitted(render.result(plan.result))
+        else:
+            reply = self.runs.start(plan, cmd.channel, cmd.user, thread_ts=None)
+        # The acknowledgement goes to Slack without the outbox: it passes the same door.
+        return self.outbox.rendered(reply) if reply is not None else None
 
     def on_click(self, click: Click) -> None:
         diag_id_text, _, entry_id = click.value.partition(":")
@@ -207,7 +217,7 @@ class Service:
             self.outbox,
             msg,
             threshold=self.threshold(msg.channel),
-            max_file_bytes=self.tunables.max_file_bytes,
+            limits=self.tunables.limits,
         )
 
     def answer(self, msg: Inbound, *, source: str, always: bool, thread_ts: str | None = None) -> str | None:

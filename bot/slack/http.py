@@ -1,36 +1,177 @@
-"""HTTP mode: Bolt behind a threaded WSGI server (Bolt verifies every request's signature)."""
+"""HTTP mode: Bolt's WSGI adapter served by waitress, behind a gate that checks what Slack would send.
+
+waitress reads each request whole (headers and body, up to the body cap) in its event loop before a
+worker thread sees it, so a connection that never finishes its headers holds no thread; idle connections
+are closed after ``idle_timeout_s``, a request that has not arrived completely after ``request_timeout_s``
+is dropped, and at most ``connection_limit`` connections are open at once.
+
+:class:`SlackGate` runs first on every request: it refuses a body larger than ``max_body_bytes`` from its
+Content-Length (413, unread), a malformed timestamp (400) and a bad signature (401) before anything is
+parsed, then a signed body that is not the JSON or form Slack sends (400). Each refusal is one log line.
+"""
 
 from __future__ import annotations
 
+import io
+import json
 import logging
-from socketserver import ThreadingMixIn
+import re
+import time
+from collections.abc import Callable, Iterable
 from typing import Any
-from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
+from urllib.parse import parse_qs
 
 from slack_bolt import App
 from slack_bolt.adapter.wsgi import SlackRequestHandler
+from slack_sdk.signature import SignatureVerifier
+from waitress import wasyncore
+from waitress.adjustments import Adjustments
+from waitress.channel import HTTPChannel
+from waitress.server import TcpWSGIServer
 
 log = logging.getLogger(__name__)
 EVENTS_PATH = "/slack/events"
+MAX_BODY_BYTES = 1 << 20  # Slack's event and interaction payloads are a few kB
+REQUEST_TIMEOUT_S = 10  # headers and body must have arrived this long after the first byte
+IDLE_TIMEOUT_S = 30  # a keep-alive connection with nothing to do is closed after this
+CONNECTION_LIMIT = 100
+THREADS = 8  # requests handled at once (Bolt acks quickly; slow work goes to tracebot's job pools)
+_TIMESTAMP = re.compile(r"^[0-9]{1,12}$")
+
+Environ = dict[str, Any]
+StartResponse = Callable[..., Any]
 
 
-class ThreadingWSGIServer(ThreadingMixIn, WSGIServer):
-    daemon_threads = True
-    # socketserver's default listen backlog is 5: a burst of Slack deliveries (retries, several
-    # channels at once) would see connection resets. Slack sends bursts, so queue them.
-    request_queue_size = 128
+def _reply(start_response: StartResponse, status: str, text: str) -> list[bytes]:
+    body = text.encode()
+    start_response(status, [("Content-Type", "text/plain; charset=utf-8"), ("Content-Length", str(len(body)))])
+    return [body]
 
 
-class QuietHandler(WSGIRequestHandler):
-    """Access lines at debug level: request paths are harmless but Slack sends a lot of them."""
+def _parses(body: bytes, content_type: str) -> bool:
+    """True when ``body`` is what Slack sends: a JSON object, or a form whose ``payload`` is JSON."""
+    try:
+        if "json" in content_type:
+            return isinstance(json.loads(body), dict)
+        form = parse_qs(body.decode("utf-8"), strict_parsing=bool(body))
+        if "payload" in form:
+            return isinstance(json.loads(form["payload"][0]), dict)
+        return True
+    except (ValueError, UnicodeDecodeError):
+        return False
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 (stdlib signature)
-        log.debug("%s " + format, self.address_string(), *args)
+
+class SlackGate:
+    """WSGI middleware in front of Bolt: size, timestamp and signature first, parsing after."""
+
+    def __init__(self, app: Callable[..., Iterable[bytes]], signing_secret: str, max_body_bytes: int) -> None:
+        self.app = app
+        self.verifier = SignatureVerifier(signing_secret)
+        self.max_body_bytes = max_body_bytes
+
+    def __call__(self, environ: Environ, start_response: StartResponse) -> Iterable[bytes]:
+        if environ.get("REQUEST_METHOD") != "POST" or environ.get("PATH_INFO") != EVENTS_PATH:
+            return _reply(start_response, "404 Not Found", "Not Found")
+        try:
+            length = int(environ.get("CONTENT_LENGTH") or 0)
+        except ValueError:
+            length = -1
+        if length < 0:
+            log.warning("refused a request: bad Content-Length")
+            return _reply(start_response, "400 Bad Request", "bad Content-Length")
+        if length > self.max_body_bytes:
+            log.warning("refused a request of %d bytes (limit %d)", length, self.max_body_bytes)
+            return _reply(start_response, "413 Payload Too Large", "request body too large")
+        timestamp = environ.get("HTTP_X_SLACK_REQUEST_TIMESTAMP", "")
+        if not _TIMESTAMP.match(timestamp):
+            log.warning("refused a request: missing or malformed X-Slack-Request-Timestamp")
+            return _reply(start_response, "400 Bad Request", "bad X-Slack-Request-Timestamp")
+        body = environ["wsgi.input"].read(length)
+        if not self.verifier.is_valid(body, timestamp, environ.get("HTTP_X_SLACK_SIGNATURE", "")):
+            log.warning("refused a request: invalid or expired signature")
+            return _reply(start_response, "401 Unauthorized", "invalid signature")
+        if not _parses(body, environ.get("CONTENT_TYPE", "")):
+            log.warning("refused a signed request whose body is not the JSON or form Slack sends")
+            return _reply(start_response, "400 Bad Request", "malformed body")
+        environ["wsgi.input"] = io.BytesIO(body)
+        return self.app(environ, start_response)
 
 
-def make_http_server(app: App, host: str = "0.0.0.0", port: int = 3000) -> ThreadingWSGIServer:  # noqa: S104
-    server = make_server(
-        host, port, SlackRequestHandler(app, path=EVENTS_PATH), ThreadingWSGIServer, QuietHandler
-    )
-    assert isinstance(server, ThreadingWSGIServer)
-    return server
+class _Channel(HTTPChannel):
+    """Remembers when the request being received started, for :class:`_Server`'s request timeout."""
+
+    request_started = 0.0
+
+    def received(self, data: bytes) -> bool:
+        if self.request is None and data:
+            self.request_started = time.time()  # waitress keeps last_activity in time.time() too
+        return bool(super().received(data))
+
+
+class _Server(TcpWSGIServer):
+    channel_class = _Channel
+    request_timeout_s: float = REQUEST_TIMEOUT_S
+
+    def maintenance(self, now: float) -> None:
+        super().maintenance(now)  # closes connections idle for longer than channel_timeout
+        cutoff = now - self.request_timeout_s
+        for channel in list(self.active_channels.values()):
+            if channel.request is not None and not channel.request.completed and channel.request_started < cutoff:
+                channel.will_close = True  # headers (or body) still trickling in: a slowloris
+
+
+class HttpServer:
+    """waitress serving a WSGI app on one socket; ``serve_forever`` in a thread, ``shutdown`` from another."""
+
+    def __init__(
+        self,
+        wsgi: Callable[..., Iterable[bytes]],
+        host: str,
+        port: int,
+        *,
+        threads: int = THREADS,
+        connection_limit: int = CONNECTION_LIMIT,
+        idle_timeout_s: int = IDLE_TIMEOUT_S,
+        request_timeout_s: float = REQUEST_TIMEOUT_S,
+        max_body_bytes: int = MAX_BODY_BYTES,
+    ) -> None:
+        self._map: dict[int, Any] = {}
+        adj = Adjustments(
+            host=host,
+            port=port,
+            threads=threads,
+            connection_limit=connection_limit,
+            channel_timeout=idle_timeout_s,
+            cleanup_interval=1,  # how often the timeouts are checked
+            max_request_body_size=max_body_bytes,
+            max_request_header_size=64 << 10,
+            ident="tracebot",
+            clear_untrusted_proxy_headers=True,
+        )
+        self._server = _Server(wsgi, map=self._map, adj=adj, _start=False)
+        self._server.request_timeout_s = request_timeout_s
+        self._server.accept_connections()
+
+    @property
+    def server_address(self) -> tuple[str, int]:
+        return str(self._server.effective_host), int(self._server.effective_port)
+
+    def serve_forever(self) -> None:
+        self._server.run()
+
+    def shutdown(self) -> None:
+        self._server.task_dispatcher.shutdown()
+        wasyncore.close_all(self._map)
+
+
+def make_http_server(
+    app: App,
+    signing_secret: str,
+    host: str = "0.0.0.0",  # noqa: S104
+    port: int = 3000,
+    max_body_bytes: int = MAX_BODY_BYTES,
+    **limits: Any,
+) -> HttpServer:
+    """Bolt's WSGI adapter behind :class:`SlackGate`, served by waitress with the limits above."""
+    gate = SlackGate(SlackRequestHandler(app, path=EVENTS_PATH), signing_secret, max_body_bytes)
+    return HttpServer(gate, host, port, max_body_bytes=max_body_bytes, **limits)

@@ -15,19 +15,60 @@ from tracebot.service.ratelimit import RateLimiter
 
 log = logging.getLogger(__name__)
 DOWNLOAD_TIMEOUT_S = 30.0
+MAX_REDIRECTS = 3
+# Where Slack serves files (``url_private_download``); the bot token goes nowhere else.
+SLACK_FILE_ORIGINS = frozenset({("https", "files.slack.com", 443)})
+_DEFAULT_PORTS = {"https": 443, "http": 80}
+
+Origin = tuple[str, str, int]
+
+
+def origin(url: str) -> Origin | None:
+    """``(scheme, host, port)`` of ``url``, the port filled in; None when it has no host or a bad port."""
+    parsed = urlparse(url)
+    try:
+        port = parsed.port or _DEFAULT_PORTS.get(parsed.scheme, 0)
+    except ValueError:
+        return None
+    if not parsed.hostname or not port:
+        return None
+    return parsed.scheme.lower(), parsed.hostname.lower(), port
+
+
+def file_origins(api_url: str | None) -> frozenset[Origin]:
+    """Slack's file host, plus, for tests only, the exact scheme+host+port of ``SLACK_API_URL`` (the fake
+    Slack on loopback serves its files there over http). Nothing else ever gets the bot token."""
+    extra = origin(api_url) if api_url else None
+    return SLACK_FILE_ORIGINS | {extra} if extra else SLACK_FILE_ORIGINS
+
+
+class _RedirectGuard(urllib.request.HTTPRedirectHandler):
+    """Follows a redirect only to an allowed origin; anywhere else the download is refused, so the
+    ``Authorization`` header (which urllib copies onto the redirected request) never leaves them."""
+
+    max_redirections = MAX_REDIRECTS
+
+    def __init__(self, allowed: frozenset[Origin]) -> None:
+        super().__init__()
+        self.allowed = allowed
+
+    def redirect_request(self, req, fp, code, msg, headers, newurl):  # type: ignore[no-untyped-def]
+        if origin(newurl) not in self.allowed:
+            raise DownloadRefused(f"the file URL redirects off Slack's file host, to {urlparse(newurl).hostname}")
+        return super().redirect_request(req, fp, code, msg, headers, newurl)
 
 
 class SlackOutbox:
     """The Slack Web API through slack_sdk's WebClient (which retries 429s after Retry-After)."""
 
     def __init__(
-        self, client: Any, limiter: RateLimiter | None = None, file_hosts: set[str] | None = None
+        self, client: Any, limiter: RateLimiter | None = None, api_url: str | None = None
     ) -> None:
         self.client = client
         self.limiter = limiter or RateLimiter(rate=1.0, burst=3)
-        api_host = urlparse(client.base_url).hostname or ""
-        # The bot token goes only to Slack's file host (or the configured API host, e.g. a test fake).
-        self.file_hosts = file_hosts or {"files.slack.com", api_host}
+        # The bot token goes only to Slack's file host over https (and, in tests, the fake's exact origin).
+        self.file_origins = file_origins(api_url)
+        self._opener = urllib.request.build_opener(_RedirectGuard(self.file_origins))
 
     def post(
         self, channel: str, text: str, blocks: Blocks | None = None, thread_ts: str | None = None
@@ -71,12 +112,11 @@ class SlackOutbox:
         self.client.views_publish(user_id=user, view=view)
 
     def download(self, url: str, dest: Path, max_bytes: int) -> int:
-        parsed = urlparse(url)
-        if parsed.scheme not in ("https", "http") or parsed.hostname not in self.file_hosts:
-            raise DownloadRefused(f"not a Slack file URL: {parsed.hostname}")
+        if origin(url) not in self.file_origins:
+            raise DownloadRefused(f"not a Slack file URL: {urlparse(url).hostname}")
         req = urllib.request.Request(url, headers={"Authorization": f"Bearer {self.client.token}"})
         size = 0
-        with urllib.request.urlopen(req, timeout=DOWNLOAD_TIMEOUT_S) as resp, dest.open("wb") as out:  # noqa: S310
+        with self._opener.open(req, timeout=DOWNLOAD_TIMEOUT_S) as resp, dest.open("wb") as out:
             while chunk := resp.read(1 << 16):
                 size += len(chunk)
                 if size > max_bytes:

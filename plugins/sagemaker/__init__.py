@@ -11,7 +11,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from tracebot.plugin_api import Command, CommandContext, Result, UsageError, hookimpl
+from tracebot.plugin_api import Command, CommandContext, NotAllowed, Result, UsageError, hookimpl
+from tracebot.plugins.sagemaker.access import may_read
 
 USAGE = "/trace sagemaker <training-job-name>"
 # SageMaker's own rule for TrainingJobName (CreateTrainingJob API reference); checked before any call.
@@ -32,7 +33,13 @@ def parse(args: list[str]) -> dict[str, Any]:
 
 
 def run(ctx: CommandContext, job_name: str) -> Result:
-    from tracebot.plugins.sagemaker.trace import trace_training_job  # traceboto3 is imported only when used
+    # Checked before any AWS call, and worded the same whether the job exists or not.
+    if not may_read(ctx.caller, ctx.settings, job_name):
+        raise NotAllowed(
+            f"You may not trace `{job_name}`: `/trace sagemaker` is for admins and for the users and groups "
+            "granted that job's name in the `sagemaker.allow` section of TRACEBOT_CONFIG."
+        )
+    from tracebot.plugins.sagemaker.trace import trace_training_job  # boto3 is imported only when used
 
     return trace_training_job(ctx, job_name)
 

@@ -45,6 +45,7 @@ class FakeSlack:
         self.bot_user_id = bot_user_id
         self.calls: list[Call] = []
         self.files: dict[str, bytes] = {}  # path under /files-pri/ -> content
+        self.redirects: dict[str, str] = {}  # path under /files-pri/ -> where it redirects (302)
         self.uploads: dict[str, dict[str, Any]] = {}  # file_id -> {"filename", "content", "completed"...}
         self.socket_url = ""
         self.not_in: set[str] = set()  # channels tracebot was never invited to
@@ -74,6 +75,21 @@ class FakeSlack:
         path = f"T0001-F{len(self.files) + 1:04d}/download/{name}"
         self.files[path] = content
         return f"{self.base}/files-pri/{path}"
+
+    def add_redirect(self, name: str, location: str) -> str:
+        """A file URL that answers 302 to ``location``; return the URL."""
+        path = f"T0001-R{len(self.redirects) + 1:04d}/download/{name}"
+        self.redirects[path] = location
+        return f"{self.base}/files-pri/{path}"
+
+    def everything_sent(self) -> str:
+        """Every request body and param, and the content and name of every uploaded file."""
+        with self._lock:
+            uploads = [
+                f"{u.get('filename')}\n{u.get('title')}\n{(u.get('content') or b'').decode('utf-8', 'replace')}"
+                for u in self.uploads.values()
+            ]
+        return "\n".join([self.all_recorded_text(), *uploads])
 
     def fail_next(self, method: str, status: int = 429, retry_after: int = 1) -> None:
         self._failures.setdefault(method, []).append((status, retry_after))
@@ -198,6 +214,9 @@ class FakeSlack:
                 path = urlparse(self.path).path
                 if path.startswith("/files-pri/"):
                     key = path[len("/files-pri/") :]
+                    if key in fake.redirects:
+                        self._send(302, b"", "text/plain", headers={"Location": fake.redirects[key]})
+                        return
                     if self.headers.get("Authorization") != f"Bearer {fake.bot_token}":
                         # Slack answers an unauthenticated file URL with its login page, not the file.
                         self._send(200, b"<html>sign in</html>", "text/html")

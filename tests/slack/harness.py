@@ -136,20 +136,26 @@ def make_config(tmp_path: Path, fake: FakeSlack, kb_dir: Path, **overrides: Any)
 
 @contextmanager
 def running_app(
-    config: Config, fake: FakeSlack, *, host: Any, slow: SlowPlugin | None = None, workers: int = 4
+    config: Config,
+    fake: FakeSlack,
+    *,
+    host: Any,
+    slow: SlowPlugin | None = None,
+    workers: int = 4,
+    **server_limits: Any,
 ) -> Iterator[Slack]:
-    """The Bolt app (Bolt's default 5 listener threads) serving on an ephemeral loopback port."""
+    """The Bolt app (Bolt's default 5 listener threads) serving on an ephemeral loopback port;
+    ``server_limits`` go to :func:`make_http_server` (body size, timeouts, threads)."""
     listeners = CountingExecutor()
     app, tracebot = build_app(config, host=host, jobs=JobPool(workers=workers), listener_executor=listeners)
-    server = make_http_server(app, "127.0.0.1", 0)
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    server = make_http_server(app, SIGNING_SECRET, "127.0.0.1", 0, **server_limits)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     url = f"http://127.0.0.1:{server.server_address[1]}/slack/events"
     try:
         yield Slack(fake, tracebot, url, config, listeners, slow)
     finally:
         server.shutdown()
-        server.server_close()
         listeners.shutdown(wait=True)
         tracebot.shutdown(wait=True)
         tracebot.store.close()

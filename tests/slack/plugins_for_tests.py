@@ -7,7 +7,7 @@ import time
 from typing import Any
 
 from tracebot.plugin_api import Command, CommandContext, UsageError, hookimpl
-from tracebot.result import Attachment, Result, Section
+from tracebot.result import Attachment, Frame, Result, Section, StackGroup, Table
 
 
 def _parse_n(words: list[str]) -> dict[str, Any]:
@@ -67,5 +67,39 @@ class BigPlugin:
         return [
             Command(
                 name="big", usage="/trace big", help="A large result (tests).", parse=lambda w: {}, run=run
+            )
+        ]
+
+
+class EchoPlugin:
+    """``/trace echo <text>``: puts the text in every part of a Result (title, summary, section, table,
+    stack group, unreadable, note, attachment name and content) and in a progress message: what a plugin
+    would do with a job name, a log line or a py-spy file name it did not write itself."""
+
+    def run(self, ctx: CommandContext, text: str) -> Result:
+        ctx.progress(f"reading {text}")
+        frame = Frame(function=text, filename=f"/srv/{text}.py", line=7)
+        return Result(
+            title=f"echo {text}",
+            summary=text,
+            status="warning",
+            sections=[Section(text, text)],
+            tables=[Table(text, ["value"], [[text]])],
+            stack_groups=[StackGroup(ranks=["0"], frames=[frame], where=frame, hosts=[text])],
+            unreadable={text: text},
+            attachments=[Attachment(f"{text}.txt", text.encode(), title=text)],
+            data={"notes": [text]},
+        )
+
+    @hookimpl
+    def register_commands(self) -> list[Command]:
+        return [
+            Command(
+                name="echo",
+                usage="/trace echo <text>",
+                help="Echoes its text everywhere (tests).",
+                parse=lambda words: {"text": words[0] if words else ""},
+                run=self.run,
+                takes_text=True,
             )
         ]

@@ -172,7 +172,7 @@ def test_the_plugin_host_runs_trace_sagemaker_from_its_builtin_list(
     host = PluginHost(entry_points=False)  # the real built-in list, as the bot and the CLI build it
 
     assert "sagemaker" in host.get_commands(), host.load_errors()
-    result = host.run_command("sagemaker", make_ctx(matcher=tiny_matcher), [job])
+    result = host.run_command("sagemaker", make_ctx(matcher=tiny_matcher, is_admin=True), [job])
 
     assert result.status == "error" and "is Failed" in result.summary
     assert result.matches[0].entry_id == "tiny-cuda-oom"

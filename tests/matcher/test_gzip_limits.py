@@ -1,0 +1,55 @@
+"""A gzip bomb (zeros compress about a thousandfold) is unpacked only up to a limit and a deadline that
+are checked while it inflates, not after: reading it costs bounded time whatever it inflates to."""
+
+from __future__ import annotations
+
+import gzip
+import io
+import itertools
+
+from tracebot.matcher.scan import INFLATE_PIECE, BoundedInflate
+
+OOM = b"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n"
+
+
+def _bomb(tmp_path, inflated_mb: int):
+    path = tmp_path / "bomb.log.gz"
+    with gzip.open(path, "wb", compresslevel=6) as out:
+        out.write(OOM)
+        zeros = b"\0" * (1 << 20)
+        for _ in range(inflated_mb):
+            out.write(zeros)
+    return path
+
+
+def test_a_bomb_is_read_up_to_the_inflate_limit_and_the_note_says_so(tmp_path, matcher):
+    path = _bomb(tmp_path, 512)
+    assert path.stat().st_size < 1 << 20
+
+    found = matcher.diagnose_file(path, max_inflated_bytes=16 << 20)
+
+    assert found.bytes_read <= 16 << 20
+    assert found.truncated and "unpacks to more than 16 MB; only the first 16 MB were read" in found.notes
+    assert found.matches and found.matches[0].entry_id == "cuda-oom"
+
+
+def test_the_deadline_is_checked_between_pieces_of_one_read():
+    ticks = itertools.count()  # a clock that moves one second per look
+    stream = BoundedInflate(
+        gzip.GzipFile(fileobj=io.BytesIO(gzip.compress(b"\0" * (64 << 20)))), deadline=2.5, clock=lambda: next(ticks)
+    )
+
+    data = stream.read(32 << 20)  # one read call, as the log scanner makes
+
+    assert len(data) == 3 * INFLATE_PIECE
+    assert stream.stopped.startswith("time limit reached after 3 MB unpacked")
+    assert stream.read(1) == b""
+
+
+def test_a_deadline_in_the_past_reads_nothing_of_the_file(tmp_path, matcher):
+    import time
+
+    found = matcher.diagnose_file(_bomb(tmp_path, 8), deadline=time.monotonic() - 1)
+
+    assert found.bytes_read == 0 and found.truncated
+    assert any(n.startswith("time limit reached") for n in found.notes)

@@ -1,0 +1,209 @@
+"""What leaves tracebot for Slack: no secret of any kind, no live mrkdwn from user text, and the bot
+token only for Slack's own file host. Every recorded call to the fake Slack is inspected: messages,
+edits, ephemerals, file uploads (name, title, content), the App Home, and the slash-command acks."""
+
+from __future__ import annotations
+
+import gzip
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pytest
+
+from tests.slack import payloads
+from tests.slack.blocks import texts
+from tests.slack.harness import SIGNING_SECRET
+from tests.slack.plugins_for_tests import EchoPlugin
+from tests.slack.tiny_kb import OOM_LINE
+
+# One of each kind; the value is what must never be seen, the text is how it appears in a log.
+SECRETS = {
+    "slack bot token": ("xoxb-2024-1234567890-LeakedBotTokenValue", "xoxb-2024-1234567890-LeakedBotTokenValue"),
+    "slack user token": ("xoxp-99-88-LeakedUserToken", "export TOKEN_FOR_BOT=xoxp-99-88-LeakedUserToken"),
+    "slack app token": ("xapp-1-A0LEAK-123-abcdef", "xapp-1-A0LEAK-123-abcdef"),
+    "signing secret": (SIGNING_SECRET, f"signing with {SIGNING_SECRET}"),
+    "aws key id": ("AKIAZ7QX3LEAKTEST123", "aws_access_key_id AKIAZ7QX3LEAKTEST123"),
+    "aws secret key": ("wJalrXUtnFEMI/K7MDENG/bPxRfiCYLEAKTEST99", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYLEAKTEST99"),
+    "hugging face": ("hf_LeakLeakLeakLeakLeakLeakLeakLeak12", "login hf_LeakLeakLeakLeakLeakLeakLeakLeak12"),
+    "github classic": ("ghp_LeakLeakLeakLeakLeakLeakLeakLeak1234", "ghp_LeakLeakLeakLeakLeakLeakLeakLeak1234"),
+    "github fine-grained": ("github_pat_11LEAK0_LeakLeakLeakLeakLeak", "github_pat_11LEAK0_LeakLeakLeakLeakLeak"),
+    "wandb key": ("0a1b2c3d4e5f60718293a4b5c6d7e8f901234567", "WANDB_API_KEY=0a1b2c3d4e5f60718293a4b5c6d7e8f901234567"),
+    "bearer": ("eyJleak.bearer.Token99", "Authorization: Bearer eyJleak.bearer.Token99"),
+    "password pair": ("hunter2-leaked", "DB_PASSWORD: hunter2-leaked"),
+    "api key pair": ("sk-leaked-api-key-42", "OPENAI_API_KEY=sk-leaked-api-key-42"),
+}
+LEAKY_LINES = [f"{OOM_LINE} {text}" for _value, text in SECRETS.values()]
+HOSTILE = "<!here> <!channel> <https://evil.example/login|slack.com/sso> & more"
+LIVE_MARKUP = ("<!here>", "<!channel>", "<https://evil.example")
+
+
+@pytest.fixture
+def echo(plugin_host) -> Iterator[None]:
+    host, _slow = plugin_host
+    plugin = EchoPlugin()
+    host.register(plugin, name="test-echo")
+    yield
+    host.unregister(plugin)
+
+
+def _leaks(sent: str) -> list[str]:
+    return [kind for kind, (value, _text) in SECRETS.items() if value in sent]
+
+
+def _file_message(name: str, url: str, size: int, text: str = "", **kw: Any) -> dict[str, Any]:
+    return payloads.file_share(text, [payloads.slack_file(name, url, size)], **kw)
+
+
+def test_no_secret_of_any_kind_reaches_slack_through_any_command_or_reply(slack, echo, debug_log):
+    log = debug_log(slack.config)
+    leaky = "\n".join(LEAKY_LINES)
+    fake = slack.fake
+    acks = []
+    slack.event(payloads.message(leaky))  # auto answer: evidence line, fallback text
+    slack.event(payloads.mention(leaky))  # always answered
+    slack.event(payloads.message(leaky, channel="D0ALICE", channel_type="im"))
+    gz = gzip.compress(leaky.encode())
+    for name, content in ((f"{SECRETS['hugging face'][0]}.log", leaky.encode()), ("run.log.gz", gz)):
+        slack.event(_file_message(name, fake.add_file(name, content), len(content), channel="D0ALICE",
+                                  channel_type="im"))
+    acks.append(slack.command(f"echo {leaky}"))  # a plugin's Result in every part, progress, attachment
+    acks.append(slack.command(f"diagnose {leaky}"))
+    acks.append(slack.command(SECRETS["slack bot token"][0]))  # "Unknown command `xoxb-…`" in the ack
+    acks.append(slack.command(f"kb {leaky}"))
+    slack.event(payloads.home_opened())
+    slack.idle()
+
+    sent = fake.everything_sent() + "\n".join(a.body for a in acks)
+    assert len(fake.posts()) >= 8 and fake.uploads, "every path posted something"
+    assert "[redacted]" in sent
+    assert _leaks(sent) == []
+    assert _leaks(log.getvalue()) == [], "the DEBUG log (Bolt and slack_sdk dump payloads) is scrubbed too"
+
+
+def test_user_text_reaches_slack_as_text_never_as_a_mention_or_a_disguised_link(slack, echo):
+    fake = slack.fake
+    acks = [slack.command(f"echo {HOSTILE}"), slack.command(f"diagnose {OOM_LINE} {HOSTILE}"),
+            slack.command(f"job {HOSTILE}")]
+    slack.event(payloads.message(f"{OOM_LINE} {HOSTILE}"))
+    slack.event(payloads.mention(f"{HOSTILE} why?"))
+    name = f"{HOSTILE}.log"
+    slack.event(_file_message(name, "https://elsewhere.example/x.log", 10, channel="D0ALICE", channel_type="im"))
+    slack.idle()
+
+    calls = [c for c in fake.calls if c.method in ("chat.postMessage", "chat.update", "chat.postEphemeral")]
+    updates = [c for c in calls if c.method == "chat.update"]
+    assert updates and any("&lt;!here&gt;" in c.params["text"] for c in updates), "the parent message says it"
+    for call in calls:
+        shown = call.params.get("text", "") + texts(call.params.get("blocks") or [])
+        assert not [m for m in LIVE_MARKUP if m in shown], (call.method, shown)
+    for ack in acks:
+        assert not [m for m in LIVE_MARKUP if m in ack.body], ack.body
+    escaped = "&lt;https://evil.example/login|slack.com/sso&gt;"
+    assert any(escaped in c.params.get("text", "") for c in calls), "the fallback text escapes it too"
+
+
+class _Recorder(BaseHTTPRequestHandler):
+    seen: list[dict[str, str]]
+
+    def do_GET(self) -> None:
+        self.seen.append(dict(self.headers))
+        body = f"{OOM_LINE}\n".encode()
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+@contextmanager
+def _other_server() -> Iterator[tuple[str, list[dict[str, str]]]]:
+    """A loopback server on another port that records the headers of every request it gets."""
+    seen: list[dict[str, str]] = []
+    server = ThreadingHTTPServer(("127.0.0.1", 0), type("Rec", (_Recorder,), {"seen": seen}))
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}", seen
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def _dm_with_file(slack, name: str, url: str) -> str:
+    slack.event(_file_message(name, url, 100, text="what is this?", channel="D0ALICE", channel_type="im"))
+    post = slack.fake.wait_for(lambda: slack.fake.posts("D0ALICE"))[0]
+    slack.idle()
+    return texts(post["blocks"])
+
+
+def test_a_file_url_redirecting_to_another_port_never_receives_the_bot_token(slack):
+    with _other_server() as (other, seen):
+        url = slack.fake.add_redirect("trap.log", f"{other}/steal.log")
+        answer = _dm_with_file(slack, "trap.log", url)
+    assert "trap.log: could not be read (DownloadRefused" in answer
+    assert not [h for h in seen if "Authorization" in h], "the token followed the redirect"
+    assert seen == []
+
+
+def test_file_urls_off_the_file_host_or_its_port_are_never_fetched(slack):
+    with _other_server() as (other, seen):
+        answer = _dm_with_file(slack, "other-port.log", f"{other}/files-pri/T0001-F0001/download/x.log")
+    assert "other-port.log: could not be read (DownloadRefused: not a Slack file URL" in answer
+    assert seen == []
+
+
+def test_slack_file_host_is_https_only_and_the_api_origin_is_matched_exactly():
+    from tracebot.slack.outbox import SlackOutbox
+
+    class Client:
+        token = "xoxb-never-sent"
+
+    outbox = SlackOutbox(Client(), api_url="http://127.0.0.1:8001/api/")
+    allowed = outbox.file_origins
+    assert ("https", "files.slack.com", 443) in allowed and ("http", "127.0.0.1", 8001) in allowed
+    from tracebot.service.outbox import DownloadRefused
+
+    for url in (
+        "http://files.slack.com/files-pri/x",  # plain http to Slack's host
+        "https://files.slack.com:8443/files-pri/x",  # another port
+        "https://files.slack.com.evil.example/files-pri/x",
+        "http://127.0.0.1:8002/files-pri/x",  # the test allowance is one exact origin
+        "https://127.0.0.1:8001/files-pri/x",
+    ):
+        with pytest.raises(DownloadRefused):
+            outbox.download(url, None, 1)  # type: ignore[arg-type]
+
+
+def test_a_gzip_bomb_is_read_only_up_to_the_inflate_limit_and_the_answer_says_so(slack):
+    limits = slack.tracebot.tunables.limits
+    limits.max_inflated_bytes = limits.max_message_inflated_bytes = 8 << 20
+    bomb = gzip.compress(f"{OOM_LINE}\n".encode() + b"\0" * (200 << 20), compresslevel=6)
+    assert len(bomb) < 1 << 20  # megabytes of zeros: a few hundred kB
+    url = slack.fake.add_file("bomb.log.gz", bomb)
+    second = slack.fake.add_file("second.log.gz", gzip.compress(f"{OOM_LINE}\n".encode()))
+    files = [payloads.slack_file("bomb.log.gz", url, len(bomb), "application/gzip", "gzip"),
+             payloads.slack_file("second.log.gz", second, 100, "application/gzip", "gzip")]
+    slack.event(payloads.file_share("", files, channel="D0ALICE", channel_type="im"))
+    post = slack.fake.wait_for(lambda: slack.fake.posts("D0ALICE"))[0]
+    slack.idle()
+
+    shown = texts(post["blocks"])
+    assert "Test: CUDA out of memory" in shown  # what was read still answers
+    assert "bomb.log.gz: unpacks to more than 8 MB; only the first 8 MB were read" in shown
+    assert "second.log.gz: skipped, the earlier files used this message's 8 MB budget" in shown
+    record = slack.tracebot.store.recent_diagnoses("D0ALICE")[0]
+    assert record.matches[0].entry_id == "test-cuda-oom"
+
+
+def test_a_message_whose_time_budget_is_spent_skips_its_files_and_says_so(slack):
+    slack.tracebot.tunables.limits.budget_s = 0.0
+    bomb = gzip.compress(b"\0" * (64 << 20))
+    url = slack.fake.add_file("slow.log.gz", bomb)
+    slack.event(_file_message("slow.log.gz", url, len(bomb), text="what is this?", channel="D0ALICE",
+                              channel_type="im"))
+    post = slack.fake.wait_for(lambda: slack.fake.posts("D0ALICE"))[0]
+    assert "slow.log.gz: skipped, the earlier files used this message's time budget" in texts(post["blocks"])

@@ -1,0 +1,73 @@
+"""What leaves tracebot through the terminal and the log: the CLI's text and --json output and every log
+line, at every level, come out scrubbed of every kind of secret."""
+
+from __future__ import annotations
+
+import json
+import logging
+
+from tracebot.cli import main
+from tracebot.config import Config
+
+OOM = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79 GiB"
+SECRETS = {
+    "slack": "xoxb-2024-1234567890-LeakedBotTokenValue",
+    "aws key id": "AKIAZ7QX3LEAKTEST123",
+    "aws secret": "wJalrXUtnFEMI/K7MDENG/bPxRfiCYLEAKTEST99",
+    "hugging face": "hf_LeakLeakLeakLeakLeakLeakLeakLeak12",
+    "github": "ghp_LeakLeakLeakLeakLeakLeakLeakLeak1234",
+    "github pat": "github_pat_11LEAK0_LeakLeakLeakLeakLeak",
+    "wandb": "0a1b2c3d4e5f60718293a4b5c6d7e8f901234567",
+    "bearer": "eyJleak.bearer.Token99",
+    "password": "hunter2-leaked",
+}
+LINES = [
+    f"{OOM} token {SECRETS['slack']}",
+    f"{OOM} aws_access_key_id={SECRETS['aws key id']} aws_secret_access_key={SECRETS['aws secret']}",
+    f"{OOM} huggingface-cli login --token {SECRETS['hugging face']}",
+    f"{OOM} git clone https://{SECRETS['github']}@github.com/org/repo {SECRETS['github pat']}",
+    f"{OOM} WANDB_API_KEY={SECRETS['wandb']}",
+    f"{OOM} curl -H 'Authorization: Bearer {SECRETS['bearer']}'",
+    f'{OOM} {{"password": "{SECRETS["password"]}"}}',
+]
+
+
+def _leaks(text: str) -> list[str]:
+    return [kind for kind, value in SECRETS.items() if value in text]
+
+
+def test_diagnose_text_and_json_output_carry_no_secret(tmp_path, capsys):
+    log = tmp_path / "train.log"
+    log.write_text("\n".join(LINES) + "\n", encoding="utf-8")
+    for args in (["diagnose", str(log), "--all"], ["diagnose", str(log), "--json", "--all"]):
+        assert main(args) == 0
+        out = capsys.readouterr().out
+        assert "CUDA out of memory" in out and "[redacted]" in out
+        assert _leaks(out) == [], args
+    assert main(["diagnose", str(log), "--json"]) == 0
+    json.loads(capsys.readouterr().out)  # still valid JSON after scrubbing
+
+
+def test_trace_json_output_and_usage_errors_carry_no_secret(capsys):
+    main(["trace", "--json", "diagnose", *"\n".join(LINES).split(" ")])
+    out, err = capsys.readouterr()
+    assert "CUDA out of memory" in out and _leaks(out + err) == []
+    json.loads(out)
+    main(["trace", SECRETS["slack"]])  # "Unknown command `xoxb-…`"
+    out, err = capsys.readouterr()
+    assert "Unknown command" in out and _leaks(out + err) == []
+
+
+def test_log_lines_at_every_level_and_tracebacks_carry_no_secret(debug_log):
+    stream = debug_log(Config(slack_bot_token=SECRETS["slack"]))
+    log = logging.getLogger("tracebot.test")
+    for level in (logging.DEBUG, logging.INFO, logging.WARNING, logging.ERROR):
+        for line in LINES:
+            log.log(level, "read %s", line)
+    try:
+        raise RuntimeError(f"upload failed with {SECRETS['slack']} and {SECRETS['hugging face']}")
+    except RuntimeError:
+        log.exception("posting failed")
+    written = stream.getvalue()
+    assert written.count("read ") == 4 * len(LINES) and "RuntimeError: upload failed" in written
+    assert _leaks(written) == []
