@@ -16,7 +16,7 @@ import pwd
 import sys
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -102,7 +102,8 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
 
 
 def _diagnose_batch(matcher: Matcher, path: Path) -> int:
-    """One JSON line out per JSON line in: ``{"id", "matches": [{"id", "score", "confident"}]}``."""
+    """One JSON line out per JSON line in: ``{"id", "matches": [{"id", "score", "confident"}], "first_failure",
+    "silent_ranks"}`` (``first_failure`` null when the text shows no failure)."""
     for no, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
         if not line.strip():
             continue
@@ -116,6 +117,8 @@ def _diagnose_batch(matcher: Matcher, path: Path) -> int:
         out = {
             "id": case.get("id"),
             "matches": [{"id": m.entry_id, "score": m.score, "confident": m.confident} for m in d.matches[:5]],
+            "first_failure": asdict(d.first_failure) if d.first_failure else None,
+            "silent_ranks": d.silent_ranks,
         }
         print(json.dumps(out, ensure_ascii=False))
     return 0

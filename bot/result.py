@@ -58,12 +58,33 @@ class Match:
 
 
 @dataclass
+class FirstFailure:
+    """What failed first in a log (see ``tracebot.matcher.triage``), known to the knowledge base or not."""
+
+    line_no: int
+    text: str  # the line as printed (prefixes kept, trimmed to 500 characters)
+    rank: str | None = None
+    host: str | None = None
+    exception: str | None = None  # "KeyError", "torch.OutOfMemoryError"
+    message: str | None = None
+    frame: str | None = None  # innermost frame in the user's own code: "train.py:123 in collate"
+    entry_id: str | None = None  # the knowledge entry matched on this failure, if any
+    cascade: bool = False  # nothing but consequences (watchdog timeouts…) was found: this is the first of those
+    traceback_start: int | None = None  # line of its "Traceback (most recent call last):"
+
+
+@dataclass
 class Diagnosis:
     """What the matcher says about one text. ``matches`` is in final order, best first; empty means
     "no match". ``threshold`` is the confidence threshold the matches were judged against."""
 
     matches: list[Match] = field(default_factory=list)
-    threshold: float = 75.0  # the default of tracebot.config.DEFAULT_THRESHOLD; result.py imports nothing
+    threshold: float = 75.0
+    first_failure: FirstFailure | None = None  # for texts of more than a few lines
+    cascade: str = ""  # "240 watchdog timeouts on 15 ranks and 3 launcher exits follow it"
+    silent_ranks: list[str] = field(default_factory=list)  # ranks that printed nothing while peers timed out
+    silent_hosts: dict[str, str] = field(default_factory=dict)  # rank -> host, where the log says
+    lagging_ranks: list[str] = field(default_factory=list)  # ranks behind their peers in the same collective  # the default of tracebot.config.DEFAULT_THRESHOLD; result.py imports nothing
     lines_total: int = 0
     lines_scored: int = 0
     bytes_read: int = 0
@@ -77,6 +98,18 @@ class Diagnosis:
     @property
     def best(self) -> Match | None:
         return self.matches[0] if self.matches else None
+
+    @property
+    def unknown_first_failure(self) -> bool:
+        """The log's first failure is no known problem, yet a cascade followed it: worth saying so."""
+        ff = self.first_failure
+        return ff is not None and not ff.cascade and ff.entry_id is None and bool(self.cascade)
+
+    @property
+    def worth_posting(self) -> bool:
+        """Would be posted unprompted in a channel: a confident match, or an unknown first failure that
+        brought a whole job down."""
+        return bool(self.confident) or self.unknown_first_failure
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)

@@ -34,9 +34,11 @@ def test_diagnose_a_log_file_names_the_root_cause_with_line_rank_host_and_fix(tm
     out = run("diagnose", str(log))
     assert out.returncode == 0, out.stderr
     text = out.stdout.decode()
-    first = text.split("\n\n")[0]
+    lead, first = text.split("\n\n")[:2]
+    assert lead.startswith("First failure: line 1 (rank 3, host slurm0-a3-ghpc-0)") and "→ cuda-oom" in lead
     assert "[cuda-oom]" in first and "line 1 (rank 3 on slurm0-a3-ghpc-0)" in first
     assert "fix:" in first and "source:" in first
+    assert "After the first failure: 60 watchdog timeouts on 60 ranks follow it." in text
     assert text.index("[cuda-oom]") < text.index("[nccl-watchdog-timeout]")
 
 

@@ -25,6 +25,7 @@ from tracebot.matcher.normalize import clean, mask, to_text
 from tracebot.matcher.ranking import MAX_MATCHES, rank
 from tracebot.matcher.scan import ScanStats, bytes_stream, candidate_lines, open_log, text_lines
 from tracebot.matcher.suggest import fill, placeholders
+from tracebot.matcher.triage import TRIAGE_MIN_LINES, Triager, attach_triage
 from tracebot.result import Diagnosis, Match, Source
 
 STRONG_SCORE = 92.0
@@ -118,9 +119,10 @@ class Matcher:
             return self._diagnose_stream(
                 bytes_stream(data), len(data), deadline=time.monotonic() + STREAM_DEADLINE_S, threshold=threshold
             )
-        aggs = self._score_lines(text_lines(text, stats))
+        triager = Triager() if text.count("\n") >= TRIAGE_MIN_LINES - 1 else None
+        aggs = self._score_lines(text_lines(text, stats), triager)
         prose = prose_lines(text) if len(text) <= PROSE_MAX_CHARS else ""
-        return self._finish(aggs, stats, prose, threshold, named=text)
+        return self._finish(aggs, stats, prose, threshold, named=text, triager=triager)
 
     def diagnose_file(
         self,
@@ -172,13 +174,16 @@ class Matcher:
         lines = candidate_lines(
             stream, self.index.trigger, stats, size_hint=size, deadline=deadline, progress=progress
         )
-        aggs = self._score_lines(lines)
-        return self._finish(aggs, stats, "", threshold)
+        triager = Triager()
+        aggs = self._score_lines(lines, triager)
+        return self._finish(aggs, stats, "", threshold, triager=triager)
 
-    def _score_lines(self, lines) -> dict[int, _Agg]:
+    def _score_lines(self, lines, triager: Triager | None = None) -> dict[int, _Agg]:
         seen: dict[str, list[_Hit]] = {}
         aggs: dict[int, _Agg] = {}
         for no, raw in lines:
+            if triager is not None:
+                triager.add(no, raw)
             cl = clean(raw)
             if not cl.text:
                 continue
@@ -251,7 +256,13 @@ class Matcher:
         return out
 
     def _finish(
-        self, aggs: dict[int, _Agg], stats: ScanStats, prose: str, threshold: float | None, named: str = ""
+        self,
+        aggs: dict[int, _Agg],
+        stats: ScanStats,
+        prose: str,
+        threshold: float | None,
+        named: str = "",
+        triager: Triager | None = None,
     ) -> Diagnosis:
         """Turn per-entry evidence into matches in final order. ``named`` is the text whose job ids,
         node names and training-job names fill the entries' ``/trace`` suggestions (for a streamed log,
@@ -281,7 +292,7 @@ class Matcher:
             m.line, m.line_no, m.occurrences, m.line_nos = a.line, a.first_line, a.occurrences, a.line_nos
             m.ranks, m.hosts = list(a.ranks), list(a.hosts)
             matches.append(m)
-        return Diagnosis(
+        diagnosis = Diagnosis(
             matches=rank(matches)[:MAX_MATCHES],
             threshold=requested,
             lines_total=stats.lines_total,
@@ -290,6 +301,9 @@ class Matcher:
             truncated=stats.truncated,
             notes=notes,
         )
+        if triager is not None:
+            attach_triage(diagnosis, triager)
+        return diagnosis
 
 
 _LOGLIKE = re.compile(

@@ -108,12 +108,62 @@ def match_blocks(match: Match) -> list[Block]:
     return blocks
 
 
+def _silent_text(d: Diagnosis) -> str:
+    if not d.silent_ranks:
+        return ""
+    named = [f"{r} ({escape(d.silent_hosts[r])})" if r in d.silent_hosts else r for r in d.silent_ranks[:8]]
+    more = f" and {len(d.silent_ranks) - 8} more" if len(d.silent_ranks) > 8 else ""
+    who = "Rank" if len(d.silent_ranks) == 1 else "Ranks"
+    return f":mag: {who} {', '.join(named)}{more} printed nothing while the others timed out: look there first."
+
+
+def triage_lead(d: Diagnosis) -> list[Block]:
+    """What failed first in a multi-rank log, and the ranks that went quiet: shown before the entries."""
+    if not (d.cascade or d.silent_ranks):
+        return []
+    blocks: list[Block] = []
+    ff = d.first_failure
+    if ff is not None and not ff.cascade:
+        where = " · ".join(
+            p for p in (f"line {ff.line_no}", f"rank {ff.rank}" if ff.rank else "",
+                        f"host {escape(ff.host)}" if ff.host else "",
+                        f"in `{escape(ff.frame)}`" if ff.frame else "") if p
+        )
+        body = f"*First failure* · {where}\n{code(ff.text)}"
+        if ff.entry_id is None:
+            body += "\nNot a known problem: everything after it in the log follows from this error."
+        blocks.append(section(body))
+    silent = _silent_text(d)
+    if silent or d.lagging_ranks:
+        behind = f"Behind the others in the same collective: ranks {', '.join(d.lagging_ranks[:12])}." if d.lagging_ranks else ""
+        blocks.append(section(" ".join(x for x in (silent, behind) if x)))
+    return blocks
+
+
+def triage_tail(d: Diagnosis) -> list[Block]:
+    return [context(f"After the first failure: {escape(d.cascade)}.")] if d.cascade and d.first_failure else []
+
+
 def answer(diagnosis: Diagnosis, *, diagnosis_id: int | None, always_answer: bool) -> Rendered | None:
-    """The reply to a pasted error. ``None`` means say nothing (nothing confident, not asked directly)."""
+    """The reply to a pasted error. ``None`` means say nothing (nothing worth posting, not asked directly).
+    A multi-rank log leads with its first failure and the ranks that went quiet, then the entries, then
+    the cascade that followed."""
+    rendered = _answer_entries(diagnosis, diagnosis_id=diagnosis_id, always_answer=always_answer)
+    if rendered is None:
+        return None
+    text, blocks = rendered
+    lead, tail = triage_lead(diagnosis), triage_tail(diagnosis)
+    ff = diagnosis.first_failure
+    if lead and ff is not None and not ff.cascade and ff.entry_id is None:
+        text = f"First failure: {ff.text[:200]}. " + text
+    return text, [*lead, *blocks, *tail]
+
+
+def _answer_entries(diagnosis: Diagnosis, *, diagnosis_id: int | None, always_answer: bool) -> Rendered | None:
     matches = diagnosis.matches
     threshold = diagnosis.threshold
     confident = diagnosis.confident
-    if not confident and not always_answer:
+    if not diagnosis.worth_posting and not always_answer:
         return None
     if not matches:
         text = "No known error matched. Try `/trace kb <words>` to search the knowledge base."

@@ -58,15 +58,38 @@ def render_match(m: Match, *, n: int | None = None, detail: bool = True) -> str:
     return "\n".join(out)
 
 
+def triage_lead(d: Diagnosis) -> list[str]:
+    """The first failure of a multi-rank log and the ranks that went quiet, before the entries."""
+    if not (d.cascade or d.silent_ranks):
+        return []
+    out = []
+    ff = d.first_failure
+    if ff is not None and not ff.cascade:
+        where = ", ".join(p for p in (f"rank {ff.rank}" if ff.rank else "", f"host {ff.host}" if ff.host else "") if p)
+        out.append(f"First failure: line {ff.line_no}" + (f" ({where})" if where else "") + f"\n     {ff.text[:300]}")
+        if ff.frame:
+            out[-1] += f"\n   in {ff.frame}"
+        out[-1] += f"\n   → {ff.entry_id}" if ff.entry_id else "\n   not a known problem: everything after it follows from this error"
+    if d.silent_ranks:
+        named = [f"{r} ({d.silent_hosts[r]})" if r in d.silent_hosts else r for r in d.silent_ranks[:16]]
+        out.append(f"Silent: {ranks_phrase(d.silent_ranks[:16]) if not d.silent_hosts else 'ranks ' + ', '.join(named)}"
+                   " printed nothing while the others timed out: look there first.")
+    if d.lagging_ranks:
+        out.append(f"Behind the others in the same collective: {ranks_phrase(d.lagging_ranks)}.")
+    return out
+
+
 def render_diagnosis(d: Diagnosis, *, show_all: bool = False) -> str:
     shown = d.matches if show_all else [m for m in d.matches if m.confident] or d.matches[:3]
-    out: list[str] = []
+    out: list[str] = triage_lead(d)
     if not d.matches:
         out.append(f"No known problem matched ({d.lines_total} lines read).")
     elif not d.confident:
         out.append("No confident match. Closest entries:")
     for i, m in enumerate(shown, 1):
         out.append(render_match(m, n=i, detail=m.confident or show_all))
+    if d.cascade and d.first_failure is not None:
+        out.append(f"After the first failure: {d.cascade}.")
     if d.truncated or d.notes:
         out += [f"note: {n}" for n in d.notes]
     return "\n\n".join(out) if len(out) > 1 else (out[0] if out else "")

@@ -234,7 +234,7 @@ class Service:
 
     def _post_answer(self, diagnosis: Diagnosis, msg: Inbound, *, source: str, always: bool, thread: str) -> str | None:
         confident = diagnosis.confident
-        if not confident and not always:
+        if not diagnosis.worth_posting and not always:
             return None
         lock = self._thread_locks[zlib.crc32(f"{msg.channel}/{thread}".encode()) % len(self._thread_locks)]
         with lock:

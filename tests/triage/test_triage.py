@@ -1,0 +1,121 @@
+"""Log triage as a user meets it: what failed first, where, whether the knowledge base knows it, what
+followed, and which ranks went quiet; in `diagnose --json`, the terminal and the Slack answer."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.triage.make_logs import Scenario, scenarios
+from tracebot.matcher import Matcher, load_matcher
+from tracebot.render import slack as render
+from tracebot.render.text import render_diagnosis
+
+REPO = Path(__file__).resolve().parents[2]
+SCENARIOS = scenarios()
+
+
+@pytest.fixture(scope="module")
+def matcher() -> Matcher:
+    _kb, matcher, errors = load_matcher(REPO / "knowledge")
+    assert not errors
+    return matcher
+
+
+def test_the_generated_logs_cover_what_the_issue_asks_for():
+    assert len(SCENARIOS) >= 25
+    assert sum(s.entry is None for s in SCENARIOS) >= 8  # first failure not in the knowledge base
+    assert sum(bool(s.silent) for s in SCENARIOS) >= 5
+    # concatenated node by node: cascade lines come before the failure that caused them
+    assert sum(any("Watchdog caught" in line for line in s.lines[: s.first_line - 1]) for s in SCENARIOS) >= 3
+    assert min(len(s.lines) for s in SCENARIOS) >= 300
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS, ids=lambda s: s.name)
+def test_the_first_failure_its_entry_and_the_silent_ranks_are_named(matcher: Matcher, scenario: Scenario):
+    d = matcher.diagnose(scenario.text)
+    assert d.first_failure is not None
+    assert (d.first_failure.line_no, d.first_failure.entry_id) == (scenario.first_line, scenario.entry)
+    assert d.silent_ranks == scenario.silent
+    assert d.worth_posting  # a whole job went down: worth saying so even when no entry knows the bug
+    if scenario.entry is not None and not scenario.silent:
+        assert d.matches[0].entry_id == scenario.entry  # the root cause before the watchdog cascade
+
+
+def test_a_user_code_failure_names_the_frame_in_the_users_code(matcher: Matcher):
+    s = next(s for s in SCENARIOS if s.name == "user-keyerror-collate")
+    ff = matcher.diagnose(s.text).first_failure
+    assert ff is not None and ff.exception == "KeyError" and ff.message == "'labels'"
+    assert ff.frame == "data.py:44 in collate" and ff.rank == "3" and ff.host == "gpu-01"
+
+
+def test_a_single_user_traceback_with_no_cascade_stays_silent(matcher: Matcher):
+    text = "\n".join([
+        "Traceback (most recent call last):",
+        '  File "/home/alice/train.py", line 12, in <module>',
+        "    main()",
+        "KeyError: 'labels'",
+    ])
+    d = matcher.diagnose(text)
+    assert d.first_failure is not None and d.first_failure.entry_id is None
+    assert not d.cascade and not d.worth_posting
+
+
+def test_a_watchdog_only_log_names_the_rank_that_printed_nothing_and_its_host(matcher: Matcher):
+    s = next(s for s in SCENARIOS if s.name == "hang-silent-7")
+    d = matcher.diagnose(s.text)
+    assert d.first_failure is not None and d.first_failure.cascade
+    assert d.silent_ranks == ["7"] and d.silent_hosts == {"7": "gpu-02"}
+    assert d.cascade == "15 watchdog timeouts on 15 ranks"
+
+
+def test_ranks_behind_in_the_same_collective_are_named(matcher: Matcher):
+    lines = [
+        f"[rank{r}]:[E501 ProcessGroupNCCL.cpp:607] [Rank {r}] Watchdog caught collective operation timeout: "
+        f"WorkNCCL(SeqNum={seq}, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600043 "
+        "milliseconds before timing out."
+        for r, seq in ((0, 512), (1, 512), (2, 511), (3, 512))
+    ]
+    assert matcher.diagnose("\n".join(lines)).lagging_ranks == ["2"]
+
+
+def test_srun_step_abort_alone_is_not_a_time_limit(matcher: Matcher):
+    text = "\n".join([
+        "[rank3]: RuntimeError: CUDA error: an illegal memory access was encountered",
+        "srun: error: gpu-07: task 3: Exited with exit code 1",
+        "srun: Job step aborted: Waiting up to 32 seconds for job step to finish.",
+        "slurmstepd: error: *** STEP 4411.0 ON gpu-07 CANCELLED AT 2024-05-01T10:12:00 ***",
+    ])
+    ids = [m.entry_id for m in matcher.diagnose(text).matches]
+    assert "slurm-time-limit" not in ids and ids[0] == "cuda-illegal-memory-access"
+
+
+def test_terminal_and_slack_lead_with_the_first_failure_then_entries_then_cascade(matcher: Matcher):
+    s = next(s for s in SCENARIOS if s.name == "user-shape-mismatch")
+    d = matcher.diagnose(s.text)
+    text = render_diagnosis(d)
+    assert text.startswith(f"First failure: line {s.first_line} (rank 4")
+    assert "mat1 and mat2 shapes cannot be multiplied" in text.split("\n\n")[0]
+    assert text.index("First failure") < text.index("[nccl-watchdog-timeout]") < text.index("After the first failure")
+    rendered = render.answer(d, diagnosis_id=None, always_answer=False)
+    assert rendered is not None  # posted unprompted: the job died of a bug no entry knows
+    fallback, blocks = rendered
+    first_block = blocks[0]["text"]["text"]
+    assert first_block.startswith("*First failure*") and "mat1 and mat2" in first_block
+    assert "Not a known problem" in first_block and fallback.startswith("First failure:")
+    assert blocks[-1]["type"] == "context" and "After the first failure" in blocks[-1]["elements"][0]["text"]
+
+
+def test_diagnose_json_carries_first_failure_and_silent_ranks(tmp_path: Path):
+    s = next(s for s in SCENARIOS if s.name == "hang-silent-3-9")
+    log = tmp_path / "job.out"
+    log.write_text(s.text)
+    out = subprocess.run([sys.executable, "-m", "tracebot.cli", "diagnose", str(log), "--json"],
+                         capture_output=True, text=True, timeout=120, cwd=REPO, check=True)
+    doc = json.loads(out.stdout)
+    assert doc["silent_ranks"] == ["3", "9"]
+    assert doc["first_failure"]["line_no"] == s.first_line and doc["first_failure"]["entry_id"] == "nccl-watchdog-timeout"
