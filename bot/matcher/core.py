@@ -182,9 +182,9 @@ class Matcher:
         seen: dict[str, list[_Hit]] = {}
         aggs: dict[int, _Agg] = {}
         for no, raw in lines:
-            if triager is not None:
-                triager.add(no, raw)
             cl = clean(raw)
+            if triager is not None:
+                triager.add(no, raw, cl)
             if not cl.text:
                 continue
             key = mask(cl.text)

@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from tracebot.matcher.normalize import clean
+from tracebot.matcher.normalize import CleanLine, clean
 from tracebot.result import Diagnosis, FirstFailure
 
 TRIAGE_MIN_LINES = 4  # a text of fewer lines is one error, not a log
@@ -134,8 +134,9 @@ class Triager:
         # the traceback being read: (start line, frames, rank, host)
         self._tb: tuple[int, list[tuple[str, int, str]], str | None, str | None] | None = None
 
-    def add(self, line_no: int, raw: str) -> None:
-        cl = clean(raw)
+    def add(self, line_no: int, raw: str, cleaned: CleanLine | None = None) -> None:
+        """One line, in file order (``cleaned``: its :func:`clean` form, when the caller has it)."""
+        cl = cleaned or clean(raw)
         text = cl.text
         if not text:
             return
