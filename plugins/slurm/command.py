@@ -8,6 +8,7 @@ from typing import Any
 from tracebot.plugin_api import Command, CommandContext, Result, Section, Table, UsageError, combine_into
 from tracebot.plugins.slurm import gpus as gpu_check
 from tracebot.plugins.slurm import logpaths, report
+from tracebot.plugins.slurm import owner as owner_access
 from tracebot.plugins.slurm.access import check_job_access
 from tracebot.plugins.slurm.client import AccountingDown, ControllerDown, SlurmCli, SlurmError
 from tracebot.plugins.slurm.hang import trace_job
@@ -81,7 +82,8 @@ def describe(ctx: CommandContext, cli: SlurmCli, settings: SlurmSettings, job: J
         result = report.running(job, nodes)
         ctx.progress(f"Dumping every rank of job {job.display_id} on {len(nodes)} node(s) with py-spy…")
         trace = trace_job(cli, job.job_id, nodes, settings,
-                          deadline=time.monotonic() + max(2.0, ctx.remaining() - settings.log_budget_s / 2 - 3))
+                          deadline=time.monotonic() + max(2.0, ctx.remaining() - settings.log_budget_s / 2 - 3),
+                          owner=job.user)
         if not trace.dumps and trace.node_errors:
             ended = _ended_meanwhile(ctx, cli, settings, job)
             if ended is not None:
@@ -124,9 +126,10 @@ def _with_logs(ctx: CommandContext, result: Result, job: JobView) -> Result:
     budget = max(1.0, min(settings.log_budget_s, ctx.remaining() - 1.0))
     first_node = job.batch_host or (job.nodelist.split(",")[0] if "[" not in job.nodelist else "")
     scans = []
+    opener = owner_access.log_opener(settings, job.job_id, job.user)  # the owner's rights, never more
     for label, path in logpaths.candidates(job, first_node)[:4]:
         ctx.progress(f"Searching {path} for the first errors…")
-        scans.append((label, ctx.scan_log(path, budget_s=budget)))
+        scans.append((label, ctx.scan_log(path, budget_s=budget, opener=opener)))
     if not scans:
         result.sections.append(Section("Log", "SLURM has no output file for this job (StdOut is /dev/null)."))
         return result
