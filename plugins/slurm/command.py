@@ -9,7 +9,7 @@ from tracebot.plugin_api import Command, CommandContext, Result, Section, Table,
 from tracebot.plugins.slurm import gpus as gpu_check
 from tracebot.plugins.slurm import logpaths, report
 from tracebot.plugins.slurm import owner as owner_access
-from tracebot.plugins.slurm.access import check_job_access
+from tracebot.plugins.slurm.access import check_job_access, sees_all_commands, visible_ps
 from tracebot.plugins.slurm.client import AccountingDown, ControllerDown, SlurmCli, SlurmError
 from tracebot.plugins.slurm.hang import trace_job
 from tracebot.plugins.slurm.ids import parse_job_id, parse_node
@@ -166,8 +166,9 @@ def run_gpus(ctx: CommandContext, node: str) -> Result:
         return Result(title=title, summary=f"Could not check the GPUs of {node}: {exc}", status="error",
                       data={"error": "unreachable"})
     left = gpu_check.orphans(view.processes, view.job_of_pid)
+    ps = visible_ps(view.details, ctx.caller, sees_all_commands(ctx.caller, node, settings))
     rows = [[str(p.pid), p.process_name, f"{p.used_mib} MiB" if p.used_mib is not None else "?", p.gpu_uuid,
-             view.job_of_pid.get(p.pid, "none: left over"), view.details.get(p.pid, "")] for p in view.processes]
+             view.job_of_pid.get(p.pid, "none: left over"), ps.get(p.pid, "")] for p in view.processes]
     data = {"node": node, "processes": [p.__dict__ for p in view.processes],
             "orphans": [p.pid for p in left], "job_of_pid": {str(k): v for k, v in view.job_of_pid.items()}}
     tables = [Table(f"GPU processes on {node}", ["pid", "process", "memory", "gpu", "job", "ps"], rows)]
