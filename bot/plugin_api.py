@@ -21,10 +21,10 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from tracebot.hookspecs import hookimpl
-from tracebot.matcher.logscan import ErrorLine, LogScan, scan_log
+from tracebot.matcher.logscan import ErrorLine, LogScan, open_regular, regular_stream, scan_log
 from tracebot.matcher.ranking import combine
 from tracebot.ranks import format_ranks, ranks_phrase
 from tracebot.result import Attachment, Diagnosis, Frame, Match, Result, Section, StackGroup, Status, Table
@@ -39,7 +39,7 @@ NO_KNOWLEDGE = "knowledge base not loaded: no knowledge entries were matched"
 __all__ = [
     "Attachment", "Caller", "Command", "CommandContext", "Diagnosis", "ErrorLine", "Frame", "LogScan",
     "Match", "NotAllowed", "Result", "Section", "StackGroup", "Status", "Table", "UsageError", "combine", "combine_into",
-    "format_ranks", "hookimpl", "ranks_phrase",
+    "format_ranks", "hookimpl", "ranks_phrase", "regular_stream",
 ]
 
 
@@ -97,11 +97,15 @@ class CommandContext:
             return Diagnosis(notes=[f"knowledge matching failed: {scrub(f'{type(exc).__name__}: {exc}', self.secrets)}"])
         return combine([found], confident_only=confident_only)
 
-    def scan_log(self, path: Path | str, *, budget_s: float = 20.0) -> LogScan:
+    def scan_log(self, path: Path | str, *, budget_s: float = 20.0,
+                 opener: Callable[[Path], BinaryIO] | None = None) -> LogScan:
         """The first errors of a log file of any size (streamed, bounded in time and memory), and the
-        candidate lines for :meth:`match`. Never raises: ``LogScan.unreadable`` says why not."""
+        candidate lines for :meth:`match`. Never raises: ``LogScan.unreadable`` says why not.
+
+        ``opener(path)`` returns the open file when it must be opened with other rights than tracebot's
+        own (e.g. as the owner of a job); it raises :class:`OSError` with the reason when it cannot."""
         trigger = self.matcher.trigger if self.matcher is not None else None
-        return scan_log(Path(path), trigger, budget_s=budget_s)
+        return scan_log(Path(path), trigger, budget_s=budget_s, opener=opener or open_regular)
 
 
 def combine_into(result: Result, diagnoses: Iterable[Diagnosis]) -> Result:

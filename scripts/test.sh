@@ -9,6 +9,9 @@ scripts/bootstrap.sh --test
 echo "== starting SLURM (one node, with accounting)"
 scripts/slurm/start.sh
 
+echo "== deployment for the security tests (users tracebot/alice/bob, the tracebot-as-owner privilege)"
+scripts/deploy/test-setup.sh
+
 echo "== ruff"
 .venv/bin/ruff check .
 

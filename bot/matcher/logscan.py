@@ -14,7 +14,7 @@ import os
 import re
 import stat
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -71,9 +71,36 @@ class LogScan:
         return "\n".join(text for _, text in self.candidates), [no for no, _ in self.candidates]
 
 
+# Kernel views, not logs: /proc/<pid>/environ holds other processes' secrets (tracebot's own too).
+NEVER_READ = (Path("/proc"), Path("/sys"), Path("/dev"))
+
+
+class NotALog(OSError):
+    """A path that is never read as a log (under /proc, /sys or /dev, or not a regular file)."""
+
+
 def open_regular(path: Path) -> BinaryIO:
-    """Open for reading without blocking on a FIFO and without following it into a device."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | getattr(os, "O_CLOEXEC", 0))
+    """Open for reading without blocking on a FIFO, never following a symlink in the last component and
+    never under /proc, /sys or /dev (whatever links lead there)."""
+    _refuse_kernel_view(Path(os.path.realpath(path)))
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | getattr(os, "O_CLOEXEC", 0))
+    try:  # a directory swapped for a link between the check and the open: what was opened counts
+        _refuse_kernel_view(Path(os.readlink(f"/proc/self/fd/{fd}")))
+    except NotALog:
+        os.close(fd)
+        raise
+    except OSError:
+        pass  # no /proc here: the check before the open stands
+    return regular_stream(fd)
+
+
+def _refuse_kernel_view(real: Path) -> None:
+    if any(real == top or top in real.parents for top in NEVER_READ):
+        raise NotALog(f"{real} is under /{real.parts[1]}: tracebot never reads /proc, /sys or /dev as a log")
+
+
+def regular_stream(fd: int) -> BinaryIO:
+    """A blocking binary stream of ``fd`` if it is a regular file (closed and refused otherwise)."""
     try:
         mode = os.fstat(fd).st_mode
         if not stat.S_ISREG(mode):
@@ -95,13 +122,16 @@ def describe_os_error(exc: OSError) -> str:
 
 
 def scan_log(path: Path, trigger: Any = None, budget_s: float = 20.0, head_bytes: int = HEAD_BYTES,
-             tail_bytes: int = TAIL_BYTES) -> LogScan:
-    """Scan ``path``; never raises for an unreadable file (``LogScan.unreadable`` says why)."""
+             tail_bytes: int = TAIL_BYTES, opener: Callable[[Path], BinaryIO] = open_regular) -> LogScan:
+    """Scan ``path``; never raises for an unreadable file (``LogScan.unreadable`` says why).
+
+    ``opener`` opens it: by default :func:`open_regular` with this process's rights; a caller that must
+    read with someone else's (fewer) rights passes its own."""
     trigger = trigger or FALLBACK_TRIGGER
     result = LogScan(str(path))
     start = time.monotonic()
     try:
-        stream = open_regular(path)
+        stream = opener(path)
     except OSError as exc:
         result.unreadable = describe_os_error(exc)
         return result

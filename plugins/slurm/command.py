@@ -8,7 +8,8 @@ from typing import Any
 from tracebot.plugin_api import Command, CommandContext, Result, Section, Table, UsageError, combine_into
 from tracebot.plugins.slurm import gpus as gpu_check
 from tracebot.plugins.slurm import logpaths, report
-from tracebot.plugins.slurm.access import check_job_access
+from tracebot.plugins.slurm import owner as owner_access
+from tracebot.plugins.slurm.access import check_job_access, sees_all_commands, visible_ps
 from tracebot.plugins.slurm.client import AccountingDown, ControllerDown, SlurmCli, SlurmError
 from tracebot.plugins.slurm.hang import trace_job
 from tracebot.plugins.slurm.ids import parse_job_id, parse_node
@@ -81,7 +82,8 @@ def describe(ctx: CommandContext, cli: SlurmCli, settings: SlurmSettings, job: J
         result = report.running(job, nodes)
         ctx.progress(f"Dumping every rank of job {job.display_id} on {len(nodes)} node(s) with py-spy…")
         trace = trace_job(cli, job.job_id, nodes, settings,
-                          deadline=time.monotonic() + max(2.0, ctx.remaining() - settings.log_budget_s / 2 - 3))
+                          deadline=time.monotonic() + max(2.0, ctx.remaining() - settings.log_budget_s / 2 - 3),
+                          owner=job.user)
         if not trace.dumps and trace.node_errors:
             ended = _ended_meanwhile(ctx, cli, settings, job)
             if ended is not None:
@@ -124,9 +126,10 @@ def _with_logs(ctx: CommandContext, result: Result, job: JobView) -> Result:
     budget = max(1.0, min(settings.log_budget_s, ctx.remaining() - 1.0))
     first_node = job.batch_host or (job.nodelist.split(",")[0] if "[" not in job.nodelist else "")
     scans = []
+    opener = owner_access.log_opener(settings, job.job_id, job.user)  # the owner's rights, never more
     for label, path in logpaths.candidates(job, first_node)[:4]:
         ctx.progress(f"Searching {path} for the first errors…")
-        scans.append((label, ctx.scan_log(path, budget_s=budget)))
+        scans.append((label, ctx.scan_log(path, budget_s=budget, opener=opener)))
     if not scans:
         result.sections.append(Section("Log", "SLURM has no output file for this job (StdOut is /dev/null)."))
         return result
@@ -163,8 +166,9 @@ def run_gpus(ctx: CommandContext, node: str) -> Result:
         return Result(title=title, summary=f"Could not check the GPUs of {node}: {exc}", status="error",
                       data={"error": "unreachable"})
     left = gpu_check.orphans(view.processes, view.job_of_pid)
+    ps = visible_ps(view.details, ctx.caller, sees_all_commands(ctx.caller, node, settings))
     rows = [[str(p.pid), p.process_name, f"{p.used_mib} MiB" if p.used_mib is not None else "?", p.gpu_uuid,
-             view.job_of_pid.get(p.pid, "none: left over"), view.details.get(p.pid, "")] for p in view.processes]
+             view.job_of_pid.get(p.pid, "none: left over"), ps.get(p.pid, "")] for p in view.processes]
     data = {"node": node, "processes": [p.__dict__ for p in view.processes],
             "orphans": [p.pid for p in left], "job_of_pid": {str(k): v for k, v in view.job_of_pid.items()}}
     tables = [Table(f"GPU processes on {node}", ["pid", "process", "memory", "gpu", "job", "ps"], rows)]

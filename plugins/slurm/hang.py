@@ -4,6 +4,11 @@ For each node, one ``srun --jobid=<id> --overlap --nodes=1 --ntasks=1 --nodelist
 :mod:`tracebot.plugins.slurm.node_dump` there (``--overlap`` is what lets a step into a job whose CPUs are all
 taken; without it srun waits silently forever). Nodes run in parallel, each with its own time limit;
 a node that fails or times out is reported, the others still count.
+
+The step runs ``python -I`` from ``/``: isolated mode puts neither the working directory nor
+``PYTHONPATH`` nor the user's site-packages on ``sys.path``, so no user-writable directory can shadow
+``tracebot`` or a module it imports. Another user's job is dumped through the ``slurm.as_owner``
+privilege (:mod:`tracebot.plugins.slurm.owner`), which runs this same step as the job's owner.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tracebot.plugin_api import Frame
+from tracebot.plugins.slurm import owner as owner_access
 from tracebot.plugins.slurm.client import SlurmCli
 from tracebot.plugins.slurm.settings import SlurmSettings
 
@@ -39,12 +45,17 @@ class HangTrace:
         return {rank: why for rank, why in self.dumps.items() if isinstance(why, str)}
 
 
-def srun_argv(cli: SlurmCli, job_id: str, node: str, settings: SlurmSettings, limit_s: float) -> list[str]:
+def srun_argv(cli: SlurmCli, job_id: str, node: str, settings: SlurmSettings, limit_s: float,
+              owner: str = "") -> list[str]:
+    """The command that dumps ``node``: srun as ourselves for our own job (or with no privilege
+    configured), else the privilege, which runs the same step as the job's owner."""
+    if settings.as_owner and not owner_access.is_own(owner):
+        return owner_access.dump_argv(settings, job_id, node, limit_s)
     minutes = max(1, math.ceil(limit_s / 60))
     argv = cli.argv("srun", f"--jobid={job_id}", "--overlap", "--nodes=1", "--ntasks=1", f"--nodelist={node}",
-                    f"--time={minutes}", "--job-name=tracebot-pyspy", "--chdir=/tmp", "--quiet",
+                    f"--time={minutes}", "--job-name=tracebot-pyspy", "--chdir=/", "--quiet",
                     *settings.srun_extra,
-                    settings.node_python, "-m", "tracebot.plugins.slurm.node_dump", "--job", job_id,
+                    settings.node_python, "-I", "-m", "tracebot.plugins.slurm.node_dump", "--job", job_id,
                     "--timeout", f"{settings.pyspy_timeout_s:g}")
     if settings.node_pyspy:
         argv += ["--pyspy", settings.node_pyspy]
@@ -69,7 +80,10 @@ def run_node(argv: list[str], limit_s: float) -> tuple[dict[str, Any] | None, st
         try:
             proc.communicate(timeout=3)
         except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except PermissionError:  # the privilege runs as root: sudo relayed the SIGTERM, it ends itself
+                proc.kill()
             proc.communicate()
         return None, f"no answer within {limit_s:.0f}s (node busy, unreachable, or py-spy stuck)"
     doc = _last_json(out)
@@ -101,18 +115,23 @@ def _srun_reason(stderr: str) -> str:
         low = line.lower()
         if any(marker in low for marker in _ENDED):
             return "the job ended before its ranks could be dumped"
+        if "access/permission denied" in low:
+            return ("SLURM lets only the job's owner (or root) start a step in it, and no `slurm.as_owner` "
+                    "privilege is configured (README \"Deploying\")")
     # "slurmstepd: error: execve(): ...: No such file" says why; "task 0: Exited with exit code 2" only that.
     specific = [ln for ln in lines if "error" in ln.lower() and "exited with exit code" not in ln.lower()]
     return (specific or lines or [""])[0][:300]
 
 
-def trace_job(cli: SlurmCli, job_id: str, nodes: list[str], settings: SlurmSettings, deadline: float) -> HangTrace:
-    """Dump all ranks on ``nodes`` of running job ``job_id`` (SLURM's numeric id), within ``deadline``."""
+def trace_job(cli: SlurmCli, job_id: str, nodes: list[str], settings: SlurmSettings, deadline: float,
+              owner: str = "") -> HangTrace:
+    """Dump all ranks on ``nodes`` of running job ``job_id`` (SLURM's numeric id) owned by ``owner``,
+    within ``deadline``."""
     start = time.monotonic()
     limit = max(2.0, min(settings.node_timeout_s, deadline - start - 1.0))
     trace = HangTrace()
     with ThreadPoolExecutor(max_workers=max(1, min(MAX_PARALLEL_NODES, len(nodes)))) as pool:
-        futures = {node: pool.submit(run_node, srun_argv(cli, job_id, node, settings, limit), limit)
+        futures = {node: pool.submit(run_node, srun_argv(cli, job_id, node, settings, limit, owner), limit)
                    for node in nodes}
         for node, future in futures.items():
             doc, why = future.result()

@@ -2,38 +2,36 @@
 
 ``sbatch -o`` patterns (see "filename pattern" in ``man sbatch``): ``%j`` job id, ``%x`` job name,
 ``%u`` user, ``%N`` first node, ``%A``/``%a`` array master id / task id, ``%%``, and a width
-(``%5j`` pads with zeros). Per-task patterns (``%t``, ``%n``, ``%s``) name several files; they are
-found with a bounded glob. Slurm 22.05 already expands some of these in ``scontrol`` output, and
-writes a non-array job's ``%a`` as 4294967294 (NO_VAL) — so do we, to find the file it really wrote.
+(``%5j`` pads with zeros). The output of ``sbatch`` is the batch step's, written by its one task on
+its first node, so ``%t`` and ``%n`` are ``0`` and ``%s`` is ``batch`` (what slurmd writes): a
+pattern never becomes a glob, so it never names files other than the job's own. Slurm 22.05 already
+expands some of these in ``scontrol`` output, and writes a non-array job's ``%a`` as 4294967294
+(NO_VAL) — so do we, to find the file it really wrote.
 """
 
 from __future__ import annotations
 
-import glob
 import re
 from pathlib import Path
 
 from tracebot.plugins.slurm.jobinfo import JobView
 
 NO_VAL = "4294967294"
-MAX_FILES = 64
 _PATTERN = re.compile(r"%(\d*)([%AajJNnstux])")
 
 
 def expand(pattern: str, job: JobView, first_node: str = "") -> str:
-    """Expand one pattern; per-task fields (%t %n %s) become ``*`` for :func:`candidates` to glob."""
+    """Expand one pattern as slurmd does for the batch step's output."""
     array_master = job.array_job_id or job.job_id
     values = {
         "j": job.job_id, "J": job.job_id, "x": job.name, "u": job.user, "N": first_node or job.batch_host,
-        "A": array_master, "a": job.array_task_id or NO_VAL,
+        "A": array_master, "a": job.array_task_id or NO_VAL, "t": "0", "n": "0", "s": "batch",
     }
 
     def sub(m: re.Match[str]) -> str:
         width, key = m.group(1), m.group(2)
         if key == "%":
             return "%"
-        if key in "tns":
-            return "*"
         value = values.get(key, "")
         return value.zfill(int(width)) if width and value.isdigit() else value
 
@@ -58,15 +56,10 @@ def candidates(job: JobView, first_node: str = "") -> list[tuple[str, Path]]:
     for label, pattern in patterns:
         if not pattern or pattern == "/dev/null":
             continue
-        expanded = expand(pattern, job, first_node)
-        path = Path(expanded)
+        path = Path(expand(pattern, job, first_node))
         if not path.is_absolute():
             path = Path(job.workdir or ".") / path
-        paths = [path]
-        if "*" in expanded and "%" in pattern:
-            paths = [Path(p) for p in sorted(glob.glob(glob.escape(str(path)).replace("[*]", "*")))[:MAX_FILES]]
-        for p in paths:
-            if p not in seen:
-                seen.add(p)
-                out.append((label, p))
+        if path not in seen:
+            seen.add(path)
+            out.append((label, path))
     return out

@@ -5,6 +5,9 @@ slurm:
   bin_dir: /usr/bin                 # where scontrol/sacct/srun live (default: PATH)
   command_timeout_s: 10             # per SLURM client call
   anyone_may_trace: false           # true: any mapped user may trace any job
+  as_owner: ["sudo", "-n", "/usr/local/libexec/tracebot-as-owner"]  # the privilege (README "Deploying")
+  gpus:
+    allow: {U0123ABCD: ["gpu-*"], "@mlops": ["*"]}  # who sees others' command lines on which nodes
   node_python: /shared/tracebot/.venv/bin/python   # on the compute nodes; imports tracebot.plugins.slurm
   node_pyspy: /shared/tracebot/.venv/bin/py-spy    # default: beside node_python, else PATH
   node_timeout_s: 30                # per node, for the whole dump of that node
@@ -28,6 +31,10 @@ class SlurmSettings:
     bin_dir: str | None = None
     command_timeout_s: float = 10.0
     anyone_may_trace: bool = False
+    # argv of the privilege that acts on another user's job as that user; [] = none: only our own jobs
+    as_owner: list[str] = field(default_factory=list)
+    # /trace gpus: Slack user id, cluster user or "@unix-group" -> node patterns where it sees every command line
+    gpus_allow: dict[str, list[str]] = field(default_factory=dict)
     node_python: str = sys.executable
     node_pyspy: str | None = None
     node_timeout_s: float = 30.0
@@ -44,6 +51,11 @@ class SlurmSettings:
         s.bin_dir = str(section["bin_dir"]) if section.get("bin_dir") else None
         s.command_timeout_s = float(section.get("command_timeout_s", s.command_timeout_s))
         s.anyone_may_trace = bool(section.get("anyone_may_trace", False))
+        s.as_owner = [str(a) for a in section.get("as_owner", []) or []]
+        gpus = section.get("gpus") or {}
+        allow = gpus.get("allow") if isinstance(gpus, dict) else None
+        s.gpus_allow = {str(k): [str(n) for n in (v if isinstance(v, list) else [v])]
+                        for k, v in (allow or {}).items()} if isinstance(allow, dict) else {}
         s.node_python = str(section.get("node_python") or s.node_python)
         s.node_pyspy = str(section["node_pyspy"]) if section.get("node_pyspy") else None
         s.node_timeout_s = float(section.get("node_timeout_s", s.node_timeout_s))

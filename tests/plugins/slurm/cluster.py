@@ -19,6 +19,17 @@ TRACEBOT = str(Path(PYTHON).parent / "tracebot")
 START = REPO / "scripts" / "slurm" / "start.sh"
 STOP = REPO / "scripts" / "slurm" / "stop.sh"
 FIXTURES = REPO / "tests" / "fixtures" / "slurm"
+# The deployment the security tests use (scripts/deploy/test-setup.sh): a venv other users can execute,
+# the users tracebot/alice/bob, and the privilege tracebot-as-owner with its sudoers drop-in.
+DEPLOY_SETUP = REPO / "scripts" / "deploy" / "test-setup.sh"
+DEPLOY_PYTHON = str(REPO / ".deploy-venv" / "bin" / "python")
+DEPLOY_TRACEBOT = str(REPO / ".deploy-venv" / "bin" / "tracebot")
+PRIVILEGE = ["sudo", "-n", "/usr/local/libexec/tracebot-as-owner"]
+
+
+def as_user(user: str) -> list[str]:
+    """The argv prefix that runs a command as ``user`` (root runs the tests)."""
+    return ["runuser", "-u", user, "--"]
 
 
 def run(argv: list[str], timeout: float = 30, check: bool = True, **kw) -> subprocess.CompletedProcess[str]:
@@ -74,7 +85,9 @@ def train_cmd(script: str) -> str:
 
 def rank_pid(job_id: str, rank: int) -> int:
     """The pid of task ``rank`` of the job's first srun step, as the local slurmd knows it."""
-    rows = parse_listpids(run(["scontrol", "listpids", job_id]).stdout)
+    # Before the step starts, listpids fails ("There are no steps"): no rows, so StopIteration, as when
+    # the step has not started all its tasks yet.
+    rows = parse_listpids(run(["scontrol", "listpids", job_id], check=False).stdout)
     return next(r.pid for r in rows if r.step_id == "0" and r.global_id == rank)
 
 
@@ -111,10 +124,10 @@ def wait_until_hung(jobs: Jobs, timeout: float = 120) -> None:
 
 
 def tracebot(*words: str, env: dict[str, str] | None = None, prefix: list[str] | None = None,
-             timeout: float = 120) -> tuple[int, dict, float]:
+             timeout: float = 120, exe: str = TRACEBOT) -> tuple[int, dict, float]:
     """``tracebot trace <words> --json`` as a user would run it; returns (exit code, JSON, seconds)."""
     start = time.monotonic()
-    proc = subprocess.run([*(prefix or []), TRACEBOT, "trace", "--json", *words], capture_output=True, text=True,
+    proc = subprocess.run([*(prefix or []), exe, "trace", "--json", *words], capture_output=True, text=True,
                           timeout=timeout, env={**os.environ, **(env or {})}, cwd="/tmp", check=False)
     seconds = time.monotonic() - start
     try:

@@ -14,7 +14,16 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.plugins.slurm.cluster import PYTHON, START, Jobs, run, sbatch, start_cluster, train_cmd
+from tests.plugins.slurm.cluster import (
+    DEPLOY_SETUP,
+    PYTHON,
+    START,
+    Jobs,
+    run,
+    sbatch,
+    start_cluster,
+    train_cmd,
+)
 from tests.support import require
 from tracebot.config import Config
 from tracebot.matcher import Matcher
@@ -32,6 +41,16 @@ def slurm_cluster() -> None:
     except (AssertionError, subprocess.TimeoutExpired) as exc:
         require(False, f"scripts/slurm/start.sh could not start the cluster: {exc}")
     require(shutil.which("sbatch") is not None, "sbatch is not on PATH after start.sh")
+
+
+@pytest.fixture(scope="session")
+def deploy_users(slurm_cluster: None) -> None:
+    """The users tracebot, alice and bob and the tracebot-as-owner privilege (scripts/deploy/test-setup.sh)."""
+    require(DEPLOY_SETUP.exists(), f"{DEPLOY_SETUP} is missing")
+    try:
+        run(["bash", str(DEPLOY_SETUP)], timeout=600)
+    except (AssertionError, subprocess.TimeoutExpired) as exc:
+        require(False, f"scripts/deploy/test-setup.sh failed: {exc}")
 
 
 @pytest.fixture(scope="session")

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from tests.plugins.slurm.cluster import Jobs, rank_pid, tracebot, wait_until_hung
+from tracebot.config import Config
 
 pytestmark = [pytest.mark.integration]
 NODE = socket.gethostname().split(".")[0]
@@ -80,3 +81,46 @@ def test_node_without_nvidia_smi_gets_a_clear_answer(slurm_cluster: None) -> Non
 def test_other_node_without_a_configured_way_to_reach_it_is_refused_plainly(slurm_cluster: None) -> None:
     _, doc, _ = tracebot("gpus", "gpu-node-17")
     assert "no `slurm.node_exec`" in doc["summary"]
+
+
+@pytest.fixture
+def users_gpu_processes() -> Iterator[dict[str, int]]:
+    """A left-over process of bob's and one of alice's (real users; setpriv execs, so the pid is the process)."""
+    procs = {user: subprocess.Popen(["setpriv", f"--reuid={user}", f"--regid={user}", "--init-groups",
+                                     "sleep", f"{300 + i}"], start_new_session=True)
+             for i, user in enumerate(("bob", "alice"))}
+    try:
+        yield {user: proc.pid for user, proc in procs.items()}
+    finally:
+        for proc in procs.values():
+            proc.kill()
+            proc.wait(timeout=10)
+
+
+def command_lines(result) -> dict[str, str]:
+    return {row[0]: row[5] for row in result.tables[0].rows}
+
+
+@pytest.mark.parametrize(("caller", "grants", "sees_bobs"), [
+    ({"cluster_user": "alice"}, {}, False),
+    ({"cluster_user": "alice"}, {"alice": ["gpu-*"]}, False),  # a grant for other nodes
+    ({"cluster_user": "alice"}, {"alice": [NODE[:1] + "*"]}, True),
+    ({"cluster_user": "alice"}, {"U-test": [NODE]}, True),  # granted by Slack user id
+    ({"cluster_user": "alice"}, {"@alice": ["*"]}, True),  # granted to a Unix group she is in
+    ({"cluster_user": None, "admin": True}, {}, True),
+])
+def test_other_users_command_lines_are_shown_only_to_admins_and_granted_users(
+        slurm_cluster: None, deploy_users: None, users_gpu_processes: dict[str, int], tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch, trace_as, caller: dict, grants: dict, sees_bobs: bool) -> None:
+    bob, alice = users_gpu_processes["bob"], users_gpu_processes["alice"]
+    env = stand_in_nvidia_smi(tmp_path, [f"{bob}, python, 520, GPU-1", f"{alice}, python, 520, GPU-1"])
+    monkeypatch.setenv("PATH", env["PATH"])
+    config = Config()
+    config.extra = {"slurm": {"gpus": {"allow": grants}}}
+    result = trace_as(["gpus", NODE], config=config, **caller)
+    lines = command_lines(result)
+    assert ("sleep 300" in lines[str(bob)]) is sees_bobs
+    assert lines[str(bob)].startswith("bob ")  # whose process it is stays visible: it says whom to ask
+    if caller["cluster_user"] == "alice":
+        assert "sleep 301" in lines[str(alice)]  # her own command line, always
+    assert sorted(result.data["orphans"]) == sorted([bob, alice])

@@ -71,13 +71,13 @@ def test_gzip_or_binary_junk_does_not_stop_the_scan(tmp_path: Path) -> None:
     assert [e.line_no for e in scan.errors] == [101, 102]
 
 
-def test_log_patterns_expand_per_node_and_per_task_files(tmp_path: Path) -> None:
+def test_log_patterns_expand_to_the_batch_steps_own_file_never_a_glob(tmp_path: Path) -> None:
     job = JobView(asked="9", job_id="9", display_id="9", name="pre", user="tanaka", workdir=str(tmp_path),
-                  stdout=str(tmp_path / "%x-%j-%N-%t.out"), stderr="rel/%u-%5j.err", batch_host="node01")
-    for task in (0, 1):
-        (tmp_path / f"pre-9-node01-{task}.out").write_text("x\n")
+                  stdout=str(tmp_path / "%x-%j-%N-%t-%s.out"), stderr="rel/%u-%5j.err", batch_host="node01")
+    for name in ("pre-9-node01-0-batch.out", "pre-9-node01-1-batch.out", "someone-elses.out"):
+        (tmp_path / name).write_text("x\n")
     found = logpaths.candidates(job)
-    assert found == [("stdout", tmp_path / "pre-9-node01-0.out"), ("stdout", tmp_path / "pre-9-node01-1.out"),
+    assert found == [("stdout", tmp_path / "pre-9-node01-0-batch.out"),
                      ("stderr", tmp_path / "rel" / "tanaka-00009.err")]
 
 

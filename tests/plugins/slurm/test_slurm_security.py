@@ -1,0 +1,238 @@
+"""Security of /trace job on the real cluster, with real Unix users (scripts/deploy/test-setup.sh):
+tracebot runs as the unprivileged service user ``tracebot`` with the one privilege README "Deploying"
+describes; ``alice`` and ``bob`` submit jobs. Each finding of the security review has its test:
+
+- a package planted in /tmp (the old working directory of the node dump) never runs;
+- a job's log is read with its owner's rights only: bob's 0600 log through alice's job, ``%t`` as a
+  glob of bob's directory, and ``/proc/.../environ`` (tracebot's own, or another user's process) leak
+  nothing, whoever runs tracebot;
+- an admin traces alice's hung job while tracebot runs as ``tracebot``, and alice (mapped through
+  ``users:``) cannot trace bob's job.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import tempfile
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.plugins.slurm.cluster import (
+    DEPLOY_PYTHON,
+    DEPLOY_TRACEBOT,
+    JOBS,
+    PRIVILEGE,
+    REPO,
+    Jobs,
+    _innermost_functions,
+    as_user,
+    rank_pid,
+    run,
+    tracebot,
+    wait_for,
+    wait_until_hung,
+)
+from tests.support import require
+
+pytestmark = [pytest.mark.integration]
+SECRET = f"RuntimeError: bob-secret-{uuid.uuid4().hex}"
+CANARY = f"RuntimeError: environ-canary-{uuid.uuid4().hex}"
+ALICE_RANKS = 5  # many_ranks.py: rank 4 is the odd one out
+QUEUE_WAIT_S = 240  # the cluster is shared with other suites: a 1-CPU job may queue behind theirs
+
+
+@dataclass
+class Deployment:
+    config: Path
+    alice_dir: Path
+    bob_dir: Path
+    ids: dict[str, str] = field(default_factory=dict)
+
+    def env(self) -> dict[str, str]:
+        return {"TRACEBOT_CONFIG": str(self.config), "TRACEBOT_KNOWLEDGE": str(REPO / "knowledge")}
+
+
+def sbatch_as(user: str, *args: str) -> str:
+    return run([*as_user(user), "sbatch", "--parsable", *args], cwd="/tmp").stdout.strip().split(";")[0]
+
+
+def user_dir(user: str, name: str, mode: int) -> Path:
+    home = Path(os.path.expanduser(f"~{user}"))
+    path = home / f"{name}-{uuid.uuid4().hex[:8]}"
+    run([*as_user(user), "mkdir", "-m", f"{mode:o}", str(path)])
+    return path
+
+
+@pytest.fixture(scope="module")
+def deployment(deploy_users: None) -> Iterator[Deployment]:
+    conf_dir = Path(tempfile.mkdtemp(prefix="tracebot-deploy-"))  # pytest's tmp is 0700: tracebot could not read it
+    conf_dir.chmod(0o755)
+    config = conf_dir / "tracebot.yaml"
+    config.write_text(yaml.safe_dump({
+        "admins": ["U-ADMIN"], "users": {"U-ALICE": "alice", "U-BOB": "bob"},
+        "cli": {"admins": ["tracebot"]},  # `tracebot trace` run by the service user is an admin's terminal
+        "slurm": {"as_owner": PRIVILEGE, "node_python": DEPLOY_PYTHON},
+    }))
+    config.chmod(0o644)
+    dep = Deployment(config, user_dir("alice", "tb-alice", 0o700), user_dir("bob", "tb-bob", 0o755))
+    secret = dep.bob_dir / "secret.log"
+    run([*as_user("bob"), "sh", "-c", f"umask 077 && printf '%s\\n' '{SECRET}' > {secret}"])
+    dep.ids["alice_hang"] = sbatch_as("alice", "-J", "alice-hang", "-o", f"{dep.alice_dir}/%x-%j.out",
+                                      "-n", str(ALICE_RANKS), "--overcommit",
+                                      "--wrap", f"srun {DEPLOY_PYTHON} {JOBS / 'many_ranks.py'}")
+    dep.ids["bob_job"] = sbatch_as("bob", "-J", "bob-job", "-o", f"{dep.bob_dir}/%x-%j.out",
+                                   "--wrap", f"echo '{SECRET}'; sleep 600")
+    dep.ids["into_bobs_log"] = sbatch_as("alice", "-J", "into-bobs-log", "-o", str(secret), "--wrap", "true")
+    dep.ids["glob_bobs_dir"] = sbatch_as("alice", "-J", "glob-bobs-dir", "-o", f"{dep.bob_dir}/%t", "--wrap", "true")
+    dep.ids["own_environ"] = sbatch_as("alice", "-J", "own-environ", "-o", "/proc/self/environ", "--wrap", "true")
+    try:
+        yield dep
+    finally:
+        run(["scancel", *dep.ids.values()], check=False)
+        run(["rm", "-rf", str(dep.alice_dir), str(dep.bob_dir), str(conf_dir)], check=False)
+
+
+def wait_until_alice_hung(dep: Deployment) -> None:
+    """Bounded poll until py-spy sees rank 4 in read_shard (the ranks are up and where the test needs them)."""
+    job = dep.ids["alice_hang"]
+    wait_for(job, {"RUNNING"}, timeout=QUEUE_WAIT_S)
+    for _ in range(240):
+        try:
+            if "read_shard" in _innermost_functions(rank_pid(job, 4)):
+                return
+        except StopIteration:
+            pass
+        subprocess.run(["sleep", "0.5"], check=True, timeout=5)
+    raise AssertionError("alice's ranks never reached read_shard")
+
+
+def as_service(dep: Deployment, *words: str) -> dict:
+    """``tracebot trace … --json`` run by the service user ``tracebot`` (an admin's terminal)."""
+    _, doc, _ = tracebot(*words, env=dep.env(), prefix=as_user("tracebot"), exe=DEPLOY_TRACEBOT)
+    return doc
+
+
+def as_slack_user(dep: Deployment, slack_user: str, *words: str) -> dict:
+    """A /trace command from a Slack user, answered by tracebot running as ``tracebot``."""
+    proc = subprocess.run([*as_user("tracebot"), DEPLOY_PYTHON, str(Path(__file__).parent / "as_slack_user.py"),
+                           slack_user, *words], capture_output=True, text=True, timeout=120, cwd="/",
+                          env={**os.environ, **dep.env()}, check=False)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return json.loads(proc.stdout)
+
+
+def test_admin_traces_alices_hung_job_as_the_tracebot_user_and_names_the_odd_rank(deployment: Deployment) -> None:
+    wait_until_alice_hung(deployment)
+    doc = as_service(deployment, "job", deployment.ids["alice_hang"])
+    assert doc["data"]["state"] == "RUNNING" and doc["data"]["job"]["user"] == "alice"
+    assert [g["ranks"] for g in doc["stack_groups"] if g["odd_one_out"]] == [["4"]]
+    assert "Odd one out: rank 4 in read_shard" in doc["summary"]
+    assert doc["unreadable"] == {}
+    # alice's log sits in her 0700 directory: only her rights could open it.
+    log = doc["data"]["logs"][0]
+    assert log["path"].startswith(str(deployment.alice_dir)) and log.get("unreadable") is None
+    assert log["size"] > 0
+
+
+def test_alice_cannot_trace_bobs_job_and_bob_can(deployment: Deployment) -> None:
+    wait_for(deployment.ids["bob_job"], {"RUNNING"}, timeout=QUEUE_WAIT_S)
+    refused = as_slack_user(deployment, "U-ALICE", "job", deployment.ids["bob_job"])
+    assert refused["data"]["error"] == "not_allowed" and "not yours" in refused["summary"]
+    assert SECRET not in json.dumps(refused)
+    own = as_slack_user(deployment, "U-BOB", "job", deployment.ids["bob_job"])
+    assert any(SECRET in e["text"] for e in own["data"]["logs"][0]["errors"])  # the same log, its owner asking
+
+
+@pytest.mark.parametrize("runner", ["root", "tracebot"])
+def test_bobs_0600_log_named_as_alices_output_is_never_read(deployment: Deployment, runner: str) -> None:
+    wait_for(deployment.ids["into_bobs_log"], {"FAILED", "COMPLETED"}, timeout=QUEUE_WAIT_S)
+    doc = trace_as_runner(deployment, runner, deployment.ids["into_bobs_log"])
+    assert SECRET not in json.dumps(doc)
+    log = doc["data"]["logs"][0]
+    assert log["path"] == str(deployment.bob_dir / "secret.log") and log["unreadable"]
+
+
+@pytest.mark.parametrize("runner", ["root", "tracebot"])
+def test_percent_t_never_globs_other_files_of_the_directory(deployment: Deployment, runner: str) -> None:
+    wait_for(deployment.ids["glob_bobs_dir"], {"FAILED", "COMPLETED"}, timeout=QUEUE_WAIT_S)
+    doc = trace_as_runner(deployment, runner, deployment.ids["glob_bobs_dir"])
+    assert SECRET not in json.dumps(doc)
+    assert [log["path"] for log in doc["data"]["logs"]] == [str(deployment.bob_dir / "0")]
+
+
+@pytest.mark.parametrize("runner", ["root", "tracebot"])
+def test_proc_self_environ_as_a_log_path_leaks_nothing_of_tracebots_environment(deployment: Deployment,
+                                                                                runner: str) -> None:
+    wait_for(deployment.ids["own_environ"], {"FAILED", "COMPLETED"}, timeout=QUEUE_WAIT_S)
+    doc = trace_as_runner(deployment, runner, deployment.ids["own_environ"], extra_env={"TB_CANARY": CANARY})
+    assert CANARY not in json.dumps(doc)
+    log = doc["data"]["logs"][0]
+    assert log["path"] == "/proc/self/environ" and "/proc" in log["unreadable"]
+
+
+def test_another_users_proc_environ_as_a_log_path_leaks_nothing(deployment: Deployment) -> None:
+    bobs = subprocess.Popen(["setpriv", "--reuid=bob", "--regid=bob", "--init-groups", "sleep", "300"],
+                            env={"PATH": os.environ["PATH"], "TB_CANARY": CANARY}, start_new_session=True)
+    try:
+        job = sbatch_as("alice", "-J", "bobs-environ", "-o", f"/proc/{bobs.pid}/environ", "--wrap", "true")
+        try:
+            wait_for(job, {"FAILED", "COMPLETED"}, timeout=QUEUE_WAIT_S)
+            for runner in ("root", "tracebot"):
+                doc = trace_as_runner(deployment, runner, job)
+                assert CANARY not in json.dumps(doc), runner
+                assert "/proc" in doc["data"]["logs"][0]["unreadable"]
+        finally:
+            run(["scancel", job], check=False)
+    finally:
+        bobs.kill()
+        bobs.wait(timeout=10)
+
+
+def trace_as_runner(dep: Deployment, runner: str, job: str, extra_env: dict[str, str] | None = None) -> dict:
+    """Admin's /trace job from tracebot running as root (the old deployment) or as the service user."""
+    env = {**dep.env(), **(extra_env or {})}
+    if runner == "root":
+        _, doc, _ = tracebot("job", job, env=env)
+    else:
+        _, doc, _ = tracebot("job", job, env=env, prefix=as_user("tracebot"), exe=DEPLOY_TRACEBOT)
+    return doc
+
+
+@pytest.fixture
+def planted(tmp_path: Path) -> Iterator[Path]:
+    """A `tracebot` package in /tmp (the node dump's old working directory, and tracebot's own cwd in these
+    tests) that would leave a marker file, as any local user could plant it."""
+    marker_dir = tmp_path / "markers"
+    marker_dir.mkdir(mode=0o777)
+    marker_dir.chmod(0o777)
+    marker = marker_dir / "ran"
+    package = Path("/tmp/tracebot")
+    require(not package.exists(), f"{package} already exists; another run may be planting it")
+    package.mkdir()
+    (package / "__init__.py").write_text(f"open({str(marker)!r}, 'w').write('planted code ran')\n")
+    try:
+        yield marker
+    finally:
+        for child in package.rglob("*"):
+            child.unlink() if child.is_file() else None
+        for child in sorted(package.rglob("*"), reverse=True):
+            child.rmdir()
+        package.rmdir()
+
+
+def test_package_planted_in_tmp_never_runs_and_the_trace_still_works(jobs: Jobs, deployment: Deployment,
+                                                                     planted: Path) -> None:
+    wait_until_hung(jobs)
+    _, own, _ = tracebot("job", jobs.ids["hang"])  # root's job, dumped by root's srun step
+    assert [g["ranks"] for g in own["stack_groups"] if g["odd_one_out"]] == [["1"]]
+    wait_until_alice_hung(deployment)
+    alices = as_service(deployment, "job", deployment.ids["alice_hang"])  # alice's job, through the privilege
+    assert [g["ranks"] for g in alices["stack_groups"] if g["odd_one_out"]] == [["4"]]
+    assert not planted.exists(), planted.read_text()
