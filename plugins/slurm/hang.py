@@ -53,7 +53,7 @@ def srun_argv(cli: SlurmCli, job_id: str, node: str, settings: SlurmSettings, li
         return owner_access.dump_argv(settings, job_id, node, limit_s)
     minutes = max(1, math.ceil(limit_s / 60))
     argv = cli.argv("srun", f"--jobid={job_id}", "--overlap", "--nodes=1", "--ntasks=1", f"--nodelist={node}",
-                    f"--time={minutes}", "--job-name=tracebot-pyspy", "--chdir=/", "--quiet",
+                    f"--time={minutes}", "--mem=0", "--job-name=tracebot-pyspy", "--chdir=/", "--quiet",
                     *settings.srun_extra,
                     settings.node_python, "-I", "-m", "tracebot.plugins.slurm.node_dump", "--job", job_id,
                     "--timeout", f"{settings.pyspy_timeout_s:g}")

@@ -55,6 +55,21 @@ def controller_stopped(jobs: Jobs) -> Iterator[None]:
         yield
     finally:
         run(["bash", str(START)], timeout=300)
+        _wait_until_live_jobs_take_steps(jobs.ids["hang"])
+
+
+def _wait_until_live_jobs_take_steps(job_id: str, timeout: float = 90) -> None:
+    """A restarted controller answers before it has rebuilt running jobs' resources: until then a new step
+    in them fails ("Memory required by task is not available"). Later tests trace those jobs, so wait
+    (bounded) until a step goes through."""
+    end = time.monotonic() + timeout
+    while True:
+        probe = run(["srun", f"--jobid={job_id}", "--overlap", "--immediate=2", "--nodes=1", "--ntasks=1", "--mem=0",
+                     "--time=1", "--quiet", "true"], timeout=20, check=False)
+        if probe.returncode == 0:
+            return
+        assert time.monotonic() < end, f"job {job_id} takes no new step after the restart: {probe.stderr[:300]}"
+        time.sleep(0.5)
 
 
 def test_controller_down_is_answered_within_15s_with_what_accounting_knows(
@@ -93,7 +108,8 @@ def test_accounting_down_still_traces_live_jobs_and_says_why_old_ones_are_unknow
     assert seconds < 15 and doc["data"]["error"] == "accounting_down"
     assert "slurmdbd" in doc["summary"] and "slurmctld" not in doc["summary"]
     _, doc, _ = tracebot("job", jobs.ids["hang"])  # the controller alone knows everything a live job needs
-    assert [g["ranks"] for g in doc["stack_groups"] if g["odd_one_out"]] == [["1"]]
+    odd = [g["ranks"] for g in doc["stack_groups"] if g["odd_one_out"]]
+    assert odd == [["1"]], (doc["summary"], doc["data"].get("hang"))
 
 
 def test_job_that_ends_during_the_trace_is_reported_as_ended(jobs: Jobs, tmp_path: Path) -> None:
