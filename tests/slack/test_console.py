@@ -52,7 +52,8 @@ def test_a_scripted_console_conversation_shows_what_slack_would_get(kb_dir, tmp_
     assert done.returncode == 0, done.stderr
     out = done.stdout
     assert "/trace diagnose <error text>" in out
-    answer = out.split("tracebot → #C0CONSOLE (thread 1700000001.000001)")[1]
+    first_message_ts = re.findall(r"── you → #C0CONSOLE \[(\d+\.\d{6})\]", out)[0]
+    answer = out.split(f"tracebot → #C0CONSOLE (thread {first_message_ts})")[1]
     assert "Test: CUDA out of memory" in answer and "rank 3" in answer and "line 2" in answer
     assert "[Helpful]  [Not this]" in answer
     assert "Noted as not this one" in out
@@ -70,6 +71,16 @@ def test_a_scripted_console_conversation_shows_what_slack_would_get(kb_dir, tmp_
     assert data["not_this"][0]["line"].startswith("[rank3]: torch.OutOfMemoryError")
     table = tracebot("stats", "--db", str(db))
     assert "test-cuda-oom" in table.stdout and '"Not this" feedback' in table.stdout
+
+
+def test_a_second_console_session_on_the_same_database_still_answers(kb_dir, tmp_path):
+    # The store remembers answered messages by channel and ts; a session that reused the first one's
+    # timestamps was silently treated as a redelivery.
+    db = tmp_path / "again.sqlite3"
+    for session in (1, 2):
+        done = tracebot("console", "--knowledge", str(kb_dir), "--db", str(db), stdin=f"{OOM_LINE}\n")
+        assert done.returncode == 0, done.stderr
+        assert "Test: CUDA out of memory" in done.stdout, f"session {session} got no answer"
 
 
 def test_run_without_slack_credentials_starts_the_console(kb_dir):
