@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.slack.tiny_kb import NCCL_LINE, OOM_LINE
 
 REPO = Path(__file__).resolve().parents[2]
@@ -93,6 +95,22 @@ def test_run_without_slack_credentials_starts_the_console(kb_dir):
     assert "Test: CUDA out of memory" in done.stdout
     stats = tracebot("stats", "--db", str(db), "--json")
     assert json.loads(stats.stdout)["entries"][0]["entry_id"] == "test-cuda-oom", "the console kept its store"
+
+
+@pytest.mark.parametrize(
+    ("env", "missing"),
+    [
+        ({"SLACK_BOT_TOKEN": "xoxb-1"}, "SLACK_APP_TOKEN (Socket Mode) or SLACK_SIGNING_SECRET (HTTP)"),
+        ({"SLACK_APP_TOKEN": "xapp-1"}, "SLACK_BOT_TOKEN"),
+        ({"SLACK_SIGNING_SECRET": "s3cret"}, "SLACK_BOT_TOKEN"),
+    ],
+)
+def test_run_with_half_a_slack_configuration_refuses_and_names_what_is_missing(kb_dir, env, missing):
+    done = tracebot("run", stdin=f"{OOM_LINE}\n", env={"TRACEBOT_KNOWLEDGE": str(kb_dir), **env})
+    assert done.returncode != 0, "a process manager must see the failed start"
+    assert f"but {missing} is not" in done.stderr and next(iter(env)) in done.stderr
+    assert "console" not in done.stdout and "Test: CUDA out of memory" not in done.stdout
+    assert list(env.values())[0] not in done.stderr, "the secret itself is never printed"
 
 
 def test_stats_on_a_corrupt_database_says_so_and_fails(tmp_path):
