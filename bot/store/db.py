@@ -120,6 +120,10 @@ class Store:
         text = str(exc)
         if "locked" in text or "busy" in text:
             hint = "another process holds a write lock; stop it or point TRACEBOT_DB elsewhere"
+        elif "disk is full" in text:
+            hint = "the disk holding it is full; free space there"
+        elif "readonly" in text:
+            hint = "the file or its filesystem is read-only; make it writable or point TRACEBOT_DB elsewhere"
         elif isinstance(exc, sqlite3.DatabaseError) and ("not a database" in text or "malformed" in text):
             hint = "the file is corrupt; move it aside (tracebot will create a new one) or restore a backup"
         else:
