@@ -136,11 +136,19 @@ def make_config(tmp_path: Path, fake: FakeSlack, kb_dir: Path, **overrides: Any)
 
 @contextmanager
 def running_app(
-    config: Config, fake: FakeSlack, *, host: Any, slow: SlowPlugin | None = None, workers: int = 4
+    config: Config,
+    fake: FakeSlack,
+    *,
+    host: Any,
+    slow: SlowPlugin | None = None,
+    workers: int = 4,
+    **services: Any,
 ) -> Iterator[Slack]:
-    """The Bolt app (Bolt's default 5 listener threads) serving on an ephemeral loopback port."""
+    """The Bolt app (Bolt's default 5 listener threads) serving on an ephemeral loopback port.
+    ``services`` override parts of the service (``store``, ``jobs``...)."""
     listeners = CountingExecutor()
-    app, tracebot = build_app(config, host=host, jobs=JobPool(workers=workers), listener_executor=listeners)
+    services.setdefault("jobs", JobPool(workers=workers))
+    app, tracebot = build_app(config, host=host, listener_executor=listeners, **services)
     server = make_http_server(app, "127.0.0.1", 0)
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
