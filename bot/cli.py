@@ -360,20 +360,43 @@ def cmd_socket(cfg: Config) -> int:
     return 0
 
 
+SLACK_VARIABLES = ("SLACK_BOT_TOKEN", "SLACK_APP_TOKEN", "SLACK_SIGNING_SECRET", "SLACK_API_URL")
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     cfg = _config(args)
-    if cfg.slack_app_token:
+    if cfg.slack_bot_token and cfg.slack_app_token:
         return cmd_socket(cfg)
-    if cfg.slack_signing_secret:
+    if cfg.slack_bot_token and cfg.slack_signing_secret:
         args.port = int(os.environ.get("PORT", "3000"))
         args.host = "0.0.0.0"  # noqa: S104 (a deployment listens on all interfaces)
         return cmd_serve(args)
+    present = [name for name in SLACK_VARIABLES if os.environ.get(name)]
+    if present:
+        # Half a Slack configuration is a deployment mistake: falling back to the console would exit 0
+        # under a process manager and the bot would simply never answer.
+        print(f"error: {incomplete_slack_settings(present)}", file=sys.stderr)
+        return EXIT_FAILED
     print(
-        "No Slack credentials (SLACK_APP_TOKEN or SLACK_SIGNING_SECRET): starting the console.",
+        "No Slack variables set (SLACK_BOT_TOKEN with SLACK_APP_TOKEN or SLACK_SIGNING_SECRET): "
+        "starting the console.",
         file=sys.stderr,
     )
     args.user, args.channel = "U0CONSOLE", "C0CONSOLE"
     return cmd_console(args)
+
+
+def incomplete_slack_settings(present: list[str]) -> str:
+    """What is missing, given the Slack variables that are set."""
+    if "SLACK_BOT_TOKEN" not in present:
+        missing = "SLACK_BOT_TOKEN"
+    else:
+        missing = "SLACK_APP_TOKEN (Socket Mode) or SLACK_SIGNING_SECRET (HTTP)"
+    return (
+        f"{', '.join(present)} {'is' if len(present) == 1 else 'are'} set but {missing} is not: "
+        "set it to run in Slack, or unset every SLACK_ variable to start the local console "
+        "(README: Installing in Slack)"
+    )
 
 
 def cmd_stats(args: argparse.Namespace) -> int:

@@ -65,6 +65,7 @@ class Config:
     job_workers: int = 4  # threads answering messages
     trace_workers: int = 4  # threads running /trace commands
     max_pending: int = 500  # queued jobs per pool before tracebot answers "busy"
+    max_pending_per_channel: int = 100  # queued answers in one channel before it sheds that channel's
     log_level: str = "INFO"
 
     @property
@@ -107,6 +108,9 @@ class Config:
         cfg.job_workers = int(_number(env, "TRACEBOT_JOB_WORKERS", cfg.job_workers))
         cfg.trace_workers = int(_number(env, "TRACEBOT_TRACE_WORKERS", cfg.trace_workers))
         cfg.max_pending = int(_number(env, "TRACEBOT_MAX_PENDING", cfg.max_pending))
+        cfg.max_pending_per_channel = int(
+            _number(env, "TRACEBOT_MAX_PENDING_PER_CHANNEL", cfg.max_pending_per_channel)
+        )
         cfg.log_level = (env.get("TRACEBOT_LOG_LEVEL") or cfg.log_level).upper()
         path = env.get("TRACEBOT_CONFIG")
         if path:

@@ -13,10 +13,11 @@ its own (``/trace ...``, ``/click helpful``...; other lines starting with ``/``,
 
 from __future__ import annotations
 
-import itertools
 import shutil
 import sys
-from collections.abc import Iterable, Iterator
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
@@ -55,14 +56,19 @@ class Posted:
 class ConsoleOutbox:
     """Prints what would be posted; keeps it so a console session (or a test) can look back."""
 
-    def __init__(self, out: TextIO) -> None:
+    def __init__(self, out: TextIO, clock: Callable[[], float] = time.time) -> None:
         self.out = out
-        self._ts = itertools.count(1)
+        self._clock = clock
+        self._last_us = 0
+        self._ts_lock = threading.Lock()
         self.posted: list[Posted] = []
 
     def next_ts(self) -> str:
-        n = next(self._ts)
-        return f"{1700000000 + n}.{n:06d}"
+        """A Slack-style ts from the real clock, strictly increasing. The store remembers every message
+        it answered by channel and ts, so a second console session must never reuse the first one's."""
+        with self._ts_lock:
+            self._last_us = max(self._last_us + 1, int(self._clock() * 1_000_000))
+            return f"{self._last_us // 1_000_000}.{self._last_us % 1_000_000:06d}"
 
     def _print(self, header: str, body: str) -> None:
         self.out.write(f"── {header} ──\n{body.rstrip()}\n\n")

@@ -70,6 +70,25 @@ class _UntrustedLoader(yaml.SafeLoader):
             )
         return super().compose_node(parent, index)
 
+    def construct_mapping(self, node: Any, deep: bool = False) -> Any:  # type: ignore[override]
+        # PyYAML lets a repeated key silently replace the first: a reviewer reads one pattern, the bot
+        # uses the other. A knowledge entry never needs a key twice, so it is an error.
+        if isinstance(node, yaml.MappingNode):
+            first: dict[Any, int] = {}
+            for key_node, _value in node.value:
+                key = key_node.value if isinstance(key_node, yaml.ScalarNode) else None
+                if key is None:
+                    continue
+                if key in first:
+                    raise yaml.constructor.ConstructorError(
+                        None,
+                        None,
+                        f"duplicate key '{key}' (first on line {first[key]}); the second would silently win",
+                        key_node.start_mark,
+                    )
+                first[key] = key_node.start_mark.line + 1
+        return super().construct_mapping(node, deep=deep)
+
 
 def _key_lines(node: yaml.Node, prefix: str = "") -> dict[str, int]:
     """Map dotted key paths (``recognise.regex.0``) to 1-based line numbers from the composed node tree."""
@@ -208,6 +227,9 @@ def load_knowledge_base(root: Path | str) -> tuple[KnowledgeBase, list[LoadError
             continue
         ids[entry.id] = shown
         entries.append(entry)
+    if not entries and not errors:
+        # An empty directory (a bad checkout, a wrong TRACEBOT_KNOWLEDGE) would make the bot silent.
+        errors.append(LoadError(str(root), 1, "no knowledge entries (*.yaml) found; nothing could be answered"))
     known = set(ids)
     for entry in entries:
         for i, rel in enumerate(entry.related):

@@ -1,4 +1,5 @@
-"""The App Home tab: what tracebot knows, recent diagnoses, the most helpful entries, load errors."""
+"""The App Home tab: what tracebot knows, recent diagnoses, the most helpful entries, load errors,
+storage errors."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ def home_view(
     helpful: list[Any],
     kb_errors: list[Any],
     plugin_errors: list[str],
+    storage_errors: list[str] | None = None,
 ) -> dict[str, Any]:
     blocks: list[Block] = [{"type": "header", "text": {"type": "plain_text", "text": "tracebot"}}]
     entries = list(getattr(kb, "entries", []) or [])
@@ -65,6 +67,15 @@ def home_view(
             section(f":warning: *Load errors* ({len(errors)}) — the last good knowledge base is in use")
         )
         blocks.append(section(cut("\n".join(f"• `{escape(e)}`" for e in errors), 3000)[0]))
+    if storage_errors:
+        blocks.append({"type": "divider"})
+        blocks.append(
+            section(
+                f":warning: *Storage errors* ({len(storage_errors)}, newest first) — answers are still "
+                "posted, but these were not recorded"
+            )
+        )
+        blocks.append(section(cut("\n".join(f"• `{escape(e)}`" for e in storage_errors), 3000)[0]))
     return {"type": "home", "blocks": blocks[: min(HOME_BLOCKS, MAX_BLOCKS * 2)]}
 
 

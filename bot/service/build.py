@@ -8,6 +8,7 @@ from tracebot.service.jobs import JobPool
 from tracebot.service.knowledge import KnowledgeHolder
 from tracebot.service.outbox import Outbox
 from tracebot.service.plugin_host import PluginHost, default_host
+from tracebot.service.ratelimit import RateLimiter
 from tracebot.service.router import Router
 from tracebot.service.service import Service, Tunables
 from tracebot.store import Store
@@ -23,10 +24,16 @@ def build_service(
     jobs: JobPool | None = None,
     tunables: Tunables | None = None,
     bot_user_id: str | None = None,
+    limiter: RateLimiter | None = None,
 ) -> Service:
+    """``limiter`` is the transport's per-channel rate limiter: answers are scheduled around it."""
     store = store or Store(config.db_path)
     knowledge = knowledge or KnowledgeHolder(config.knowledge_dir, config.confidence_threshold)
-    jobs = jobs or JobPool(workers=config.job_workers, max_pending=config.max_pending)
+    jobs = jobs or JobPool(
+        workers=config.job_workers,
+        max_pending=config.max_pending,
+        max_per_lane=config.max_pending_per_channel,
+    )
     trace_jobs = JobPool(workers=config.trace_workers, max_pending=config.max_pending, name="tracebot-trace")
     router = Router(host or default_host(), config, knowledge=knowledge, store=store)
     return Service(
@@ -39,4 +46,5 @@ def build_service(
         router=router,
         bot_user_id=bot_user_id,
         tunables=tunables or Tunables.from_config(config),
+        limiter=limiter,
     )

@@ -99,11 +99,13 @@ class KnowledgeHolder:
         # Problems the knowledge base in use already has (e.g. a dangling "related" id) must not block
         # every later reload; only a change that breaks something new is refused.
         known = {str(e) for e in previous.accepted_errors} if previous else set()
-        if previous is not None and {str(e) for e in errors} - known:
+        empty = kb is None or not kb.entries  # a bot with no entries answers nothing: never accepted
+        if previous is not None and (empty or {str(e) for e in errors} - known):
             log.error("keeping the last good knowledge base (%d entries)", len(previous.kb.entries))
             return dataclasses.replace(previous, errors=list(errors), rejected=True)
-        if kb is None:
-            raise RuntimeError(f"cannot load the knowledge base from {self.directory}: {errors[0]}")
+        if empty:
+            reason = errors[0] if errors else "no entries"
+            raise RuntimeError(f"cannot load the knowledge base from {self.directory}: {reason}")
         version = previous.version + 1 if previous else 1
         matcher = self._matcher_factory(kb, self.threshold)
         return Loaded(kb, matcher, list(errors), time.time(), version, False, list(errors))

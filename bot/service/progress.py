@@ -12,6 +12,8 @@ from typing import Any
 
 from tracebot.render import slack as render
 
+FINISHED = ":checkered_flag:"
+
 
 class ProgressLine:
     def __init__(self, outbox: Any, channel: str, thread_ts: str, interval_s: float = 1.0) -> None:
@@ -32,14 +34,15 @@ class ProgressLine:
             self._last_edit = now
             self.outbox.update(self.channel, self.ts, *render.progress(message, now - self.started))
 
-    def close(self, status: str) -> None:
+    def close(self, finished: bool) -> None:
+        """The final state of the trace itself. Whether the traced job failed is the result's to say:
+        a trace that worked out why a job failed has finished, not failed."""
         with self._lock:
             self._closed = True
             elapsed = time.monotonic() - self.started
-            emoji = render.STATUS_EMOJI.get(status, "")
             text = (
-                f"{emoji} finished in {elapsed:.1f}s"
-                if status != "error"
-                else f"{emoji} failed after {elapsed:.1f}s"
+                f"{FINISHED} trace finished in {elapsed:.1f}s"
+                if finished
+                else f"{render.STATUS_EMOJI['error']} trace failed after {elapsed:.1f}s; the error is in my log"
             )
             self.outbox.update(self.channel, self.ts, text, [render.context(text)])

@@ -1,26 +1,44 @@
 """A ``/trace`` run on the job pool: parent message, progress line in its thread, result, trace_runs row.
 
 Started from the 3-second ack window (:meth:`TraceRuns.start` only queues); the same work already
-running (same dedupe key) is pointed at instead of started again. Built from the objects it uses, so
-it can be read (and tested) without the rest of the service.
+running (same dedupe key) is pointed at instead of started again, but only within one channel: the
+thread may be in a channel the second person cannot open, so someone asking from elsewhere gets the
+result posted where they asked. Built from the objects it uses, so it can be read (and tested) without
+the rest of the service.
+
+Every run ends visibly: whatever fails (the plugin, Slack, the store), the parent message and the
+progress line are finalised; the store only records the run.
 """
 
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from tracebot.plugin_api import Caller
 from tracebot.render import slack as render
+from tracebot.result import Result
 from tracebot.service import posting
 from tracebot.service.jobs import Job, JobPool, PoolBusy
 from tracebot.service.outbox import NotInChannel, Outbox
 from tracebot.service.plugin_host import BUILTIN_COMMANDS
 from tracebot.service.progress import ProgressLine
+from tracebot.service.records import Records
 from tracebot.service.router import Plan, Router
 from tracebot.store import Store
 
 log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Follower:
+    """Someone who asked, from another channel, for work already running: they get the result too."""
+
+    channel: str
+    user: str | None
+    thread_ts: str | None
 
 
 class TraceRuns:
@@ -34,6 +52,7 @@ class TraceRuns:
         caller: Callable[[str | None], Caller],
         answer_text: Callable[[str, str, str | None, str], None],
         progress_interval_s: float = 1.0,
+        records: Records | None = None,
     ) -> None:
         self.outbox = outbox
         self.store = store
@@ -42,6 +61,8 @@ class TraceRuns:
         self.caller = caller
         self.answer_text = answer_text  # posts the answer to ``/trace diagnose <text>`` in a thread
         self.progress_interval_s = progress_interval_s
+        self.records = records or Records()
+        self._lock = threading.Lock()  # a job's "channel", "followers" and "finished" in its meta
 
     def start(
         self, plan: Plan, channel: str, user: str | None, thread_ts: str | None
@@ -49,18 +70,46 @@ class TraceRuns:
         """Queue ``plan``; return a reply for the user now (busy, already running) or None."""
         try:
             job, created = self.pool.submit(
-                lambda job: self._run(job, plan, channel, user, thread_ts), label=plan.label, key=plan.key
+                lambda job: self._run(job, plan, channel, user, thread_ts),
+                label=plan.label,
+                key=plan.key,
+                meta={"channel": channel},
             )
         except PoolBusy as exc:
             text = f":hourglass: {exc}"
             return text, [render.section(text)]
         if created:
             return None
-        link = job.meta.get("permalink")
-        text = f"`/trace {render.escape(plan.label)}` is already running" + (
-            f": <{link}|follow it in its thread>." if link else "; its answer will appear here shortly."
-        )
+        with self._lock:
+            finished = job.meta.get("finished", False)
+            same_channel = job.meta["channel"] == channel
+            if not finished and not same_channel:
+                job.meta.setdefault("followers", []).append(Follower(channel, user, thread_ts))
+            link = job.meta.get("permalink")
+        if finished:  # it ended between the pool's check and ours: this request runs on its own
+            return self._start_unshared(plan, channel, user, thread_ts)
+        label = f"`/trace {render.escape(plan.label)}`"
+        if same_channel:
+            text = f"{label} is already running" + (
+                f": <{link}|follow it in its thread>." if link else "; its answer will appear here shortly."
+            )
+        else:
+            text = f"{label} is already running for someone else; I'll post its result here too when it is done."
         return text, [render.section(text)]
+
+    def _start_unshared(
+        self, plan: Plan, channel: str, user: str | None, thread_ts: str | None
+    ) -> render.Rendered | None:
+        try:
+            self.pool.submit(
+                lambda job: self._run(job, plan, channel, user, thread_ts),
+                label=plan.label,
+                meta={"channel": channel},
+            )
+        except PoolBusy as exc:
+            text = f":hourglass: {exc}"
+            return text, [render.section(text)]
+        return None
 
     def _open_thread(self, plan: Plan, channel: str, user: str | None) -> tuple[str, str]:
         """Post the parent message; where tracebot is not a member, in the user's DM with it instead."""
@@ -79,23 +128,29 @@ class TraceRuns:
 
     def _run(self, job: Job, plan: Plan, channel: str, user: str | None, thread_ts: str | None) -> None:
         assert plan.step is not None
-        parent_ts = None
-        if thread_ts is None:
-            channel, parent_ts = self._open_thread(plan, channel, user)
-        thread = thread_ts or parent_ts
-        assert thread is not None
-        job.meta["permalink"] = self.outbox.permalink(channel, parent_ts or thread)
-        line = ProgressLine(self.outbox, channel, thread, self.progress_interval_s)
-        job.on_progress(line.update)
-        run_id = self.store.start_trace_run(
-            command=plan.command,
-            args=plan.words,
-            dedupe_key=plan.key,
-            user=user,
-            channel=channel,
-        )
         status, summary = "error", "failed; see the log"
+        parent_ts: str | None = None
+        line: ProgressLine | None = None
+        run_id: int | None = None
+        result: Result | None = None
+        finished = False
         try:
+            if thread_ts is None:
+                channel, parent_ts = self._open_thread(plan, channel, user)
+                with self._lock:
+                    job.meta["channel"] = channel  # the thread's channel: a pointer must lead there
+            thread = thread_ts or parent_ts
+            assert thread is not None
+            job.meta["permalink"] = self.outbox.permalink(channel, thread)
+            line = ProgressLine(self.outbox, channel, thread, self.progress_interval_s)
+            job.on_progress(line.update)
+            run_id = self.records.attempt(
+                f"recording /trace {plan.label}",
+                lambda: self.store.start_trace_run(
+                    command=plan.command, args=plan.words, dedupe_key=plan.key, user=user, channel=channel
+                ),
+                None,
+            )
             if plan.step.command.plugin == BUILTIN_COMMANDS and plan.command == "diagnose":
                 self.answer_text(plan.step.kwargs["text"], channel, user, thread)
                 status, summary = "ok", "diagnosed"
@@ -104,10 +159,66 @@ class TraceRuns:
                 result = self.router.run(plan, ctx)
                 posting.post_result(self.outbox, channel, thread, result)
                 status, summary = result.status, result.summary
+            finished = True
+        except Exception as exc:
+            log.exception("/trace %s failed", plan.label)
+            summary = f"failed ({type(exc).__name__}); the error is in my log"
         finally:
-            line.close(status)
-            if parent_ts is not None:
+            self._finalise(job, plan, channel, user, parent_ts, thread_ts, line, finished, status, summary)
+            if run_id is not None:
+                self.records.attempt(
+                    f"recording the end of /trace {plan.label}",
+                    lambda: self.store.update_trace_run(run_id, status=status, summary=summary[:500]),
+                    None,
+                )
+            self._tell_followers(job, plan, result, status, summary)
+
+    def _finalise(
+        self,
+        job: Job,
+        plan: Plan,
+        channel: str,
+        user: str | None,
+        parent_ts: str | None,
+        thread_ts: str | None,
+        line: ProgressLine | None,
+        finished: bool,
+        status: str,
+        summary: str,
+    ) -> None:
+        """Close the progress line and the parent message, each on its own: one failing to update must
+        not leave the other saying "running…"."""
+        steps: list[tuple[str, Callable[[], object]]] = []
+        if line is not None:
+            steps.append(("progress line", lambda: line.close(finished)))
+        if parent_ts is not None:
+            emoji = render.STATUS_EMOJI.get(status, "")
+            done = render.parent(plan.label, user, f"{emoji} {summary[:300]}")
+            steps.append(("parent message", lambda: self.outbox.update(channel, parent_ts, *done)))
+        elif line is None and thread_ts is not None:  # failed before anything was posted in the thread
+            text = f":x: `/trace {render.escape(plan.label)}` {summary}"
+            steps.append(("failure note", lambda: self.outbox.post(channel, text, [render.section(text)], thread_ts)))
+        for what, step in steps:
+            try:
+                step()
+            except Exception:
+                log.exception("could not finalise the %s of /trace %s", what, plan.label)
+
+    def _tell_followers(
+        self, job: Job, plan: Plan, result: Result | None, status: str, summary: str
+    ) -> None:
+        with self._lock:
+            job.meta["finished"] = True
+            followers: list[Follower] = job.meta.pop("followers", [])
+        for f in followers:
+            try:
                 emoji = render.STATUS_EMOJI.get(status, "")
-                done = render.parent(plan.label, user, f"{emoji} {summary[:300]}")
-                self.outbox.update(channel, parent_ts, *done)
-            self.store.update_trace_run(run_id, status=status, summary=summary[:500])
+                state = f"{emoji} {summary[:300]} (it was already running for someone else)"
+                where = f.thread_ts or self.outbox.post(f.channel, *render.parent(plan.label, f.user, state))
+                if result is not None:
+                    posting.post_result(self.outbox, f.channel, where, result)
+                elif f.thread_ts is not None:
+                    text = f"`/trace {render.escape(plan.label)}` — {state}"
+                    self.outbox.post(f.channel, text, [render.section(text)], f.thread_ts)
+            except Exception:
+                log.exception("could not post /trace %s to %s", plan.label, f.channel)

@@ -3,6 +3,14 @@
 Plain Python over an :class:`~tracebot.service.outbox.Outbox`: the Slack listeners and ``tracebot
 console`` call the same methods, so the console shows exactly what Slack would get. Entry points
 (``on_*``) return quickly: they dedupe, authorise and plan, then hand slow work to the job pools.
+
+Every message tracebot accepts ends in a posted answer or a posted, explained failure:
+- a delivery is claimed and queued together; when it cannot be queued the claim is released (so a
+  redelivery gets through) and the channel is told that tracebot is shedding load;
+- answers queue per channel (the job pool's lanes), so a flooded channel waits on its own rate limit
+  and nobody else's;
+- the store is a record, not a gate (:mod:`tracebot.service.records`): when it fails the answer is
+  posted anyway and the failure is logged and shown in the App Home.
 """
 
 from __future__ import annotations
@@ -11,7 +19,9 @@ import logging
 import threading
 import time
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from tracebot.config import Config
 from tracebot.plugin_api import Caller
@@ -21,15 +31,17 @@ from tracebot.result import Diagnosis
 from tracebot.secrets import Scrubber
 from tracebot.service import posting
 from tracebot.service.attachments import FileLimits, diagnose_message
-from tracebot.service.dedupe import delivery_keys
+from tracebot.service.dedupe import RecentKeys, delivery_keys
 from tracebot.service.egress import EgressOutbox
 from tracebot.service.inbound import Click, Inbound, SlashCommand, mentions, plain_text
 from tracebot.service.jobs import JobPool, PoolBusy
 from tracebot.service.knowledge import KnowledgeHolder
 from tracebot.service.outbox import Outbox
+from tracebot.service.ratelimit import RateLimiter
+from tracebot.service.records import Records
 from tracebot.service.router import Plan, Router
 from tracebot.service.runs import TraceRuns
-from tracebot.store import Store
+from tracebot.store import ChannelSettings, Store
 from tracebot.store.stats import most_helpful
 
 log = logging.getLogger(__name__)
@@ -40,6 +52,7 @@ class Tunables:
     repeat_window_s: float = 600.0  # the same error again in a thread within this gets a pointer
     progress_interval_s: float = 1.0
     limits: FileLimits = field(default_factory=FileLimits)
+    shedding_notice_s: float = 60.0  # at most one "I'm skipping messages here" notice per channel per this
 
     @classmethod
     def from_config(cls, config: Config) -> Tunables:
@@ -59,6 +72,9 @@ class Service:
         router: Router,
         bot_user_id: str | None = None,
         tunables: Tunables | None = None,
+        limiter: RateLimiter | None = None,
+        records: Records | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.config = config
         self.store = store
@@ -76,6 +92,14 @@ class Service:
         self.router = router
         self.bot_user_id = bot_user_id
         self.tunables = tunables or Tunables()
+        self.records = records or Records()
+        if limiter is not None and jobs.pace is None:
+            # Answers wait for their channel's slot in the queue, not on a worker.
+            jobs.pace = limiter.delay
+        self._seen = RecentKeys()  # dedupe that holds when the database does not
+        self._clock = clock
+        self._shedding_since: dict[str, float] = {}
+        self._shedding_lock = threading.Lock()
         # One answer at a time per thread, so "same error again" sees the first answer.
         self._thread_locks = [threading.Lock() for _ in range(64)]
         self.runs = TraceRuns(
@@ -86,6 +110,7 @@ class Service:
             caller=self.caller,
             answer_text=self._answer_command,
             progress_interval_s=self.tunables.progress_interval_s,
+            records=self.records,
         )
 
     def caller(self, user: str | None) -> Caller:
@@ -95,9 +120,65 @@ class Service:
             is_admin=bool(user) and user in self.config.admins,
         )
 
+    def settings(self, channel: str) -> ChannelSettings:
+        """The channel's settings; the defaults when the store cannot be read."""
+        return self.records.attempt(
+            "reading channel settings", lambda: self.store.channel_settings(channel), ChannelSettings(channel)
+        )
+
     def threshold(self, channel: str) -> float:
-        settings = self.store.channel_settings(channel)
+        settings = self.settings(channel)
         return settings.threshold if settings.threshold is not None else self.config.confidence_threshold
+
+    # -- accepting deliveries --------------------------------------------------------------------------
+    def claim(self, keys: list[str]) -> bool:
+        """True for the first delivery of ``keys``. This process remembers them too, so a database that
+        is locked, read-only or full neither drops the message nor answers it twice."""
+        if not self._seen.claim(keys):
+            return False
+        # False: another process (or a run before a restart) handled it
+        return self.records.attempt("claiming a Slack event", lambda: self.store.claim_event(*keys), True)
+
+    def release(self, keys: list[str]) -> None:
+        # The store first: a redelivery that slipped in between would otherwise find the store still
+        # claimed, keep its own in-process claim, and block every later retry.
+        self.records.attempt("releasing a Slack event", lambda: self.store.release_event(*keys), None)
+        self._seen.release(keys)
+
+    def enqueue(
+        self, fn: Callable[[Any], object], label: str, *, channel: str, thread: str | None, keys: list[str]
+    ) -> bool:
+        """Queue an answer in ``channel``'s lane. When it cannot be queued, the delivery's claim is
+        released (a redelivery gets through) and the channel hears that tracebot is shedding load."""
+        try:
+            self.jobs.submit(fn, label=label, lane=channel)
+            return True
+        except PoolBusy as exc:
+            log.warning("shedding load: could not queue %s (%s)", label, exc)
+            self.release(keys)
+            self._tell_shedding(channel, thread)
+            return False
+
+    def _tell_shedding(self, channel: str, thread: str | None) -> None:
+        now = self._clock()
+        with self._shedding_lock:
+            last = self._shedding_since.get(channel)
+            if last is not None and now - last < self.tunables.shedding_notice_s:
+                return
+            self._shedding_since[channel] = now
+        text = (
+            ":hourglass: I'm answering too many messages right now, so I skipped this one and may skip "
+            "others here for a minute or two. Post it again in a few minutes, or mention me with it."
+        )
+        try:
+            self.jobs.submit(
+                lambda job: self.outbox.post(channel, text, [render.section(text)], thread_ts=thread),
+                label=f"shedding notice {channel}",
+                lane=channel,
+                urgent=True,
+            )
+        except PoolBusy:
+            log.warning("a shedding notice for %s is already waiting", channel)
 
     # -- entry points ----------------------------------------------------------------------------------
     def on_message(self, msg: Inbound) -> bool:
@@ -108,21 +189,25 @@ class Service:
             return False  # the app_mention event for the same message answers it
         if not msg.text.strip() and not msg.files:
             return False
-        if not self.store.claim_event(
-            *delivery_keys("auto", event_id=msg.event_id, channel=msg.channel, ts=msg.ts)
-        ):
+        keys = delivery_keys("auto", event_id=msg.event_id, channel=msg.channel, ts=msg.ts)
+        if not self.claim(keys):
             return False
-        if not self.store.channel_settings(msg.channel).auto_reply:
+        if not self.settings(msg.channel).auto_reply:
             return False
-        self.submit(lambda job: self.answer(msg, source="auto", always=False), f"auto {msg.channel}/{msg.ts}")
-        return True
+        return self.enqueue(
+            lambda job: self._answer_auto(msg),
+            f"auto {msg.channel}/{msg.ts}",
+            channel=msg.channel,
+            thread=msg.thread_root,
+            keys=keys,
+        )
 
     def on_direct(self, msg: Inbound, source: str, keys: list[str] | None = None) -> bool:
         """A mention, a DM or the message shortcut: always answered. ``keys`` name the delivery when it
         is not the message itself (a shortcut can be run on one message many times)."""
         if keys is None:
             keys = delivery_keys("direct", event_id=msg.event_id, channel=msg.channel, ts=msg.ts)
-        if not self.store.claim_event(*keys):
+        if not self.claim(keys):
             return False
         text = plain_text(msg.text, strip_mentions=True)
         words = text.split()
@@ -132,26 +217,38 @@ class Service:
             and first in self.router.command_names()
             and (first != "help" or len(words) == 1)
         ):
-            self._command_in_thread(self.router.plan(text, self.caller(msg.user), msg.channel), msg)
-            return True
+            return self._command_in_thread(self.router.plan(text, self.caller(msg.user), msg.channel), msg, keys)
+        where = {"channel": msg.channel, "thread": msg.thread_root, "keys": keys}
         if not text and not msg.files:
             hint = "Paste an error after mentioning me (or attach a log), or try `/trace help`."
-            self.submit(lambda job: self.outbox.post(msg.channel, hint, thread_ts=msg.thread_root), "hint")
-            return True
-        self.submit(lambda job: self._answer_asked(msg, source), f"{source} {msg.channel}/{msg.ts}")
-        return True
+            return self.enqueue(
+                lambda job: self.outbox.post(msg.channel, hint, thread_ts=msg.thread_root), "hint", **where
+            )
+        return self.enqueue(lambda job: self._answer_asked(msg, source), f"{source} {msg.channel}/{msg.ts}", **where)
 
-    def _command_in_thread(self, plan: Plan, msg: Inbound) -> None:
+    def _command_in_thread(self, plan: Plan, msg: Inbound, keys: list[str]) -> bool:
         """``@tracebot job 123``: the command's answer goes in the mention's thread."""
+        where = {"channel": msg.channel, "thread": msg.thread_root, "keys": keys}
         if plan.kind == "reply" and plan.result is not None:
             result = plan.result
-            self.submit(
-                lambda job: posting.post_result(self.outbox, msg.channel, msg.thread_root, result), plan.label
+            return self.enqueue(
+                lambda job: posting.post_result(self.outbox, msg.channel, msg.thread_root, result), plan.label, **where
             )
-            return
         reply = self.runs.start(plan, msg.channel, msg.user, thread_ts=msg.thread_root)
         if reply is not None:
-            self.submit(lambda job: posting.post(self.outbox, msg.channel, reply, msg.thread_root), "busy")
+            return self.enqueue(
+                lambda job: posting.post(self.outbox, msg.channel, reply, msg.thread_root), "busy", **where
+            )
+        return True
+
+    def _answer_auto(self, msg: Inbound) -> None:
+        """A paste nobody addressed to tracebot: silent when nothing is confident, but once it is
+        answering, a failure is said in the thread rather than swallowed."""
+        try:
+            self.answer(msg, source="auto", always=False)
+        except Exception as exc:
+            log.exception("answering a pasted message failed")
+            self._say_failed(msg, exc)
 
     def _answer_asked(self, msg: Inbound, source: str) -> None:
         """Someone asked: even a failure gets an answer (the details go to the log, not the channel)."""
@@ -159,8 +256,11 @@ class Service:
             self.answer(msg, source=source, always=True)
         except Exception as exc:
             log.exception("answering a %s failed", source)
-            text = f":x: Sorry, I could not diagnose that ({type(exc).__name__}); the error is in my log."
-            self.outbox.post(msg.channel, text, [render.section(text)], thread_ts=msg.thread_root)
+            self._say_failed(msg, exc)
+
+    def _say_failed(self, msg: Inbound, exc: Exception) -> None:
+        text = f":x: Sorry, I could not diagnose that ({type(exc).__name__}); the error is in my log."
+        self.outbox.post(msg.channel, text, [render.section(text)], thread_ts=msg.thread_root)
 
     def on_command(self, cmd: SlashCommand) -> render.Rendered | None:
         """``/trace ...`` inside the 3-second ack window. Returns an ephemeral reply, or None when the work
@@ -176,9 +276,14 @@ class Service:
     def on_click(self, click: Click) -> None:
         diag_id_text, _, entry_id = click.value.partition(":")
         try:
-            record = self.store.diagnosis(int(diag_id_text))
+            diag_id = int(diag_id_text)
         except ValueError:
-            record = None
+            diag_id = None
+        record = (
+            None
+            if diag_id is None
+            else self.records.attempt("reading a diagnosis", lambda: self.store.diagnosis(diag_id), None)
+        )
         thread = click.thread_ts or click.message_ts
         if record is None:
             self.outbox.ephemeral(
@@ -202,10 +307,11 @@ class Service:
     def on_home_opened(self, user: str) -> None:
         view = home_view(
             kb=self.knowledge.kb,
-            recent=self.store.recent_diagnoses(limit=10),
-            helpful=most_helpful(self.store),
+            recent=self.records.attempt("reading recent diagnoses", lambda: self.store.recent_diagnoses(limit=10), []),
+            helpful=self.records.attempt("reading feedback", lambda: most_helpful(self.store), []),
             kb_errors=self.knowledge.errors,
             plugin_errors=self.router.host.load_errors(),
+            storage_errors=[str(f) for f in self.records.faults],
         )
         self.outbox.publish_home(user, view)
 
@@ -239,35 +345,44 @@ class Service:
         lock = self._thread_locks[zlib.crc32(f"{msg.channel}/{thread}".encode()) % len(self._thread_locks)]
         with lock:
             if confident and source == "auto":
-                earlier = self.store.earlier_answer(
-                    msg.channel, thread, confident[0].entry_id, self.tunables.repeat_window_s
+                earlier = self.records.attempt(
+                    "looking up an earlier answer",
+                    lambda: self.store.earlier_answer(
+                        msg.channel, thread, confident[0].entry_id, self.tunables.repeat_window_s
+                    ),
+                    None,
                 )
                 if earlier is not None and earlier.reply_ts:
                     link = self.outbox.permalink(msg.channel, earlier.reply_ts)
                     return posting.post(
                         self.outbox, msg.channel, render.pointer(link, confident[0].title), thread
                     )
-            diag_id = self.store.record_diagnosis(
-                channel=msg.channel,
-                thread_ts=thread,
-                message_ts=msg.ts,
-                user=msg.user,
-                source=source,
-                matches=diagnosis.matches,
-                confident=bool(confident),
+            diag_id = self.records.attempt(
+                "recording a diagnosis",
+                lambda: self.store.record_diagnosis(
+                    channel=msg.channel,
+                    thread_ts=thread,
+                    message_ts=msg.ts,
+                    user=msg.user,
+                    source=source,
+                    matches=diagnosis.matches,
+                    confident=bool(confident),
+                ),
+                None,
             )
             rendered = render.answer(diagnosis, diagnosis_id=diag_id, always_answer=always)
             assert rendered is not None  # always, or something confident
             if diagnosis.notes:
                 rendered[1].append(render.context(*(render.escape(n) for n in diagnosis.notes[:5])))
             ts = posting.post(self.outbox, msg.channel, rendered, thread, filename="tracebot-diagnosis.txt")
-            self.store.set_reply_ts(diag_id, ts)
+            if diag_id is not None:
+                self.records.attempt("recording an answer's ts", lambda: self.store.set_reply_ts(diag_id, ts), None)
             return ts
 
-    def submit(self, fn: object, label: str) -> None:
-        """Queue quick work (an answer, a click, the App Home) on the job pool."""
+    def submit(self, fn: object, label: str, lane: str | None = None) -> None:
+        """Queue quick work (a click, the App Home) on the job pool."""
         try:
-            self.jobs.submit(fn, label=label)  # type: ignore[arg-type]
+            self.jobs.submit(fn, label=label, lane=lane)  # type: ignore[arg-type]
         except PoolBusy:
             log.error("job pool full; dropped %s", label)
             raise

@@ -54,10 +54,9 @@ def build_app(
         request_verification_enabled=bool(config.slack_signing_secret),
     )
     bot_user_id = client.auth_test()["user_id"]
-    outbox = SlackOutbox(
-        client, RateLimiter(rate=config.channel_rate, burst=config.channel_burst), api_url=config.slack_api_url
-    )
-    service = build_service(config, outbox, bot_user_id=bot_user_id, **services)
+    limiter = RateLimiter(rate=config.channel_rate, burst=config.channel_burst)
+    outbox = SlackOutbox(client, limiter, api_url=config.slack_api_url)
+    service = build_service(config, outbox, bot_user_id=bot_user_id, limiter=limiter, **services)
 
     @app.middleware
     def provide_tracebot(context: BoltContext, next: Any) -> Any:  # noqa: A002 (Bolt's argument name)

@@ -9,11 +9,13 @@ locked or corrupt database is reported, never silently skipped.
 from __future__ import annotations
 
 import json
+import logging
+import os
 import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, TypeVar
@@ -23,6 +25,7 @@ import sqlite_utils
 from tracebot.result import Match, Source
 from tracebot.store.migrations import apply_migrations
 
+log = logging.getLogger(__name__)
 T = TypeVar("T")
 EVENT_TTL_S = 7 * 24 * 3600  # Slack retries within minutes; a week is far beyond any redelivery
 PRUNE_EVERY = 1000
@@ -57,18 +60,54 @@ class DiagnosisRecord:
 class Store:
     def __init__(self, path: str | Path, *, timeout_s: float = 5.0) -> None:
         self.path = str(path)
+        self.timeout_s = timeout_s
         self._lock = threading.RLock()
         self._claims = 0
+        self._identity: tuple[int, int] | None = None  # (device, inode) of the file we opened
+        self._connect()
+
+    def _connect(self) -> None:
         if self.path != ":memory:":
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
         try:
-            conn = sqlite3.connect(self.path, timeout=timeout_s, check_same_thread=False)
+            conn = sqlite3.connect(self.path, timeout=self.timeout_s, check_same_thread=False)
             self.db = sqlite_utils.Database(conn, execute_plugins=False)
-            self._run(self._open)
-        except StoreError:
-            raise
+            with self._lock:
+                try:
+                    self._open()
+                except sqlite3.Error as exc:
+                    raise self._error(exc) from exc
         except sqlite3.Error as exc:  # connect itself can fail (directory missing, permissions)
             raise self._error(exc) from exc
+        self._identity = self._file_identity()
+
+    def _file_identity(self) -> tuple[int, int] | None:
+        if self.path == ":memory:":
+            return None
+        try:
+            st = os.stat(self.path)
+        except FileNotFoundError:
+            return None
+        return st.st_dev, st.st_ino
+
+    def _check_file(self) -> None:
+        """SQLite keeps writing to a database file deleted (or replaced) under it, and every later record
+        vanishes with the old inode. So each operation checks the file is still the one opened; if not,
+        this one fails with the reason and a new database is opened at the path for the next ones."""
+        if self.path == ":memory:" or self._file_identity() == self._identity:
+            return
+        what = "deleted" if self._file_identity() is None else "replaced"
+        with suppress(sqlite3.Error):  # the old file is gone; closing it only ends our handle
+            self.db.conn.close()
+        try:
+            self._connect()
+            after = "a new database was created there for the records from now on"
+        except StoreError as exc:
+            after = f"a new one could not be created ({exc})"
+        raise StoreError(
+            f"tracebot database {self.path}: the file was {what} while tracebot was running; "
+            f"the records before this moment are gone with it, and {after}"
+        )
 
     def _open(self) -> None:
         if self.path != ":memory:":
@@ -81,6 +120,10 @@ class Store:
         text = str(exc)
         if "locked" in text or "busy" in text:
             hint = "another process holds a write lock; stop it or point TRACEBOT_DB elsewhere"
+        elif "disk is full" in text:
+            hint = "the disk holding it is full; free space there"
+        elif "readonly" in text:
+            hint = "the file or its filesystem is read-only; make it writable or point TRACEBOT_DB elsewhere"
         elif isinstance(exc, sqlite3.DatabaseError) and ("not a database" in text or "malformed" in text):
             hint = "the file is corrupt; move it aside (tracebot will create a new one) or restore a backup"
         else:
@@ -89,6 +132,7 @@ class Store:
 
     def _run(self, fn: Callable[[], T]) -> T:
         with self._lock:
+            self._check_file()
             try:
                 return fn()
             except sqlite3.Error as exc:
@@ -97,6 +141,7 @@ class Store:
     @contextmanager
     def _tx(self) -> Iterator[None]:
         with self._lock:
+            self._check_file()
             try:
                 with self.db.conn:
                     yield
@@ -141,6 +186,14 @@ class Store:
         if self._claims % PRUNE_EVERY == 0:  # a bot that runs for months keeps the table small
             self._run(lambda: self.db.execute("DELETE FROM events WHERE seen_at < ?", [now - EVENT_TTL_S]))
         return self._run(claim)
+
+    def release_event(self, *keys: str) -> None:
+        """Forget ``keys``: the work they named could not be queued, so a redelivery must get through."""
+        keys = tuple(k for k in keys if k)
+        if keys:
+            placeholders = ",".join("?" * len(keys))
+            with self._tx():
+                self.db.execute(f"DELETE FROM events WHERE key IN ({placeholders})", keys)
 
     # -- diagnoses -----------------------------------------------------------------------------------
     def record_diagnosis(

@@ -168,14 +168,28 @@ def base_state(state: str) -> str:
 
 
 def describe_exit(code: tuple[int, int] | None) -> str:
-    """``(1, 0)`` -> ``exit code 1``; ``(0, 9)`` -> ``killed by signal 9 (SIGKILL)``."""
+    """``(1, 0)`` -> ``exit code 1``; ``(0, 9)`` -> ``killed by signal 9 (SIGKILL)``; ``(0, 53)`` -> the
+    job never started its script.
+
+    SLURM records a job that died before its script ran (slurmstepd could not open the ``--output`` or
+    ``--error`` file, change to the working directory, or set up the node) as ``0:53``, shown by
+    scontrol as ``RaisedSignal:53(Real-time_signal_19)``: nobody sent the job a signal, so saying
+    "killed by signal 53" sends people looking for a killer that does not exist.
+    """
     if code is None:
         return ""
     status, sig = code
+    if (status, sig) == (0, 53):
+        return (
+            "never started its script (SLURM's 0:53: the node could not launch it, usually because the "
+            "--output/--error file or the working directory could not be opened there, so there is no log)"
+        )
     if sig:
         try:
             name = signal.Signals(sig).name
         except ValueError:
+            if signal.SIGRTMIN <= sig <= signal.SIGRTMAX:
+                return f"ended by real-time signal {sig} (SIGRTMIN+{sig - signal.SIGRTMIN})"
             name = f"signal {sig}"
         return f"killed by signal {sig} ({name})"
     if status > 128 and status - 128 < 65:

@@ -77,3 +77,26 @@ def test_related_entries_must_exist(tmp_path: Path):
 def test_a_missing_directory_is_an_error_not_a_crash(tmp_path: Path):
     kb, errors = load_knowledge_base(tmp_path / "absent")
     assert not kb.entries and "not found" in errors[0].message
+
+
+def test_a_key_written_twice_is_an_error_naming_both_lines(tmp_path: Path):
+    root = write_kb(tmp_path / "kb", [entry_dict("good")])
+    text = (root / "good.yaml").read_text()
+    (root / "twice.yaml").write_text(text.replace("id: good", "id: twice") + "summary: the second summary\n")
+    kb, errors = load_knowledge_base(root)
+    assert [e.id for e in kb.entries] == ["good"], "the file with the repeated key is left out"
+    (err,) = errors
+    lines = (root / "twice.yaml").read_text().splitlines()
+    first = next(n for n, line in enumerate(lines, 1) if line.startswith("summary:"))
+    assert err.path.endswith("twice.yaml") and err.line == len(lines)
+    assert f"duplicate key 'summary' (first on line {first})" in err.message
+
+
+def test_an_empty_knowledge_directory_is_an_error_not_zero_entries(tmp_path: Path):
+    root = tmp_path / "kb"
+    root.mkdir()
+    (root / "README.md").write_text("entries go here\n")
+    kb, errors = load_knowledge_base(root)
+    assert not kb.entries
+    (err,) = errors
+    assert err.path == str(root) and "no knowledge entries" in err.message

@@ -134,6 +134,9 @@ def make_config(tmp_path: Path, fake: FakeSlack, kb_dir: Path, **overrides: Any)
     )
 
 
+SERVER_LIMITS = {"threads", "connection_limit", "idle_timeout_s", "request_timeout_s", "max_body_bytes"}
+
+
 @contextmanager
 def running_app(
     config: Config,
@@ -142,13 +145,17 @@ def running_app(
     host: Any,
     slow: SlowPlugin | None = None,
     workers: int = 4,
-    **server_limits: Any,
+    **options: Any,
 ) -> Iterator[Slack]:
-    """The Bolt app (Bolt's default 5 listener threads) serving on an ephemeral loopback port;
-    ``server_limits`` go to :func:`make_http_server` (body size, timeouts, threads)."""
+    """The Bolt app (Bolt's default 5 listener threads) serving on an ephemeral loopback port. ``options``
+    named after a server limit (``threads``, ``idle_timeout_s``, ``request_timeout_s``, ``max_body_bytes``,
+    ``connection_limit``) go to :func:`make_http_server`; the others override parts of the service
+    (``store``, ``jobs``...)."""
+    limits = {k: options.pop(k) for k in list(options) if k in SERVER_LIMITS}
     listeners = CountingExecutor()
-    app, tracebot = build_app(config, host=host, jobs=JobPool(workers=workers), listener_executor=listeners)
-    server = make_http_server(app, SIGNING_SECRET, "127.0.0.1", 0, **server_limits)
+    options.setdefault("jobs", JobPool(workers=workers))
+    app, tracebot = build_app(config, host=host, listener_executor=listeners, **options)
+    server = make_http_server(app, SIGNING_SECRET, "127.0.0.1", 0, **limits)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     url = f"http://127.0.0.1:{server.server_address[1]}/slack/events"

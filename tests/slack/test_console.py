@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.slack.tiny_kb import NCCL_LINE, OOM_LINE
 
 REPO = Path(__file__).resolve().parents[2]
@@ -52,7 +54,8 @@ def test_a_scripted_console_conversation_shows_what_slack_would_get(kb_dir, tmp_
     assert done.returncode == 0, done.stderr
     out = done.stdout
     assert "/trace diagnose <error text>" in out
-    answer = out.split("tracebot → #C0CONSOLE (thread 1700000001.000001)")[1]
+    first_message_ts = re.findall(r"── you → #C0CONSOLE \[(\d+\.\d{6})\]", out)[0]
+    answer = out.split(f"tracebot → #C0CONSOLE (thread {first_message_ts})")[1]
     assert "Test: CUDA out of memory" in answer and "rank 3" in answer and "line 2" in answer
     assert "[Helpful]  [Not this]" in answer
     assert "Noted as not this one" in out
@@ -72,6 +75,16 @@ def test_a_scripted_console_conversation_shows_what_slack_would_get(kb_dir, tmp_
     assert "test-cuda-oom" in table.stdout and '"Not this" feedback' in table.stdout
 
 
+def test_a_second_console_session_on_the_same_database_still_answers(kb_dir, tmp_path):
+    # The store remembers answered messages by channel and ts; a session that reused the first one's
+    # timestamps was silently treated as a redelivery.
+    db = tmp_path / "again.sqlite3"
+    for session in (1, 2):
+        done = tracebot("console", "--knowledge", str(kb_dir), "--db", str(db), stdin=f"{OOM_LINE}\n")
+        assert done.returncode == 0, done.stderr
+        assert "Test: CUDA out of memory" in done.stdout, f"session {session} got no answer"
+
+
 def test_run_without_slack_credentials_starts_the_console(kb_dir):
     db = kb_dir.parent / "run.sqlite3"
     done = tracebot(
@@ -82,6 +95,22 @@ def test_run_without_slack_credentials_starts_the_console(kb_dir):
     assert "Test: CUDA out of memory" in done.stdout
     stats = tracebot("stats", "--db", str(db), "--json")
     assert json.loads(stats.stdout)["entries"][0]["entry_id"] == "test-cuda-oom", "the console kept its store"
+
+
+@pytest.mark.parametrize(
+    ("env", "missing"),
+    [
+        ({"SLACK_BOT_TOKEN": "xoxb-1"}, "SLACK_APP_TOKEN (Socket Mode) or SLACK_SIGNING_SECRET (HTTP)"),
+        ({"SLACK_APP_TOKEN": "xapp-1"}, "SLACK_BOT_TOKEN"),
+        ({"SLACK_SIGNING_SECRET": "s3cret"}, "SLACK_BOT_TOKEN"),
+    ],
+)
+def test_run_with_half_a_slack_configuration_refuses_and_names_what_is_missing(kb_dir, env, missing):
+    done = tracebot("run", stdin=f"{OOM_LINE}\n", env={"TRACEBOT_KNOWLEDGE": str(kb_dir), **env})
+    assert done.returncode != 0, "a process manager must see the failed start"
+    assert f"but {missing} is not" in done.stderr and next(iter(env)) in done.stderr
+    assert "console" not in done.stdout and "Test: CUDA out of memory" not in done.stdout
+    assert list(env.values())[0] not in done.stderr, "the secret itself is never printed"
 
 
 def test_stats_on_a_corrupt_database_says_so_and_fails(tmp_path):

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 
+import pytest
+
 from tests.slack import payloads
 from tests.slack.blocks import texts
 from tests.slack.tiny_kb import ENTRIES, OOM_LINE, write_tiny_kb
@@ -64,3 +66,34 @@ def test_the_app_home_shows_knowledge_base_load_errors(slack):
     shown = texts(view["blocks"])
     assert "Load errors" in shown and "test-nccl-watchdog.yaml" in shown
     assert "2 entries" in shown, "the last good knowledge base is still the one in use"
+
+
+def test_a_bot_refuses_to_start_on_an_empty_knowledge_directory(tmp_path):
+    root = tmp_path / "kb"
+    root.mkdir()
+    with pytest.raises(RuntimeError, match=f"{root}.*no knowledge entries"):
+        KnowledgeHolder(root)
+
+
+def test_emptying_the_knowledge_directory_keeps_the_last_good_knowledge_base(tmp_path):
+    root = write_tiny_kb(tmp_path / "kb")
+    holder = KnowledgeHolder(root)
+    good = holder.current
+    for path in list(root.rglob("*.yaml")):
+        path.unlink()
+    assert holder.reload_if_changed()
+    assert holder.current.kb is good.kb and holder.current.rejected
+    assert holder.matcher.diagnose(OOM_LINE).best.entry_id == "test-cuda-oom"
+    assert any("no knowledge entries" in str(e) for e in holder.errors)
+
+
+def test_a_repeated_key_keeps_the_last_good_entry_and_names_the_line(tmp_path):
+    root = write_tiny_kb(tmp_path / "kb")
+    holder = KnowledgeHolder(root)
+    path = root / "cuda" / "test-cuda-oom.yaml"
+    path.write_text(path.read_text() + "title: A second title\n")
+    _touch_later(path)
+    assert holder.reload_if_changed()
+    assert holder.current.rejected and holder.kb.get("test-cuda-oom").title != "A second title"
+    line = len(path.read_text().splitlines())
+    assert any(f"test-cuda-oom.yaml:{line}: YAML: duplicate key 'title'" in str(e) for e in holder.errors)

@@ -96,3 +96,63 @@ def test_the_rate_limiter_gives_real_threads_on_one_channel_one_slot_each():
     for t in threads:
         t.join()
     assert sorted(waits) == pytest.approx([0.0, 0.05, 0.1, 0.15, 0.2])
+
+
+def test_one_lane_runs_its_jobs_one_at_a_time_in_order_while_other_lanes_run_beside_it():
+    pool = JobPool(workers=3)
+    release = threading.Event()
+    order: list[str] = []
+    in_busy_lane = []
+
+    def busy(job):
+        in_busy_lane.append(job.label)
+        assert len(in_busy_lane) == 1, "two jobs of one lane ran at once"
+        release.wait(5)
+        order.append(job.label)
+        in_busy_lane.remove(job.label)
+
+    for i in range(4):
+        pool.submit(busy, label=f"busy {i}", lane="C0BUSY")
+    quiet, _ = pool.submit(lambda job: "answered", label="quiet", lane="C0QUIET")
+    assert quiet.future.result(5) == "answered", "another lane runs while the busy one holds its worker"
+    release.set()
+    assert pool.wait_idle(5)
+    assert order == ["busy 0", "busy 1", "busy 2", "busy 3"]
+    pool.shutdown()
+
+
+def test_a_lane_waiting_for_its_rate_slot_does_not_hold_a_worker():
+    ready_at = {"C0BUSY": float("inf")}  # the busy channel's next slot never comes during the test
+    pool = JobPool(workers=1, pace=lambda lane: ready_at.get(lane, 0.0))
+    ran: list[str] = []
+    pool.submit(lambda job: ran.append(job.label), label="busy", lane="C0BUSY")
+    quiet, _ = pool.submit(lambda job: ran.append(job.label), label="quiet", lane="C0QUIET")
+    quiet.future.result(5)
+    assert ran == ["quiet"] and pool.waiting("C0BUSY") == 1
+    ready_at["C0BUSY"] = 0.0
+    assert pool.wait_idle(5) and ran == ["quiet", "busy"]
+    pool.shutdown()
+
+
+def test_a_full_lane_refuses_its_own_work_but_not_another_lanes_and_a_notice_jumps_its_queue():
+    pool = JobPool(workers=1, max_per_lane=2)
+    release = threading.Event()
+    ran: list[str] = []
+
+    def work(job):
+        release.wait(5)
+        ran.append(job.label)
+
+    pool.submit(work, label="a1", lane="A")
+    pool.submit(work, label="a2", lane="A")
+    with pytest.raises(PoolBusy, match="in this channel"):
+        pool.submit(work, label="a3", lane="A")
+    pool.submit(work, label="b1", lane="B")
+    pool.submit(work, label="notice", lane="A", urgent=True)
+    with pytest.raises(PoolBusy):
+        pool.submit(work, label="second notice", lane="A", urgent=True)
+    release.set()
+    assert pool.wait_idle(5)
+    assert ran.index("notice") < ran.index("a2"), "the notice goes before the work already waiting"
+    assert sorted(ran) == ["a1", "a2", "b1", "notice"]
+    pool.shutdown()

@@ -1,7 +1,8 @@
-"""About one message per second per channel: a burst of answers in one channel is spaced out.
+"""About one message per second per channel: a burst of answers in one channel is spaced out, and the
+spacing happens in the channel's queue, not on a worker sleeping for its slot.
 
-The app's limiter runs on a clock the test holds still, so the test reads the schedule the limiter
-grants instead of sleeping through it and measuring the gaps.
+The app's limiter runs on a clock the test moves by hand, so the test reads the schedule the limiter
+grants (and whether anyone had to sleep for a slot) instead of sleeping through it and timing the gaps.
 """
 
 from __future__ import annotations
@@ -14,18 +15,19 @@ from tracebot.service.ratelimit import RateLimiter
 T0 = 1000.0
 
 
-class StoppedClockLimiter(RateLimiter):
-    """The real limiter with time stopped at T0: it records when each send is granted (T0 + its wait)
-    and the wait it asks for, and does not sleep."""
+class HandClockLimiter(RateLimiter):
+    """The real limiter on a clock the test moves: it records when each send is granted and every
+    sleep a sender would have needed (it never really sleeps)."""
 
     def __init__(self, rate: float, burst: int) -> None:
-        self.waits: list[float] = []
+        self.now = T0
+        self.slept: list[float] = []
         self.granted: list[tuple[str, float]] = []
-        super().__init__(rate=rate, burst=burst, clock=lambda: T0, sleep=self.waits.append)
+        super().__init__(rate=rate, burst=burst, clock=lambda: self.now, sleep=self.slept.append)
 
     def acquire(self, key: str) -> float:
         wait = super().acquire(key)
-        self.granted.append((key, T0 + wait))
+        self.granted.append((key, self.now + wait))
         return wait
 
     def schedule(self, channel: str) -> list[float]:
@@ -38,20 +40,25 @@ def test_a_busy_channel_gets_three_answers_at_once_then_one_a_second_and_a_quiet
     # Slack's own limit is the default: no override of the rate or the burst.
     monkeypatch.delenv("TRACEBOT_CHANNEL_RATE", raising=False)
     monkeypatch.delenv("TRACEBOT_CHANNEL_BURST", raising=False)
-    limiters: list[StoppedClockLimiter] = []
+    limiters: list[HandClockLimiter] = []
 
-    def stopped_clock_limiter(rate: float, burst: int) -> StoppedClockLimiter:
-        limiters.append(StoppedClockLimiter(rate, burst))
+    def hand_clock_limiter(rate: float, burst: int) -> HandClockLimiter:
+        limiters.append(HandClockLimiter(rate, burst))
         return limiters[-1]
 
-    monkeypatch.setattr("tracebot.slack.app.RateLimiter", stopped_clock_limiter)
+    monkeypatch.setattr("tracebot.slack.app.RateLimiter", hand_clock_limiter)
     with running_app(make_config(tmp_path, fake_slack, kb_dir), fake_slack, host=plugin_host[0]) as slack:
+        [limiter] = limiters
         for _ in range(5):
             slack.event(payloads.message(OOM_LINE, channel="C0BUSY"))
         slack.event(payloads.message(OOM_LINE, channel="C0QUIET"))
+        fake_slack.wait_for(lambda: len(fake_slack.posts("C0BUSY")) == 3 and fake_slack.posts("C0QUIET"))
+        assert slack.tracebot.jobs.waiting("C0BUSY") == 2, "the fourth and fifth wait in the queue"
+        assert len(fake_slack.posts("C0BUSY")) == 3
+        for answered in (4, 5):
+            limiter.now += 1.0
+            fake_slack.wait_for(lambda n=answered: len(fake_slack.posts("C0BUSY")) == n)
         slack.idle()
-    [limiter] = limiters
-    assert len(fake_slack.posts("C0BUSY")) == 5 and len(fake_slack.posts("C0QUIET")) == 1
     assert limiter.schedule("C0BUSY") == [T0, T0, T0, T0 + 1, T0 + 2]
-    assert sorted(limiter.waits) == [1.0, 2.0], "only the fourth and fifth answers wait"
     assert limiter.schedule("C0QUIET") == [T0], "another channel does not wait behind the busy one"
+    assert limiter.slept == [], "no worker slept on a rate slot: the queue waited instead"

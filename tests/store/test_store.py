@@ -164,3 +164,23 @@ def test_events_older_than_a_week_are_forgotten_so_the_table_stays_small(monkeyp
     assert store.claim_event("Ev-new")
     assert store.count("events") == 1
     assert store.claim_event("Ev-old"), "a week-old event id no longer blocks anything"
+
+
+def test_a_released_claim_lets_the_redelivery_through(tmp_path):
+    store = Store(tmp_path / "t.sqlite3")
+    assert store.claim_event("auto:ev:Ev1", "auto:msg:C1:1.0")
+    store.release_event("auto:ev:Ev1", "auto:msg:C1:1.0")
+    assert store.claim_event("auto:ev:Ev1"), "work that could not be queued must not block Slack's retry"
+    assert not store.claim_event("auto:ev:Ev1")
+
+
+def test_a_database_deleted_under_the_bot_is_an_error_and_later_records_are_kept(tmp_path):
+    path = tmp_path / "t.sqlite3"
+    store = Store(path)
+    store.record_diagnosis(channel="C1", matches=[], confident=False, source="auto")
+    path.unlink()
+    with pytest.raises(StoreError, match=rf"{path}: the file was deleted while tracebot was running"):
+        store.record_diagnosis(channel="C1", matches=[], confident=False, source="auto")
+    store.record_diagnosis(channel="C2", matches=[], confident=False, source="auto")
+    reopened = Store(path)
+    assert [d.channel for d in reopened.recent_diagnoses()] == ["C2"], "records after the error reach the file"

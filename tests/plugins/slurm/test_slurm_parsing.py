@@ -141,6 +141,13 @@ def test_exit_codes_and_signals_are_told_apart() -> None:
     assert "SIGTERM" in describe_exit((143, 0))
 
 
+def test_exit_code_0_53_is_a_job_that_never_started_not_a_kill() -> None:
+    said = describe_exit((0, 53))
+    assert "never started" in said and "--output" in said
+    assert "killed" not in said
+    assert describe_exit((0, 40)) == "ended by real-time signal 40 (SIGRTMIN+6)"
+
+
 def test_real_nvidia_smi_csv_with_header_and_units_is_parsed() -> None:
     procs = parse_compute_apps((FIX / "nvidia_smi_compute_apps_h100.csv").read_text())
     assert [(p.pid, p.process_name, p.used_mib) for p in procs] == [

@@ -1,0 +1,308 @@
+"""Fault injection: every message tracebot accepts ends in a posted answer or a posted, explained failure,
+and ``wait_idle`` always returns.
+
+The real Bolt app over signed HTTP, the fake Slack Web API, and a real SQLite database made to fail the
+ways production databases do: write-locked by another connection, read-only, deleted under the bot, on
+a full filesystem (a small tmpfs). The job pool is saturated with work the test holds, and a flooded
+channel shares the bot with a quiet one.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import subprocess
+import threading
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.slack import payloads
+from tests.slack.blocks import texts
+from tests.slack.harness import Slack, make_config, running_app
+from tests.slack.test_rate_limit import T0, HandClockLimiter
+from tests.slack.tiny_kb import NCCL_LINE, OOM_LINE
+from tracebot.plugin_api import Command, CommandContext, hookimpl
+from tracebot.result import Result
+from tracebot.service.jobs import JobPool
+from tracebot.store import Store
+
+FAST_FAIL_S = 0.2  # the store's busy timeout in these tests: a locked database fails quickly
+
+
+class FailedJobPlugin:
+    """``/trace failedjob``: a trace that works and finds the job failed."""
+
+    @hookimpl
+    def register_commands(self) -> list[Command]:
+        def run(ctx: CommandContext) -> Result:
+            return Result(title="job 9", summary="job 9 FAILED: exit code 1 on node 3", status="error")
+
+        return [Command(name="failedjob", usage="/trace failedjob", help="(tests)", parse=lambda w: {}, run=run)]
+
+
+@pytest.fixture
+def app(tmp_path, fake_slack, kb_dir, plugin_host, monkeypatch) -> Iterator[Any]:
+    """Start the app on a given store and job pool: ``app(store=..., jobs=...)``."""
+    monkeypatch.setenv("TRACEBOT_CHANNEL_RATE", "200")
+    monkeypatch.setenv("TRACEBOT_CHANNEL_BURST", "50")
+    host, slow = plugin_host
+    failed = FailedJobPlugin()
+    host.register(failed, name="test-failedjob")
+    stack: list[Any] = []
+
+    def start(**services: Any) -> Slack:
+        cm = running_app(make_config(tmp_path, fake_slack, kb_dir), fake_slack, host=host, slow=slow, **services)
+        stack.append(cm)
+        return cm.__enter__()
+
+    yield start
+    for cm in reversed(stack):
+        cm.__exit__(None, None, None)
+    host.unregister(failed)
+
+
+def answered(slack: Slack, channel: str) -> list[dict[str, Any]]:
+    """Diagnoses tracebot posted in ``channel`` (in the pasted messages' threads)."""
+    return [p for p in slack.fake.posts(channel) if "Test: CUDA out of memory" in texts(p["blocks"])]
+
+
+def home_text(slack: Slack) -> str:
+    before = len(slack.fake.calls_to("views.publish"))
+    slack.event(payloads.home_opened())
+    views = slack.fake.wait_for(lambda: slack.fake.calls_to("views.publish")[before:])
+    return texts(views[-1].params["view"]["blocks"])
+
+
+def paste_in(slack: Slack, channels: list[str]) -> list[dict[str, Any]]:
+    messages = [payloads.message(f"[rank{i}]: {OOM_LINE}", channel=c) for i, c in enumerate(channels)]
+    for m in messages:
+        assert slack.event(m).status == 200
+    return messages
+
+
+def assert_each_answered_once_in_its_thread(slack: Slack, messages: list[dict[str, Any]]) -> None:
+    slack.idle()
+    for m in messages:
+        replies = [p for p in answered(slack, m["channel"]) if p.get("thread_ts") == m["ts"]]
+        assert len(replies) == 1, f"{m['channel']}/{m['ts']} got {len(replies)} answers"
+
+
+# -- storage faults -----------------------------------------------------------------------------------
+
+
+def test_a_paste_is_answered_while_another_connection_holds_the_write_lock(app, tmp_path):
+    db = tmp_path / "locked.sqlite3"
+    slack = app(store=Store(db, timeout_s=FAST_FAIL_S))
+    other = sqlite3.connect(db, timeout=FAST_FAIL_S, isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")  # another writer (a second bot process, a migration) holds the lock
+    try:
+        locked = paste_in(slack, ["C0LOCK", "C0LOCK2"])
+        assert_each_answered_once_in_its_thread(slack, locked)
+        shown = home_text(slack)
+        assert "Storage errors" in shown and str(db) in shown and "locked" in shown
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
+    later = paste_in(slack, ["C0LOCK"])
+    assert_each_answered_once_in_its_thread(slack, later)
+    assert [d.message_ts for d in slack.tracebot.store.recent_diagnoses(limit=1)] == [later[0]["ts"]]
+
+
+def test_pastes_are_answered_when_the_database_turns_read_only(app, tmp_path):
+    slack = app(store=Store(tmp_path / "ro.sqlite3", timeout_s=FAST_FAIL_S))
+    # SQLite's own read-only switch on the bot's connection: every write now fails with SQLITE_READONLY,
+    # as on a filesystem remounted read-only (root ignores file modes, and a busy tmpfs cannot be remounted).
+    slack.tracebot.store.db.execute("PRAGMA query_only = ON")
+    messages = paste_in(slack, [f"C0RO{i}" for i in range(5)])
+    assert_each_answered_once_in_its_thread(slack, messages)
+    shown = home_text(slack)
+    assert "ro.sqlite3" in shown and "readonly" in shown and "recording a diagnosis" in shown
+
+
+def test_a_database_deleted_under_the_bot_is_reported_and_later_pastes_are_recorded_again(app, tmp_path):
+    db = tmp_path / "gone.sqlite3"
+    slack = app(store=Store(db, timeout_s=FAST_FAIL_S))
+    assert_each_answered_once_in_its_thread(slack, paste_in(slack, ["C0DEL"]))
+    db.unlink()
+    after = paste_in(slack, ["C0DEL", "C0DEL2"])
+    assert_each_answered_once_in_its_thread(slack, after)
+    shown = home_text(slack)
+    assert "gone.sqlite3" in shown and "was deleted while tracebot was running" in shown
+    assert db.exists(), "a new database took its place"
+    recorded = {d.message_ts for d in Store(db).recent_diagnoses(limit=10)}
+    assert after[1]["ts"] in recorded, "records after the error reach the new file"
+
+
+@pytest.fixture
+def full_tmpfs(tmp_path: Path) -> Iterator[Path]:
+    """A 2 MB tmpfs (root mounts one); ``fill()`` it to the last byte with ``filler``."""
+    if os.geteuid() != 0:
+        pytest.skip("mounting a tmpfs needs root (CI and the dev machine run as root)")
+    mnt = tmp_path / "small"
+    mnt.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(mnt)], check=True)
+    try:
+        yield mnt
+    finally:
+        subprocess.run(["umount", "-l", str(mnt)], check=True)
+
+
+def fill(directory: Path) -> None:
+    with (directory / "filler").open("wb") as f:
+        try:
+            while True:
+                f.write(b"\0" * 65536)
+                f.flush()
+        except OSError:
+            pass  # ENOSPC: the disk is full
+
+
+def test_on_a_full_disk_every_paste_is_answered_and_every_trace_run_is_finalised(app, full_tmpfs):
+    slack = app(store=Store(full_tmpfs / "full.sqlite3", timeout_s=FAST_FAIL_S))
+    fill(full_tmpfs)
+    messages = paste_in(slack, [f"C0FULL{i}" for i in range(5)])
+    assert slack.command("slow 5", channel="C0FULL0").status == 200
+    assert_each_answered_once_in_its_thread(slack, messages)
+    updates = [u.params["text"] for u in slack.fake.calls_to("chat.update")]
+    parent = [t for t in updates if "/trace slow 5" in t]
+    assert parent and "running…" not in parent[-1] and "3 of 4 ranks stuck" in parent[-1]
+    shown = home_text(slack)
+    assert "full.sqlite3" in shown and "disk is full" in shown
+
+
+# -- trace runs ---------------------------------------------------------------------------------------
+
+
+def test_a_trace_run_that_crashes_before_its_work_still_finalises_its_parent_message(app, tmp_path, monkeypatch):
+    slack = app()
+
+    def permalink_fails(channel: str, ts: str) -> str:
+        raise RuntimeError("Slack said internal_error")
+
+    monkeypatch.setattr(slack.tracebot.runs.outbox, "permalink", permalink_fails)
+    assert slack.command("slow 6").status == 200
+    slack.idle()
+    parent = [u.params["text"] for u in slack.fake.calls_to("chat.update") if "/trace slow 6" in u.params["text"]]
+    assert parent and ":x:" in parent[-1] and "RuntimeError" in parent[-1], "never left saying running…"
+
+
+def test_a_trace_that_finds_a_failed_job_says_the_trace_finished_and_the_job_failed(app):
+    slack = app()
+    assert slack.command("failedjob").status == 200
+    slack.idle()
+    progress_ts = slack.fake.calls_to("chat.postMessage")[1].response["ts"]
+    line = [u.params["text"] for u in slack.fake.calls_to("chat.update") if u.params["ts"] == progress_ts]
+    assert "trace finished" in line[-1] and "failed" not in line[-1]
+    parent = [u.params["text"] for u in slack.fake.calls_to("chat.update") if "/trace failedjob" in u.params["text"]]
+    assert ":x: job 9 FAILED" in parent[-1], "the result's own status says what the job did"
+
+
+def test_the_same_trace_from_another_channel_gets_the_result_there_not_a_link_it_cannot_open(app):
+    slack = app()
+    slack.slow.release.clear()
+    try:
+        assert slack.command("slow 88", channel="C0PRIVATE", user="U0ALICE").body == ""
+        slack.fake.wait_for(lambda: slack.fake.calls_to("chat.getPermalink"))
+        here = slack.command("slow 88", channel="C0PRIVATE", user="U0CAROL").json()
+        elsewhere = slack.command("slow 88", channel="C0PUBLIC", user="U0BOB").json()
+    finally:
+        slack.slow.release.set()
+    slack.idle()
+    assert "already running" in here["text"] and "archives/C0PRIVATE" in here["text"]
+    assert "C0PRIVATE" not in elsewhere["text"] and "post its result here" in elsewhere["text"]
+    assert slack.slow.runs == [88], "the work ran once"
+    public = slack.fake.posts("C0PUBLIC")
+    assert any("3 of 4 ranks stuck" in texts(p["blocks"]) for p in public), "Bob got the result where he asked"
+
+
+# -- saturation and floods ----------------------------------------------------------------------------
+
+
+def hold_lane(slack: Slack, channel: str) -> threading.Event:
+    """Occupy ``channel``'s lane with work the test releases (an answer stuck on a slow upload)."""
+    gate = threading.Event()
+    slack.tracebot.jobs.submit(lambda job: gate.wait(30), label="held", lane=channel)
+    return gate
+
+
+def test_a_saturated_channel_sheds_its_own_pastes_says_so_and_the_retries_get_through(app):
+    slack = app(jobs=JobPool(workers=2, max_pending=50, max_per_lane=3))
+    gate = hold_lane(slack, "C0FLOOD")
+    try:
+        flood = [payloads.message(f"[rank{i}]: {OOM_LINE}", channel="C0FLOOD") for i in range(10)]
+        ids = [f"Ev0FLOOD{i:02d}" for i in range(10)]
+        for m, ev in zip(flood, ids, strict=True):
+            assert slack.event(m, event_id=ev).status == 200
+        quiet = paste_in(slack, ["C0QUIET"])
+        slack.fake.wait_for(lambda: answered(slack, "C0QUIET"))
+        assert not answered(slack, "C0FLOOD"), "the flooded channel is still held"
+    finally:
+        gate.set()
+    slack.idle()
+    notices = [p for p in slack.fake.posts("C0FLOOD") if "skipped this one" in p["text"]]
+    assert len(notices) == 1, "the channel is told once that tracebot is shedding load"
+    first_pass = {p["thread_ts"] for p in answered(slack, "C0FLOOD")}
+    assert len(first_pass) == 2, "two fit in the channel's queue beside the held work"
+    # Slack retries the rest (same event ids): their claims were released, so they get through.
+    for m, ev in zip(flood, ids, strict=True):
+        if m["ts"] not in first_pass:
+            assert slack.event(m, event_id=ev, headers={"X-Slack-Retry-Num": "1"}).status == 200
+            slack.idle()
+    assert_each_answered_once_in_its_thread(slack, flood + quiet)
+
+
+def test_duplicate_deliveries_under_saturation_are_answered_exactly_once(app):
+    slack = app(jobs=JobPool(workers=2, max_pending=50, max_per_lane=4))
+    gate = hold_lane(slack, "C0DUP")
+    messages = [payloads.message(f"[rank{i}]: {NCCL_LINE} {OOM_LINE}", channel="C0DUP") for i in range(12)]
+    deliveries = [(m, f"Ev0DUP{i:02d}") for i, m in enumerate(messages) for _ in range(2)]
+    try:
+        with ThreadPoolExecutor(max_workers=8) as senders:
+            statuses = list(senders.map(lambda d: slack.event(d[0], event_id=d[1]).status, deliveries))
+        assert statuses == [200] * len(deliveries)
+    finally:
+        gate.set()
+    slack.idle()
+    for _retry in range(len(messages)):  # retries, twice each, until every message got through
+        missing = [
+            (m, ev)
+            for m, ev in deliveries[::2]
+            if not [p for p in answered(slack, "C0DUP") if p.get("thread_ts") == m["ts"]]
+        ]
+        if not missing:
+            break
+        with ThreadPoolExecutor(max_workers=8) as senders:
+            list(senders.map(lambda d: slack.event(d[0], event_id=d[1]).status, missing * 2))
+        slack.idle()
+    assert_each_answered_once_in_its_thread(slack, messages)
+
+
+def test_a_flooded_channel_queues_its_own_pastes_while_other_channels_are_answered_at_once(
+    tmp_path, fake_slack, kb_dir, plugin_host, monkeypatch
+):
+    monkeypatch.delenv("TRACEBOT_CHANNEL_RATE", raising=False)
+    monkeypatch.delenv("TRACEBOT_CHANNEL_BURST", raising=False)
+    limiters: list[HandClockLimiter] = []
+    monkeypatch.setattr(
+        "tracebot.slack.app.RateLimiter", lambda rate, burst: limiters.append(HandClockLimiter(rate, burst)) or limiters[-1]
+    )
+    config = make_config(tmp_path, fake_slack, kb_dir)
+    with running_app(config, fake_slack, host=plugin_host[0]) as slack:
+        [limiter] = limiters
+        flood = paste_in(slack, ["C0FLOOD"] * 40)
+        fake_slack.wait_for(lambda: len(answered(slack, "C0FLOOD")) == 3)  # Slack's burst, at once
+        others = paste_in(slack, ["C0A", "C0B", "C0C"])
+        for m in others:
+            fake_slack.wait_for(lambda m=m: answered(slack, m["channel"]))
+        assert len(answered(slack, "C0FLOOD")) == 3 and slack.tracebot.jobs.waiting("C0FLOOD") == 37
+        for n in range(4, 41):  # one a second in the flooded channel
+            limiter.now += 1.0
+            fake_slack.wait_for(lambda n=n: len(answered(slack, "C0FLOOD")) == n)
+        assert slack.tracebot.wait_idle(10)
+        assert_each_answered_once_in_its_thread(slack, flood + others)
+    assert all(limiter.schedule(c) == [T0] for c in ("C0A", "C0B", "C0C")), "nobody waited on the flood"
+    assert limiter.slept == [], "no worker slept on the flooded channel's rate slot"
