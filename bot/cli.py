@@ -125,12 +125,18 @@ def _diagnose_batch(matcher: Matcher, path: Path) -> int:
 
 
 def cmd_kb_lint(args: argparse.Namespace) -> int:
-    from tracebot.authoring.lint import lint
+    from tracebot.authoring.lint import held_out_warnings, lint
 
     root = Path(args.knowledge) if args.knowledge else Config.from_env().knowledge_dir
     kb, problems = lint(root, examples=not args.no_examples)
     for p in problems:
         print(p)
+    if not problems and not args.no_examples and not args.no_held_out and kb.entries:
+        warnings = held_out_warnings(kb, Matcher(kb))
+        for w in warnings:
+            print(w)
+        if warnings:
+            print(f"{len(warnings)} example(s) win only when the model has seen them", file=sys.stderr)
     n_examples = sum(len(e.examples_match) + len(e.examples_no_match) for e in kb.entries)
     if problems:
         print(f"{len(problems)} problem(s) in {root} ({len(kb.entries)} entries loaded)", file=sys.stderr)
@@ -187,7 +193,7 @@ def cmd_kb_search(args: argparse.Namespace) -> int:
 
 
 def cmd_kb_eval(args: argparse.Namespace) -> int:
-    from tracebot.authoring.evaluate import CaseError, evaluate, format_report, load_cases
+    from tracebot.authoring.evaluate import CaseError, cross_validate, evaluate, format_report, load_cases
 
     kb, matcher = _kb(args)
     try:
@@ -195,7 +201,13 @@ def cmd_kb_eval(args: argparse.Namespace) -> int:
     except (OSError, CaseError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    rep = evaluate(matcher, cases)
+    if args.cv:
+        if matcher.model is None:
+            print("error: --cv needs the ranking model (TRACEBOT_MODEL is 0, or the KB is too small)", file=sys.stderr)
+            return 2
+        rep = cross_validate(matcher, cases, args.cv, train_on_cases=not args.cv_kb_only)
+    else:
+        rep = evaluate(matcher, cases)
     print(json.dumps(rep.to_dict(), ensure_ascii=False, indent=2) if args.json else format_report(rep))
     failed = (args.min_top1 is not None and rep.top1 < args.min_top1) or (
         args.max_fp is not None and rep.false_positive_rate > args.max_fp
@@ -227,6 +239,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     lint_p = kbcmd("lint", cmd_kb_lint, "check every entry: schema, patterns, examples")
     lint_p.add_argument("--no-examples", action="store_true", help="skip running the examples")
+    lint_p.add_argument(
+        "--no-held-out", action="store_true", help="skip answering each example with a model trained without it"
+    )
     list_p = kbcmd("list", cmd_kb_list, "list entries")
     list_p.add_argument("--json", action="store_true")
     show_p = kbcmd("show", cmd_kb_show, "show one entry")
@@ -242,6 +257,12 @@ def build_parser() -> argparse.ArgumentParser:
     eval_p.add_argument("--min-top1", type=float, help="exit 1 when top-1 is below this fraction")
     eval_p.add_argument("--max-fp", type=float, help="exit 1 when the false-positive rate is above this fraction")
     eval_p.add_argument("--threshold", type=float)
+    eval_p.add_argument(
+        "--cv", type=int, metavar="K", help="cross-validate: retrain the model K times, each fold (by source) left out"
+    )
+    eval_p.add_argument(
+        "--cv-kb-only", action="store_true", help="with --cv: train on the knowledge base only, not the other folds"
+    )
 
     # --- subcommands contributed by other modules (one line each) ---
     _extend(sub, kbs, eval_p)

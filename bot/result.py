@@ -38,7 +38,9 @@ class Match:
     confident: bool
     role: str = "root-cause"  # or "symptom"
     signature: str = ""  # the anchor / regex / exemplar / phrase that fired
-    kind: str = ""  # "anchor", "regex", "exemplar", "phrase"
+    kind: str = ""  # "anchor", "regex", "exemplar", "phrase", "similar" (the ranking model alone)
+    # P(this is the right first answer) from the ranking model; None when the matcher's own scores ranked it
+    probability: float | None = None
     line: str = ""  # the original line that matched (prefixes kept, trimmed to 500 chars)
     line_no: int | None = None  # 1-based line of the first occurrence of the strongest evidence
     occurrences: int = 0

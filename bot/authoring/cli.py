@@ -60,7 +60,8 @@ def cmd_kb_new(args: argparse.Namespace) -> int:
 def _say_who_answers(kb_root: Path, path: Path, snippet: str) -> None:
     """Tell the author when an existing entry already answers their snippet: maybe extend that one."""
     kb, _ = load_knowledge_base(kb_root)
-    best = Matcher(kb).diagnose(snippet).best
+    # The line rules alone: the draft's own example would teach the ranking model to answer it.
+    best = Matcher(kb, model=False).diagnose(snippet).best
     if best is None or best.entry_id == path.stem:
         print(f"  the draft answers its snippet first (checked against all {len(kb)} entries)")
     elif best.confident:

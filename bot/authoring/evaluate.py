@@ -8,7 +8,9 @@ null cases that are not in also_ok) and, for long multi-rank logs, how often the
 
 from __future__ import annotations
 
+import copy
 import json
+import random
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -16,6 +18,7 @@ from typing import Any
 from tracebot.matcher import Matcher
 
 LONG_LOG_LINES = 200
+CV_SEED = 11
 
 
 @dataclass
@@ -26,6 +29,7 @@ class Case:
     text: str | None = None
     file: Path | None = None
     kind: str = ""
+    source: str = ""
 
 
 @dataclass
@@ -52,6 +56,8 @@ class EvalReport:
     false_positive_rate: float = 0.0
     long_logs: int = 0
     long_log_root_first: float = 0.0
+    folds: int = 0  # > 0: cross-validated (each fold's cases answered by a model trained without them)
+    kinds: dict[str, dict[str, Any]] = field(default_factory=dict)  # the same figures per kind of case
     misses: list[dict[str, Any]] = field(default_factory=list)
     false_positives: list[dict[str, Any]] = field(default_factory=list)
     results: list[CaseResult] = field(default_factory=list)
@@ -85,7 +91,15 @@ def load_cases(path: Path) -> list[Case]:
         seen.add(cid)
         file = path.parent / raw["file"] if raw.get("file") else None
         cases.append(
-            Case(cid, raw.get("expected"), list(raw.get("also_ok") or []), raw.get("text"), file, raw.get("kind", ""))
+            Case(
+                cid,
+                raw.get("expected"),
+                list(raw.get("also_ok") or []),
+                raw.get("text"),
+                file,
+                raw.get("kind", ""),
+                str(raw.get("source") or ""),
+            )
         )
     return cases
 
@@ -121,10 +135,63 @@ def _diagnose_fixture(matcher: Matcher, path: Path):
 
 
 def evaluate(matcher: Matcher, cases: list[Case]) -> EvalReport:
+    return _report(cases, {case.id: run_case(matcher, case) for case in cases})
+
+
+def cross_validate(matcher: Matcher, cases: list[Case], k: int, *, train_on_cases: bool = True) -> EvalReport:
+    """``kb eval --cv K``: split the cases into K folds by source (a thread's cases stay together); for
+    each fold retrain the ranking model without the fold's cases and without the examples of entries that
+    cite one of the fold's sources, then answer the fold. With ``train_on_cases`` the other folds' cases
+    are training texts too. Long logs are answered by the line rules, as in production."""
+    sources = sorted({c.source or c.id for c in cases})
+    random.Random(CV_SEED).shuffle(sources)
+    fold_of = {src: i % k for i, src in enumerate(sources)}
+    results: dict[str, CaseResult] = {}
+    for fold in range(k):
+        held = [c for c in cases if fold_of[c.source or c.id] == fold]
+        rest = [c for c in cases if fold_of[c.source or c.id] != fold]
+        extra = [(c.text, c.expected) for c in rest if c.text is not None] if train_on_cases else []
+        fold_matcher = copy.copy(matcher)
+        fold_matcher.model = matcher.train_model(leave_out_sources={c.source for c in held if c.source}, extra=extra)
+        for c in held:
+            results[c.id] = run_case(fold_matcher, c)
+    rep = _report(cases, results)
+    rep.folds = k
+    return rep
+
+
+def _report(cases: list[Case], results: dict[str, CaseResult]) -> EvalReport:
+    rep = summarize(cases, [results[c.id] for c in cases])
+    rep.kinds = {
+        kind: _figures(summarize(sub, [results[c.id] for c in sub])) for kind, sub in _by_kind(cases).items()
+    }
+    return rep
+
+
+def _by_kind(cases: list[Case]) -> dict[str, list[Case]]:
+    out: dict[str, list[Case]] = {}
+    for c in cases:
+        out.setdefault(c.kind or "other", []).append(c)
+    return dict(sorted(out.items()))
+
+
+def _figures(rep: EvalReport) -> dict[str, Any]:
+    return {
+        "positives": rep.positives,
+        "negatives": rep.negatives,
+        "top1": rep.top1,
+        "top3": rep.top3,
+        "confident_top1": rep.confident_top1,
+        "false_positive_rate": rep.false_positive_rate,
+        "confident_precision": rep.confident_precision,
+    }
+
+
+def summarize(cases: list[Case], results: list[CaseResult]) -> EvalReport:
+    """The figures for ``results`` (one per case, in the same order)."""
     rep = EvalReport()
     c_top1 = root_first = 0
-    for case in cases:
-        r = run_case(matcher, case)
+    for case, r in zip(cases, results, strict=True):
         rep.results.append(r)
         if case.expected is None:
             rep.negatives += 1
@@ -159,13 +226,22 @@ def evaluate(matcher: Matcher, cases: list[Case]) -> EvalReport:
 
 
 def format_report(rep: EvalReport) -> str:
-    lines = [
+    lines = [f"cross-validated: {rep.folds} folds by source"] if rep.folds else []
+    lines += [
         f"positives {rep.positives}, negatives {rep.negatives}, long logs {rep.long_logs}",
         f"top-1 {rep.top1:.1%}   top-3 {rep.top3:.1%}   confident top-1 {rep.confident_top1:.1%}",
         f"false positives {rep.false_positive_rate:.1%} ({len(rep.false_positives)}/{rep.negatives})"
         f"   confident wrong answers {rep.confident_wrong}   precision of confident answers {rep.confident_precision:.1%}",
         f"long logs: root cause first {rep.long_log_root_first:.1%}",
     ]
+    if rep.kinds:
+        lines.append("per kind:      cases  top-1  top-3  conf.top-1  false pos.  conf.precision")
+        for kind, f in rep.kinds.items():
+            pos = f"{f['top1']:6.1%} {f['top3']:6.1%} {f['confident_top1']:10.1%}" if f["positives"] else " " * 25
+            neg = f"{f['false_positive_rate']:10.1%}" if f["negatives"] else " " * 10
+            lines.append(
+                f"  {kind:<11} {f['positives'] + f['negatives']:6d} {pos}  {neg}  {f['confident_precision']:13.1%}"
+            )
     if rep.misses:
         lines.append("misses:")
         lines += [f"  {m['id']}: expected {m['expected']}, got {m['got']} (confident {m['confident']})" for m in rep.misses]

@@ -7,6 +7,7 @@ match for the entry, ``examples.todo_match`` must still fail (strict xfail: a fi
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -76,6 +77,34 @@ def example_problems(kb: KnowledgeBase, matcher: Matcher) -> list[LoadError]:
                         LoadError(_where(e), line, f"examples.todo_match[{i}] now passes ({r.detail}): move it to match")
                     )
     return problems
+
+
+HELD_OUT_FOLDS = 5
+
+
+def held_out_warnings(kb: KnowledgeBase, matcher: Matcher, folds: int = HELD_OUT_FOLDS) -> list[LoadError]:
+    """Each ``examples.match`` answered by a ranking model trained without it (the examples split into
+    ``folds`` groups, one retraining per group). An example that wins only when the model has seen it
+    proves little about texts like it: a warning, not a failure."""
+    if matcher.model is None:
+        return []
+    examples = [(e, i, x) for e in kb.entries for i, x in enumerate(e.examples_match)]
+    warnings: list[LoadError] = []
+    for fold in range(folds):
+        held = [(e, i, x) for n, (e, i, x) in enumerate(examples) if n % folds == fold]
+        fold_matcher = copy.copy(matcher)
+        fold_matcher.model = matcher.train_model(leave_out_examples={x for _, _, x in held})
+        for e, i, x in held:
+            r = check_example(fold_matcher, e, "match", i, x)
+            if not r.ok:
+                warnings.append(
+                    LoadError(
+                        _where(e),
+                        e.line_of(f"examples.match.{i}"),
+                        f"warning: examples.match[{i}] does not make {e.id} win when left out of training: {r.detail}",
+                    )
+                )
+    return warnings
 
 
 def todo_problems(kb: KnowledgeBase) -> list[LoadError]:

@@ -10,6 +10,7 @@ strong before fuzzy, explicit priority, score, and first appearance.
 
 from __future__ import annotations
 
+import os
 import re
 import time
 from dataclasses import dataclass, field
@@ -20,7 +21,9 @@ from rapidfuzz import fuzz
 from tracebot.config import DEFAULT_THRESHOLD
 from tracebot.knowledge.entry import Entry
 from tracebot.knowledge.loader import KnowledgeBase
+from tracebot.matcher.features import text_info
 from tracebot.matcher.index import CompiledKB, looks_like_error, tokens
+from tracebot.matcher.model import MIN_ENTRIES, Evidence, RankingModel, load_or_train
 from tracebot.matcher.normalize import clean, mask, to_text
 from tracebot.matcher.ranking import MAX_MATCHES, rank
 from tracebot.matcher.scan import ScanStats, bytes_stream, candidate_lines, open_log, text_lines
@@ -44,6 +47,11 @@ FUZZY_FLOOR = 60.0
 PHRASE_FULL = 0.62  # blended n-gram similarity that maps to 100
 MIN_SHARED_WORDS = 2  # words (or CJK bigrams) a text must share with a phrase for a confident prose match
 UNSURE_PHRASE_SCORE = 60.0
+# The ranking model scores texts a person pastes (not long logs, whose order the line rules decide), and
+# reads at most this much of them: the prose and the lines with evidence or error words.
+MODEL_MAX_LINES = 200
+MODEL_TEXT_CHARS = 4000
+MODEL_MIN_PROBABILITY = 0.02
 
 
 @dataclass
@@ -65,6 +73,7 @@ class _Agg:
     line_nos: list[int] = field(default_factory=list)
     ranks: dict[str, None] = field(default_factory=dict)
     hosts: dict[str, None] = field(default_factory=dict)
+    phrase: float = 0.0  # best prose phrase score, kept apart for the ranking model
 
 
 def entry_match(entry: Entry, *, score: float = 100.0, confident: bool = True, kind: str = "",
@@ -94,10 +103,36 @@ def _source(cited: dict[str, str]) -> Source:
 
 
 class Matcher:
-    def __init__(self, kb: KnowledgeBase, threshold: float = DEFAULT_THRESHOLD):
+    """``model``: a trained :class:`RankingModel`, ``True`` (train or load from the cache), ``False``
+    (the matcher's own scores only) or ``None`` (``$TRACEBOT_MODEL``, on unless set to ``0``)."""
+
+    def __init__(self, kb: KnowledgeBase, threshold: float = DEFAULT_THRESHOLD, model: RankingModel | bool | None = None):
         self.kb = kb
         self.threshold = threshold
         self.index = CompiledKB(kb)
+        if model is None:
+            model = os.environ.get("TRACEBOT_MODEL", "1") != "0"
+        if model is True:
+            model = self.train_model() if len(self.index.entries) >= MIN_ENTRIES else None
+        self.model: RankingModel | None = model or None
+
+    def train_model(self, *, leave_out_sources=(), leave_out_examples=(), extra=()) -> RankingModel:
+        """The ranking model for this knowledge base (see :mod:`tracebot.matcher.model`); with nothing
+        left out and nothing extra, from the cache when this knowledge base was trained before."""
+        entries = self.index.entries
+
+        def train() -> RankingModel:
+            return RankingModel.train(
+                entries,
+                self._evidence_of,
+                text_info,
+                leave_out_sources=leave_out_sources,
+                leave_out_examples=leave_out_examples,
+                extra=extra,
+            )
+
+        full = not (leave_out_sources or leave_out_examples or extra)
+        return load_or_train(entries, train) if full else train()
 
     # ---- public API -------------------------------------------------------------------------------
     @property
@@ -120,8 +155,7 @@ class Matcher:
                 bytes_stream(data), len(data), deadline=time.monotonic() + STREAM_DEADLINE_S, threshold=threshold
             )
         triager = Triager() if text.count("\n") >= TRIAGE_MIN_LINES - 1 else None
-        aggs = self._score_lines(text_lines(text, stats), triager)
-        prose = prose_lines(text) if len(text) <= PROSE_MAX_CHARS else ""
+        aggs, prose = self._gather(text, stats, triager)
         return self._finish(aggs, stats, prose, threshold, named=text, triager=triager)
 
     def diagnose_file(
@@ -177,6 +211,28 @@ class Matcher:
         triager = Triager()
         aggs = self._score_lines(lines, triager)
         return self._finish(aggs, stats, "", threshold, triager=triager)
+
+    def _gather(
+        self, text: str, stats: ScanStats, triager: Triager | None = None
+    ) -> tuple[dict[int, _Agg], str]:
+        """Line and prose evidence per entry for a text held in memory, and its prose part."""
+        aggs = self._score_lines(text_lines(text, stats), triager)
+        prose = prose_lines(text) if len(text) <= PROSE_MAX_CHARS else ""
+        if prose:
+            for ei, h in self._prose_hits(prose).items():
+                a = aggs.get(ei)
+                if a is None:
+                    aggs[ei] = _Agg(score=h.score, kind="phrase", signature=h.signature, phrase=h.score)
+                else:
+                    a.phrase = h.score
+                    if a.kind == "exemplar" and h.score > a.score:
+                        # Prose agreeing with a fuzzy line is extra evidence, not a replacement for the line.
+                        a.score = h.score
+        return aggs, prose
+
+    def _evidence_of(self, text: str) -> tuple[dict[int, Evidence], str]:
+        aggs, prose = self._gather(text, ScanStats())
+        return _evidence(aggs), prose
 
     def _score_lines(self, lines, triager: Triager | None = None) -> dict[int, _Agg]:
         seen: dict[str, list[_Hit]] = {}
@@ -275,23 +331,43 @@ class Matcher:
             # "CUDA OOM is gone after halving the batch, thanks!" names the error but needs no answer.
             thr = max(thr, 101.0)
             notes.append("reads as a thank-you / resolved report: nothing posted unprompted")
-        if prose:
-            for ei, h in self._prose_hits(prose).items():
-                a = aggs.get(ei)
-                if a is None:
-                    aggs[ei] = _Agg(score=h.score, kind="phrase", signature=h.signature)
-                elif a.kind == "exemplar" and h.score > a.score:
-                    # Prose agreeing with a fuzzy line is extra evidence, not a replacement for the line.
-                    a.score = h.score
-        kept = {ei: a for ei, a in aggs.items() if a.score >= MIN_REPORTED_SCORE}
+        probs: dict[int, float] = {}
+        if self.model is not None and named and stats.lines_total < MODEL_MAX_LINES:
+            model_text = _model_text(named, prose, aggs)
+            info = text_info(model_text, prose)
+            asked = info.asks
+            probs = self.model.probabilities(model_text, info, _evidence(aggs))
+            for ei, p in probs.items():
+                if ei not in aggs and p >= MODEL_MIN_PROBABILITY:
+                    aggs[ei] = _Agg(kind="similar", signature=idx.entries[ei].title)
+        kept = {
+            ei: a
+            for ei, a in aggs.items()
+            # exact evidence is always reported, however unlikely the model finds it
+            if a.kind in ("anchor", "regex")
+            or (probs.get(ei, 0.0) >= MODEL_MIN_PROBABILITY if probs else a.score >= MIN_REPORTED_SCORE)
+        }
         filled = placeholders(named or "\n".join(a.line for a in kept.values()))
         matches: list[Match] = []
         for ei, a in kept.items():
-            m = entry_match(idx.entries[ei], score=round(a.score, 1), confident=a.score >= thr, kind=a.kind,
+            score = self.model.score(probs[ei]) if probs else round(a.score, 1)
+            if probs and a.kind in ("anchor", "regex"):
+                # The model reorders and adds answers; it never talks exact evidence out of confidence.
+                score = max(score, round(a.score, 1))
+            if probs and not asked and (a.kind == "similar" or (a.kind == "phrase" and a.score < requested)):
+                # Resembling an entry's text is not evidence in a log or an error line: healthy
+                # nvidia-smi output reads like the ECC entry, a launch command with NCCL_* settings like the
+                # network hang. Only a text that asks something may be answered on wording alone; elsewhere a
+                # phrase must be close enough to be confident by itself.
+                score = min(score, thr - 0.1, requested - 0.1)
+            m = entry_match(idx.entries[ei], score=score, confident=score >= thr, kind=a.kind,
                             signature=a.signature, filled=filled)
+            m.probability = round(probs[ei], 4) if probs else None
             m.line, m.line_no, m.occurrences, m.line_nos = a.line, a.first_line, a.occurrences, a.line_nos
             m.ranks, m.hosts = list(a.ranks), list(a.hosts)
             matches.append(m)
+        if probs:
+            _root_causes_outrank_symptoms(matches, thr)
         diagnosis = Diagnosis(
             matches=rank(matches)[:MAX_MATCHES],
             threshold=requested,
@@ -358,6 +434,45 @@ def prose_lines(text: str) -> str:
         if len(words) >= 3 and any(w.lower() in _FUNCTION_WORDS for w in words):
             keep.append(cl.text)
     return "\n".join(keep)
+
+
+def _root_causes_outrank_symptoms(matches: list[Match], thr: float) -> None:
+    """Exact evidence (anchor, regex) of a root cause is worth at least what any symptom in the same text
+    is worth: a watchdog timeout on seven ranks must not be posted instead of the OOM on the eighth."""
+    symptoms = [m for m in matches if m.role == "symptom"]
+    if not symptoms:
+        return
+    top = max(symptoms, key=lambda m: m.score)
+    for m in matches:
+        if m.role == "root-cause" and m.kind in ("anchor", "regex") and m.score < top.score:
+            m.score, m.probability, m.confident = top.score, top.probability, top.confident or m.score >= thr
+
+
+def _evidence(aggs: dict[int, _Agg]) -> dict[int, Evidence]:
+    return {
+        ei: Evidence(
+            strong=a.kind in ("anchor", "regex"),
+            fuzzy=a.score if a.kind == "exemplar" else 0.0,
+            phrase=a.phrase,
+            lines=a.occurrences,
+        )
+        for ei, a in aggs.items()
+    }
+
+
+def _model_text(text: str, prose: str, aggs: dict[int, _Agg]) -> str:
+    """What the model reads: a short text whole; of a longer one, its prose, the lines with evidence and
+    the error-looking lines, up to MODEL_TEXT_CHARS."""
+    if len(text) <= MODEL_TEXT_CHARS:
+        return text
+    keep: dict[str, None] = dict.fromkeys(x for x in prose.splitlines() if x)
+    keep.update(dict.fromkeys(a.line for a in sorted(aggs.values(), key=lambda a: a.first_line or 0) if a.line))
+    for line in text.splitlines():
+        if sum(map(len, keep)) >= MODEL_TEXT_CHARS:
+            break
+        if looks_like_error(line):
+            keep[clean(line).text] = None
+    return "\n".join(keep)[:MODEL_TEXT_CHARS]
 
 
 def _fuzzy(exemplar: str, line: str) -> float:

@@ -13,6 +13,7 @@ from tracebot.result import Diagnosis, Match
 
 MAX_MATCHES = 10
 _LINE_KINDS = ("anchor", "regex", "exemplar")
+_STRONG_KINDS = ("anchor", "regex")
 
 
 def rank_key(m: Match) -> tuple:
@@ -20,6 +21,10 @@ def rank_key(m: Match) -> tuple:
     symptoms, exact (anchor/regex) before fuzzy, then the author's explicit priority; among prose, the
     closer question wins; ties go to what appeared first."""
     first = m.line_no if m.line_no is not None else 1 << 62
+    if m.probability is not None:
+        # Ranked by the model: exact evidence of a root cause still comes first, then the likelier answer.
+        exact_root = m.kind in _STRONG_KINDS and m.role == "root-cause"
+        return (not m.confident, 0, not exact_root, -m.probability, -m.priority, first)
     if m.kind in _LINE_KINDS:
         strong = m.kind != "exemplar"
         return (

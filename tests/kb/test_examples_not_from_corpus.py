@@ -1,0 +1,101 @@
+"""No entry example is a copy of an evaluation case.
+
+An example that shares most of its text with a case of the corpus, the holdout or the fresh set makes
+the ranking model (trained on examples) answer that case from memory, and the figures stop measuring
+how the knowledge base generalises. Cases and examples are compared whitespace-collapsed and
+lower-cased. One-line texts are exempt, as in ``tests/corpus/test_corpus_integrity.py``: a fixed
+message (``Default process group has not been initialized …``) reads the same in every paste.
+Failures name the entry and the case, never the text, so the fresh set stays unread.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from rapidfuzz import fuzz
+from rapidfuzz.process import cdist
+
+from tracebot.knowledge.loader import load_knowledge_base
+
+ROOT = Path(__file__).resolve().parents[2]
+CASE_FILES = [ROOT / "tests" / d / "cases.jsonl" for d in ("corpus", "holdout", "fresh")]
+MIN_CHARS = 80
+MOST = 80.0
+# Overlaps found when this test was written: the entry and the case quote the same public issue. Each
+# example should be replaced by another real occurrence of its error (then its line here deleted); the
+# model is trained on these, so the cases named here measure memory, not generalisation. New overlaps fail.
+KNOWN = frozenset(
+    [
+        "cuda-device-side-assert examples.match[3] ~ corpus/dsa-line-flowtron",
+        "cuda-no-kernel-image examples.match[1] ~ corpus/nokernel-sm86",
+        "py-spy-permission-denied examples.match[1] ~ holdout/pyspy-perm-docker-hint",
+        "py-spy-permission-denied examples.match[1] ~ fresh/pyspy-459-docker-warning",
+        "py-spy-permission-denied examples.match[2] ~ holdout/pyspy-perm-docker-hint",
+        "py-spy-permission-denied examples.match[2] ~ fresh/pyspy-459-docker-warning",
+        "host-oom-killed examples.match[1] ~ corpus/hostoom-slurmstepd-cgroup",
+        "nccl-invalid-usage-duplicate-gpu examples.match[0] ~ corpus/dupgpu-verl-161",
+        "nccl-invalid-usage-duplicate-gpu examples.match[0] ~ corpus/dupgpu-megatron-interleaved",
+        "nccl-invalid-usage-duplicate-gpu examples.match[0] ~ holdout/dup-gpu-megatron-barrier",
+        "nccl-invalid-usage-duplicate-gpu examples.match[0] ~ fresh/verl-161-duplicate-gpu",
+        "nccl-remote-error examples.match[0] ~ corpus/remote-error-nccl-2076",
+        "nccl-remote-error examples.match[0] ~ holdout/remote-error-connection-reset",
+        "nccl-remote-error examples.match[0] ~ fresh/nccl-2076-reset-by-peer",
+        "nccl-system-error-gpu-memory examples.match[0] ~ corpus/syserr-segmenter-278",
+        "nccl-system-error-gpu-memory examples.match[1] ~ corpus/variant-iso-ts-host-rank-syserr",
+        "nccl-unhandled-cuda-error examples.match[0] ~ holdout/unhandled-cuda-rank7-invalid-arg",
+        "nccl-unhandled-cuda-error examples.match[0] ~ fresh/nccl-1410-invalid-argument",
+        "ddp-unused-parameters examples.match[0] ~ corpus/unused-params-ranked-newer",
+        "disk-full-on-save examples.match[0] ~ holdout/disk-full-stream-writer",
+        "master-port-in-use examples.match[1] ~ holdout/port-in-use-rdzv-29400-warn",
+        "master-port-in-use examples.match[1] ~ fresh/mmpretrain-960-bind-port-22",
+        "rendezvous-timeout examples.match[7] ~ holdout/rdzv-client-socket-timeout",
+        "torchrun-child-failed examples.match[0] ~ corpus/childfailed-exitcode1-no-cause",
+        "slurm-job-stopped-triage examples.match[0] ~ corpus/healthy-sacct-completed",
+        "slurm-node-fail examples.match[1] ~ corpus/nodefail-sacct",
+        "slurm-time-limit examples.match[0] ~ corpus/timelimit-zetta",
+        "slurm-time-limit examples.match[0] ~ holdout/slurm-time-limit-job-and-step",
+        "slurm-time-limit examples.match[0] ~ fresh/zetta-671-time-limit-steps",
+    ]
+)  # rapidfuzz ratio (normalised edit similarity over the whole of both texts)
+
+
+def _pasted(text: str) -> bool:
+    return sum(1 for line in text.splitlines() if line.strip()) >= 2 and len(text) >= MIN_CHARS
+
+
+def _norm(text: str) -> str:
+    return re.sub(r"\s+", " ", text).strip().lower()
+
+
+def _cases() -> list[tuple[str, str]]:
+    out = []
+    for path in CASE_FILES:
+        if not path.is_file():
+            continue
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                case = json.loads(line)
+                if case.get("text") and _pasted(case["text"]):
+                    out.append((f"{path.parent.name}/{case['id']}", _norm(case["text"])))
+    return out
+
+
+def test_no_entry_example_shares_most_of_its_text_with_an_evaluation_case():
+    kb, _ = load_knowledge_base(ROOT / "knowledge")
+    examples = [
+        (f"{e.id} examples.{kind}[{i}]", _norm(x))
+        for e in kb.entries
+        for kind, texts in (("match", e.examples_match), ("no_match", e.examples_no_match))
+        for i, x in enumerate(texts)
+        if _pasted(x)
+    ]
+    cases = _cases()
+    scores = cdist([x for _, x in examples], [c for _, c in cases], scorer=fuzz.ratio, score_cutoff=MOST, workers=1)
+    shared = [
+        f"{examples[i][0]} ~ {cases[j][0]} ({scores[i, j]:.0f})"
+        for i, j in zip(*scores.nonzero(), strict=True)
+        if f"{examples[i][0]} ~ {cases[j][0]}" not in KNOWN
+    ]
+    assert not shared, "entry examples copied from evaluation cases:\n" + "\n".join(shared)
