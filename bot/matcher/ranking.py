@@ -49,7 +49,9 @@ def combine(
     """One diagnosis from several (a message and its files; a plugin's log, record and stacks).
 
     An entry found in more than one keeps its strongest evidence (the higher score; on a tie, the
-    earlier part). Counts add up; notes are kept in order, each once.
+    earlier part). Counts add up; notes are kept in order, each once. The triage (first failure, cascade,
+    silent ranks) is the first part's that found a failure: line numbers of different texts do not
+    compare, and the message comes before its files.
     """
     parts = list(diagnoses)
     best: dict[str, Match] = {}
@@ -61,7 +63,8 @@ def combine(
             if m.entry_id not in best or m.score > best[m.entry_id].score:
                 best[m.entry_id] = m
         notes.update(dict.fromkeys(diag.notes))
-    return Diagnosis(
+    triaged = next((d for d in parts if d.first_failure is not None), None)
+    combined = Diagnosis(
         matches=rank(best.values())[:max_matches],
         threshold=parts[0].threshold if parts else Diagnosis().threshold,
         lines_total=sum(d.lines_total for d in parts),
@@ -70,3 +73,8 @@ def combine(
         truncated=any(d.truncated for d in parts),
         notes=list(notes),
     )
+    if triaged is not None:
+        combined.first_failure, combined.cascade = triaged.first_failure, triaged.cascade
+        combined.silent_ranks, combined.silent_hosts = triaged.silent_ranks, triaged.silent_hosts
+        combined.lagging_ranks = triaged.lagging_ranks
+    return combined

@@ -252,8 +252,12 @@ def result(res: Result) -> Rendered:
     if res.unreadable:
         lines = "\n".join(f"{escape(k)}: {escape(v)}" for k, v in list(res.unreadable.items())[:20])
         blocks.append(context(f"Could not read {len(res.unreadable)}:\n{lines}"))
+    if res.diagnosis is not None:
+        blocks.extend(triage_lead(res.diagnosis))
     for m in res.matches[:3]:
         blocks.extend(match_blocks(m))
+    if res.diagnosis is not None:
+        blocks.extend(triage_tail(res.diagnosis))
     notes = res.data.get("notes") if isinstance(res.data, dict) else None
     if notes:
         blocks.append(context(*(escape(str(n)) for n in notes[:5])))

@@ -112,6 +112,8 @@ def render_result(r: Result) -> str:
         out.append("\n".join(lines))
     if r.unreadable:
         out.append("── Could not read\n" + "\n".join(f"{k}: {v}" for k, v in r.unreadable.items()))
+    if r.diagnosis is not None:
+        out += triage_lead(r.diagnosis)
     if r.matches:
         out.append("── Knowledge base")
         out += [render_match(m, n=i, detail=i == 1) for i, m in enumerate(r.matches, 1)]

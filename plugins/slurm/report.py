@@ -162,9 +162,11 @@ def add_log(result: Result, ctx: CommandContext, scans: list[tuple[str, LogScan]
         result.sections.append(Section(f"Log ({label})", text))
         excerpt, line_nos = scan.excerpt()
         found = ctx.match(excerpt)
-        for match in found.matches:  # line numbers of the excerpt -> line numbers of the file
-            if match.line_no and 0 < match.line_no <= len(line_nos):
-                match.line_no = line_nos[match.line_no - 1]
+        for match in found.matches:
+            match.line_no = _in_file(match.line_no, line_nos)
+        if found.first_failure is not None:
+            found.first_failure.line_no = _in_file(found.first_failure.line_no, line_nos) or 0
+            found.first_failure.traceback_start = _in_file(found.first_failure.traceback_start, line_nos)
         combine_into(result, [found])
         result.data.setdefault("logs", []).append({
             "path": scan.path, "label": label, "size": scan.size, "truncated": scan.truncated,
@@ -172,6 +174,11 @@ def add_log(result: Result, ctx: CommandContext, scans: list[tuple[str, LogScan]
             "lines": scan.lines_total})
     _lead_with_first_error(result, scans)
     return result
+
+
+def _in_file(no: int | None, line_nos: list[int | None]) -> int | None:
+    """A line number of the excerpt of candidate lines, as a line number of the log file."""
+    return line_nos[no - 1] if no and 0 < no <= len(line_nos) else no
 
 
 def _lead_with_first_error(result: Result, scans: list[tuple[str, LogScan]]) -> None:

@@ -119,3 +119,33 @@ def test_diagnose_json_carries_first_failure_and_silent_ranks(tmp_path: Path):
     doc = json.loads(out.stdout)
     assert doc["silent_ranks"] == ["3", "9"]
     assert doc["first_failure"]["line_no"] == s.first_line and doc["first_failure"]["entry_id"] == "nccl-watchdog-timeout"
+
+
+def test_an_attached_log_in_a_channel_is_answered_leading_with_its_first_failure(tmp_path: Path):
+    import io
+
+    from tracebot.config import Config
+    from tracebot.console import ConsoleOutbox
+    from tracebot.render.blocks_text import blocks_to_text
+    from tracebot.service.build import build_service
+    from tracebot.service.inbound import FileRef, Inbound
+    from tracebot.service.plugin_host import PluginHost
+    from tracebot.store import Store
+
+    s = next(s for s in SCENARIOS if s.name == "user-keyerror-collate")
+    log = tmp_path / "job.log"
+    log.write_text(s.text)
+    config = Config(db_path=tmp_path / "t.sqlite3")
+    outbox = ConsoleOutbox(io.StringIO())
+    service = build_service(config, outbox, store=Store(config.db_path),
+                            host=PluginHost(builtins=(), entry_points=False))
+    try:
+        msg = Inbound(channel="C0TRIAGE", user="U1", ts="1700000000.000001", text="our 16-rank job died",
+                      files=[FileRef("job.log", str(log), log.stat().st_size, "text/plain", "text")])
+        assert service.on_message(msg)
+        assert service.wait_idle(60)
+    finally:
+        service.shutdown(wait=False)
+    answer = blocks_to_text(outbox.posted[-1].blocks)
+    assert answer.startswith("*First failure* · line") and "KeyError: 'labels'" in answer
+    assert "in `data.py:44 in collate`" in answer and "Not a known problem" in answer
