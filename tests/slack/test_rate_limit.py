@@ -49,16 +49,20 @@ def test_a_busy_channel_gets_three_answers_at_once_then_one_a_second_and_a_quiet
     monkeypatch.setattr("tracebot.slack.app.RateLimiter", hand_clock_limiter)
     with running_app(make_config(tmp_path, fake_slack, kb_dir), fake_slack, host=plugin_host[0]) as slack:
         [limiter] = limiters
-        for _ in range(5):
-            slack.event(payloads.message(OOM_LINE, channel="C0BUSY"))
-        slack.event(payloads.message(OOM_LINE, channel="C0QUIET"))
-        fake_slack.wait_for(lambda: len(fake_slack.posts("C0BUSY")) == 3 and fake_slack.posts("C0QUIET"))
-        assert slack.tracebot.jobs.waiting("C0BUSY") == 2, "the fourth and fifth wait in the queue"
-        assert len(fake_slack.posts("C0BUSY")) == 3
-        for answered in (4, 5):
-            limiter.now += 1.0
-            fake_slack.wait_for(lambda n=answered: len(fake_slack.posts("C0BUSY")) == n)
-        slack.idle()
+        try:
+            for _ in range(5):
+                slack.event(payloads.message(OOM_LINE, channel="C0BUSY"))
+            slack.event(payloads.message(OOM_LINE, channel="C0QUIET"))
+            fake_slack.wait_for(lambda: len(fake_slack.posts("C0BUSY")) == 3 and fake_slack.posts("C0QUIET"))
+            # Bolt acks an event before its listener has queued it: wait until all five are in.
+            fake_slack.wait_for(lambda: slack.tracebot.jobs.waiting("C0BUSY") == 2)  # the 4th and 5th queue
+            assert len(fake_slack.posts("C0BUSY")) == 3
+            for answered in (4, 5):
+                limiter.now += 1.0
+                fake_slack.wait_for(lambda n=answered: len(fake_slack.posts("C0BUSY")) == n)
+            slack.idle()
+        finally:
+            limiter.now += 3600  # whatever happened, let queued answers go so the app can shut down
     assert limiter.schedule("C0BUSY") == [T0, T0, T0, T0 + 1, T0 + 2]
     assert limiter.schedule("C0QUIET") == [T0], "another channel does not wait behind the busy one"
     assert limiter.slept == [], "no worker slept on a rate slot: the queue waited instead"
