@@ -425,6 +425,8 @@ def cmd_stats(args: argparse.Namespace) -> int:
     from tracebot.store.stats import entry_stats, not_this_feedback
 
     cfg = _config(args)
+    if args.unanswered:
+        return _print_unanswered(cfg, args)
     try:
         store = Store(cfg.db_path)
         stats = entry_stats(store)
@@ -450,6 +452,28 @@ def cmd_stats(args: argparse.Namespace) -> int:
             print(
                 f"  {when}  {r['entry_id']}  by {r['user']} in {r['channel']}\n      line: {r['line'][:200]}"
             )
+    return 0
+
+
+def _print_unanswered(cfg: Config, args: argparse.Namespace) -> int:
+    from tracebot.store import Store, StoreError
+    from tracebot.store.stats import unanswered
+
+    try:
+        gaps = unanswered(Store(cfg.db_path), limit=args.limit)
+    except StoreError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if args.json:
+        print(json.dumps({"unanswered": [vars(g) for g in gaps]}, indent=2, ensure_ascii=False))
+        return 0
+    if not gaps:
+        print(f"No unanswered errors recorded in {cfg.db_path}.")
+        return 0
+    print("Errors pasted that got no confident answer, most frequent first (draft an entry for the top ones):")
+    for g in gaps:
+        first, last = (time.strftime("%Y-%m-%d", time.gmtime(t)) for t in (g.first_seen, g.last_seen))
+        print(f"{g.count:>5}x  {g.key[:150]}\n       in {', '.join(g.channels)}; first {first}, last {last}")
     return 0
 
 
@@ -480,7 +504,10 @@ def add_bot_subcommands(sub: Any) -> None:
         "stats", help="per entry: how often it matched, its helpful rate, and 'Not this' feedback"
     )
     st.add_argument("--db", help="SQLite file (default: $TRACEBOT_DB)")
-    st.add_argument("--limit", type=int, default=50, help="how many 'Not this' items to list")
+    st.add_argument("--limit", type=int, default=50, help="how many 'Not this' items (or gaps) to list")
+    st.add_argument(
+        "--unanswered", action="store_true", help="the errors that got no confident answer, grouped and ranked"
+    )
     st.add_argument("--json", action="store_true")
     st.set_defaults(func=cmd_stats)
 

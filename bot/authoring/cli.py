@@ -116,6 +116,25 @@ def cmd_kb_compare(args: argparse.Namespace) -> int:
     return 1 if result.worse else 0
 
 
+def cmd_kb_export_feedback(args: argparse.Namespace) -> int:
+    from tracebot.authoring.feedback_export import feedback_cases, write_cases
+    from tracebot.store import Store, StoreError
+
+    db = args.db or Config.from_env().db_path
+    try:
+        cases = feedback_cases(Store(db))
+    except StoreError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    write_cases(cases, Path(args.out))
+    helpful = sum(1 for c in cases if c["expected"])
+    print(
+        f"wrote {len(cases)} case(s) to {args.out}: {helpful} helpful, {len(cases) - helpful} 'not this'; "
+        "review them, then move the good ones into the corpus"
+    )
+    return 0
+
+
 def add_kb_subcommands(kbs: Any, eval_p: argparse.ArgumentParser) -> None:
     """Add ``kb new`` and ``kb import`` to ``kbs`` and ``--compare`` to ``kb eval``."""
     new_p = kbs.add_parser("new", help="write a draft entry, from a pasted error with --from")
@@ -136,6 +155,13 @@ def add_kb_subcommands(kbs: Any, eval_p: argparse.ArgumentParser) -> None:
         "--knowledge", help="knowledge directory whose ids must not be reused (default: bundled)"
     )
     imp.set_defaults(func=cmd_kb_import)
+
+    exp = kbs.add_parser(
+        "export-feedback", help="Helpful / Not this votes as labelled corpus cases (JSONL) to review"
+    )
+    exp.add_argument("--db", help="SQLite file (default: $TRACEBOT_DB)")
+    exp.add_argument("--out", default="feedback-cases.jsonl", help="where to write (default: %(default)s)")
+    exp.set_defaults(func=cmd_kb_export_feedback)
 
     eval_p.add_argument(
         "--compare",
