@@ -204,6 +204,7 @@ def render_entry(
     sources: Sequence[dict[str, str]] = (),
     note: str = "",
     tags: Sequence[str] = (),
+    fix: Sequence[str] = (),
 ) -> str:
     """The YAML text of a draft entry. Unknown parts are ``TODO`` so ``kb lint`` points at them."""
     out: list[str] = []
@@ -228,7 +229,7 @@ def render_entry(
         "  phrases: []",
         f"cause: {_q(TODO + ': why this happens, in your own words')}",
         "fix:",
-        f"  - {_q(TODO + ': first thing to do, commands in `backticks`')}",
+        *([f"  - {_block(step, '    ')}" for step in fix] or [f"  - {_q(TODO + ': first thing to do, commands in `backticks`')}"]),
         "related: []",
         "trace: []",
         "sources:",
@@ -250,13 +251,19 @@ def render_entry(
 
 
 def draft_from_snippet(
-    entry_id: str, snippet: str, *, sources: Sequence[dict[str, str]] = (), title: str = "", note: str = ""
+    entry_id: str,
+    snippet: str,
+    *,
+    sources: Sequence[dict[str, str]] = (),
+    title: str = "",
+    note: str = "",
+    fix: Sequence[str] = (),
 ) -> str:
     """Draft YAML for ``entry_id`` whose signatures come from ``snippet`` and whose first example it is."""
     signatures = pick_signatures(snippet)
     example = trim_snippet(snippet, signatures)
     return render_entry(
-        entry_id, title=title, signatures=signatures, examples=[example], sources=sources, note=note
+        entry_id, title=title, signatures=signatures, examples=[example], sources=sources, note=note, fix=fix
     )
 
 
