@@ -422,7 +422,13 @@ def incomplete_slack_settings(present: list[str]) -> str:
 
 def cmd_stats(args: argparse.Namespace) -> int:
     from tracebot.store import Store, StoreError
-    from tracebot.store.stats import entry_stats, not_this_feedback
+    from tracebot.store.stats import (
+        FLAG_BELOW,
+        FLAG_MIN_VOTES,
+        entry_stats,
+        needs_attention,
+        not_this_feedback,
+    )
 
     cfg = _config(args)
     if args.unanswered:
@@ -431,11 +437,12 @@ def cmd_stats(args: argparse.Namespace) -> int:
         store = Store(cfg.db_path)
         stats = entry_stats(store)
         rejected = not_this_feedback(store, limit=args.limit)
+        flagged = {s.entry_id for s in needs_attention(store)}
     except StoreError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     if args.json:
-        rows = [dict(vars(s), helpful_rate=s.helpful_rate) for s in stats]
+        rows = [dict(vars(s), helpful_rate=s.helpful_rate, flagged=s.entry_id in flagged) for s in stats]
         print(json.dumps({"entries": rows, "not_this": rejected}, indent=2))
         return 0
     if not stats:
@@ -444,7 +451,10 @@ def cmd_stats(args: argparse.Namespace) -> int:
     print(f"{'entry':<40} {'matched':>7} {'helpful':>7} {'not this':>8} {'helpful rate':>12}")
     for s in stats:
         rate = f"{s.helpful_rate:.0%}" if s.helpful_rate is not None else "-"
-        print(f"{s.entry_id:<40} {s.matched:>7} {s.helpful:>7} {s.not_this:>8} {rate:>12}")
+        flag = "  ! below threshold" if s.entry_id in flagged else ""
+        print(f"{s.entry_id:<40} {s.matched:>7} {s.helpful:>7} {s.not_this:>8} {rate:>12}{flag}")
+    if flagged:
+        print(f"! helpful in under {FLAG_BELOW:.0%} of at least {FLAG_MIN_VOTES} votes: rework or retire these entries")
     if rejected:
         print('\n"Not this" feedback (newest first): the entry matched, the user said it was wrong')
         for r in rejected:

@@ -16,7 +16,7 @@ from tracebot.secrets import Scrubber, for_keeping
 from tracebot.service.inbound import Inbound, plain_text
 from tracebot.service.records import Records
 from tracebot.store import Store
-from tracebot.store.stats import needs_attention, unanswered
+from tracebot.store.stats import FLAG_BELOW, needs_attention, unanswered
 
 MAX_KEPT_CHARS = 4000  # an example's worth: the corpus wants the error, not the whole log
 
@@ -49,12 +49,8 @@ def note_unanswered(store: Store, records: Records, msg: Inbound, diagnosis: Dia
     )
 
 
-FLAG_BELOW = 0.5  # helpful rate under which an entry is shown to maintainers
-FLAG_MIN_VOTES = 3  # one unlucky vote is not a trend
-
-
 def maintainer_home(store: Store, records: Records) -> list[dict[str, Any]]:
     """The App Home sections for admins: entries below the helpful threshold, and the top gaps."""
-    flagged = records.attempt("reading feedback", lambda: needs_attention(store, FLAG_BELOW, FLAG_MIN_VOTES), [])
+    flagged = records.attempt("reading feedback", lambda: needs_attention(store), [])
     gaps = records.attempt("reading unanswered errors", lambda: unanswered(store, limit=TOP_GAPS), [])
     return maintainer_blocks(flagged=flagged, gaps=gaps, threshold=FLAG_BELOW)

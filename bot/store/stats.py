@@ -116,7 +116,11 @@ def unanswered(store: Store, limit: int = 20) -> list[Gap]:
     ]
 
 
-def needs_attention(store: Store, threshold: float = 0.5, min_votes: int = 3) -> list[EntryStats]:
+FLAG_BELOW = 0.5  # helpful rate under which an entry is flagged for maintainers
+FLAG_MIN_VOTES = 3  # one unlucky vote is not a trend
+
+
+def needs_attention(store: Store, threshold: float = FLAG_BELOW, min_votes: int = FLAG_MIN_VOTES) -> list[EntryStats]:
     """Entries whose helpful rate fell below ``threshold`` over at least ``min_votes`` votes, worst first."""
     low = [
         s

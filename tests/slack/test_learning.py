@@ -85,7 +85,7 @@ def test_unanswered_errors_are_grouped_by_masked_signature_with_counts_and_chann
     assert lines[1].split()[0] == "3x" and "shard index" in lines[1] and "C0INFRA, C0TRAIN" in lines[2]
 
 
-def test_app_home_shows_maintainers_the_gaps_and_the_entries_people_reject(slack):
+def test_app_home_shows_maintainers_the_gaps_and_the_entries_people_reject(slack, capsys):
     for user in ("U0ALICE", "U0BOB", "U0CAROL"):
         _paste_and_vote(slack, OOM_LINE, "Not this", user)
     slack.event(payloads.message(UNKNOWN.format(n=1)))
@@ -101,3 +101,7 @@ def test_app_home_shows_maintainers_the_gaps_and_the_entries_people_reject(slack
     slack.fake.wait_for(lambda: len(slack.fake.calls_to("views.publish")) == 2)
     user_view = slack.fake.calls_to("views.publish")[1].params["view"]
     assert "For maintainers" not in texts(user_view["blocks"]) and "shard index" not in texts(user_view["blocks"])
+
+    assert main(["stats", "--db", str(slack.config.db_path)]) == 0
+    row = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("test-cuda-oom"))
+    assert row.split()[1:5] == ["3", "0", "3", "0%"] and row.endswith("! below threshold")

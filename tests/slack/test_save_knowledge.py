@@ -135,3 +135,22 @@ def test_kb_new_from_thread_in_the_console_lists_the_replies_then_drafts_from_th
     draft = (tmp_path / "valueerror-shard-index-out-of-range.yaml").read_text()
     assert "--num-shards 16" in draft and "https://fake.slack.com/archives/C1/p11" in draft
     assert "hf_Zz9" not in draft
+
+
+def test_when_the_root_message_only_attaches_a_log_the_draft_is_made_from_the_log(slack):
+    log = "\n".join([f"step {i} loss 0.{i}" for i in range(50)] + ERROR.splitlines()[1:] + ["exiting"])
+    url = slack.fake.add_file("train.log", log.encode())
+    root = payloads.new_ts()
+    fix = {"ts": payloads.new_ts(), "user": "U0CAROL", "text": FIX}
+    attached = {"id": "F0LOG", "name": "train.log", "mimetype": "text/plain", "url_private_download": url}
+    slack.fake.add_thread(
+        "C0TRAIN", [{"ts": root, "user": "U0ERIN", "text": "my job died, log attached", "files": [attached]}, fix]
+    )
+    view = _open_modal(slack, {**fix, "thread_ts": root})
+    select = next(b for b in view["blocks"] if b["type"] == "input")["element"]
+    values = {"fix": {"fix_reply": {"type": "static_select", "selected_option": select["options"][0]}}}
+    slack.interaction(payloads.view_submission(view, values))
+    upload = slack.fake.wait_for(lambda: [u for u in slack.fake.uploads.values() if u.get("completed")])[0]
+    draft = upload["content"].decode()
+    assert upload["filename"] == "valueerror-shard-index-out-of-range.yaml"
+    assert "ValueError: shard index 11 out of range" in draft and "my job died" not in draft
