@@ -216,6 +216,11 @@ def commit_draft(repo: RepoSettings, saved: SavedDraft) -> None:
         def git(*args: str) -> str:
             return _git(list(args), repo.path, env=env).decode().strip()
 
+        if _git(["branch", "--list", branch], repo.path).strip():
+            # Saved before (the same thread twice, or the same error in two threads): the draft is still
+            # posted, and the branch that exists is left for its author.
+            saved.notes.append(f"Branch `{branch}` already exists in the checkout, so nothing was committed.")
+            return
         head = git("rev-parse", "--verify", "HEAD^{commit}")
         git("read-tree", head)
         blob = git("hash-object", "-w", "--", str(draft))

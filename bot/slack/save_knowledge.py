@@ -137,4 +137,4 @@ def save(service: Service, client: WebClient, *, channel: str, thread_ts: str, f
         channel, thread_ts, f"{saved.entry_id}.yaml", saved.yaml.encode("utf-8"), f"Draft entry {saved.entry_id}"
     )
     summary = saved.summary()
-    service.outbox.post(channel, summary, [section(escape(summary).replace("&lt;@", "<@"))], thread_ts=thread_ts)
+    service.outbox.post(channel, summary, [section(escape(summary))], thread_ts=thread_ts)

@@ -154,3 +154,18 @@ def test_when_the_root_message_only_attaches_a_log_the_draft_is_made_from_the_lo
     draft = upload["content"].decode()
     assert upload["filename"] == "valueerror-shard-index-out-of-range.yaml"
     assert "ValueError: shard index 11 out of range" in draft and "my job died" not in draft
+
+
+def test_saving_the_same_thread_twice_posts_the_draft_again_but_leaves_the_first_branch_alone(slack, repo):
+    _, _, reply = _thread(slack)
+    for attempt in (1, 2):
+        view = _open_modal(slack, reply)
+        select = next(b for b in view["blocks"] if b["type"] == "input")["element"]
+        values = {"fix": {"fix_reply": {"type": "static_select", "selected_option": select["options"][1]}}}
+        slack.interaction(payloads.view_submission(view, values))
+        slack.fake.wait_for(lambda n=attempt: len([u for u in slack.fake.uploads.values() if u.get("completed")]) == n)
+        slack.idle()
+        if attempt == 1:
+            first = git(repo, "rev-parse", "kb/valueerror-shard-index-out-of-range")
+    assert "already exists in the checkout, so nothing was committed" in slack.fake.posts("C0TRAIN")[-1]["text"]
+    assert git(repo, "rev-parse", "kb/valueerror-shard-index-out-of-range") == first
