@@ -422,18 +422,27 @@ def incomplete_slack_settings(present: list[str]) -> str:
 
 def cmd_stats(args: argparse.Namespace) -> int:
     from tracebot.store import Store, StoreError
-    from tracebot.store.stats import entry_stats, not_this_feedback
+    from tracebot.store.stats import (
+        FLAG_BELOW,
+        FLAG_MIN_VOTES,
+        entry_stats,
+        needs_attention,
+        not_this_feedback,
+    )
 
     cfg = _config(args)
+    if args.unanswered:
+        return _print_unanswered(cfg, args)
     try:
         store = Store(cfg.db_path)
         stats = entry_stats(store)
         rejected = not_this_feedback(store, limit=args.limit)
+        flagged = {s.entry_id for s in needs_attention(store)}
     except StoreError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     if args.json:
-        rows = [dict(vars(s), helpful_rate=s.helpful_rate) for s in stats]
+        rows = [dict(vars(s), helpful_rate=s.helpful_rate, flagged=s.entry_id in flagged) for s in stats]
         print(json.dumps({"entries": rows, "not_this": rejected}, indent=2))
         return 0
     if not stats:
@@ -442,7 +451,10 @@ def cmd_stats(args: argparse.Namespace) -> int:
     print(f"{'entry':<40} {'matched':>7} {'helpful':>7} {'not this':>8} {'helpful rate':>12}")
     for s in stats:
         rate = f"{s.helpful_rate:.0%}" if s.helpful_rate is not None else "-"
-        print(f"{s.entry_id:<40} {s.matched:>7} {s.helpful:>7} {s.not_this:>8} {rate:>12}")
+        flag = "  ! below threshold" if s.entry_id in flagged else ""
+        print(f"{s.entry_id:<40} {s.matched:>7} {s.helpful:>7} {s.not_this:>8} {rate:>12}{flag}")
+    if flagged:
+        print(f"! helpful in under {FLAG_BELOW:.0%} of at least {FLAG_MIN_VOTES} votes: rework or retire these entries")
     if rejected:
         print('\n"Not this" feedback (newest first): the entry matched, the user said it was wrong')
         for r in rejected:
@@ -450,6 +462,28 @@ def cmd_stats(args: argparse.Namespace) -> int:
             print(
                 f"  {when}  {r['entry_id']}  by {r['user']} in {r['channel']}\n      line: {r['line'][:200]}"
             )
+    return 0
+
+
+def _print_unanswered(cfg: Config, args: argparse.Namespace) -> int:
+    from tracebot.store import Store, StoreError
+    from tracebot.store.stats import unanswered
+
+    try:
+        gaps = unanswered(Store(cfg.db_path), limit=args.limit)
+    except StoreError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if args.json:
+        print(json.dumps({"unanswered": [vars(g) for g in gaps]}, indent=2, ensure_ascii=False))
+        return 0
+    if not gaps:
+        print(f"No unanswered errors recorded in {cfg.db_path}.")
+        return 0
+    print("Errors pasted that got no confident answer, most frequent first (draft an entry for the top ones):")
+    for g in gaps:
+        first, last = (time.strftime("%Y-%m-%d", time.gmtime(t)) for t in (g.first_seen, g.last_seen))
+        print(f"{g.count:>5}x  {g.key[:150]}\n       in {', '.join(g.channels)}; first {first}, last {last}")
     return 0
 
 
@@ -480,7 +514,10 @@ def add_bot_subcommands(sub: Any) -> None:
         "stats", help="per entry: how often it matched, its helpful rate, and 'Not this' feedback"
     )
     st.add_argument("--db", help="SQLite file (default: $TRACEBOT_DB)")
-    st.add_argument("--limit", type=int, default=50, help="how many 'Not this' items to list")
+    st.add_argument("--limit", type=int, default=50, help="how many 'Not this' items (or gaps) to list")
+    st.add_argument(
+        "--unanswered", action="store_true", help="the errors that got no confident answer, grouped and ranked"
+    )
     st.add_argument("--json", action="store_true")
     st.set_defaults(func=cmd_stats)
 

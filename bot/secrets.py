@@ -209,3 +209,25 @@ class ScrubbingStream:
 
     def __getattr__(self, name: str) -> Any:  # flush, isatty, encoding, fileno... of the real stream
         return getattr(self.inner, name)
+
+
+# Who wrote or ran something is nobody's business in a stored example: Slack mentions, e-mail addresses
+# and home directories name people.
+_PEOPLE = [
+    (re.compile(r"<@[UW][A-Z0-9]+(?:\|[^>]*)?>"), "<@user>"),
+    (re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+"), "user@example.com"),
+    (re.compile(r"(/(?:home|Users|scratch|fsx/home|u)/)[^/\s]+"), r"\1user"),
+    (re.compile(r"(?<![\w.])@[a-z][\w.-]{1,30}\b"), "@user"),
+]
+
+
+def without_people(text: str) -> str:
+    """``text`` with user mentions, e-mail addresses, @handles and home-directory names replaced."""
+    for pattern, placeholder in _PEOPLE:
+        text = pattern.sub(placeholder, text)
+    return text
+
+
+def for_keeping(text: str, scrubber: Scrubber | None = None) -> str:
+    """Text tracebot stores or exports as an example: secrets scrubbed and people's names removed."""
+    return without_people((scrubber or Scrubber.for_process()).text(text))

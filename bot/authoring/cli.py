@@ -35,6 +35,11 @@ def _knowledge(args: argparse.Namespace) -> Path:
 
 
 def cmd_kb_new(args: argparse.Namespace) -> int:
+    if args.from_thread:
+        return cmd_kb_new_from_thread(args)
+    if not args.id:
+        print("error: give the new entry's id (or --from-thread FILE)", file=sys.stderr)
+        return 2
     kb_root = _knowledge(args)
     try:
         snippet = read_snippet(args.from_) if args.from_ else ""
@@ -54,6 +59,47 @@ def cmd_kb_new(args: argparse.Namespace) -> int:
         print(f"still to do ({len(todos)}; `tracebot kb lint` lists them until they are filled in):")
         for t in sorted(todos, key=lambda t: t.line):
             print(f"  {t}")
+    return 0
+
+
+def cmd_kb_new_from_thread(args: argparse.Namespace) -> int:
+    """``kb new --from-thread THREAD.json``: what the Slack shortcut does, from a saved thread."""
+    from tracebot.authoring.from_thread import (
+        ThreadMessage,
+        fix_choices,
+        one_line,
+        save_configured,
+        thread_error,
+    )
+
+    try:
+        data = json.loads(Path(args.from_thread).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        print(f"error: cannot read {args.from_thread}: {exc}", file=sys.stderr)
+        return 2
+    raw = data.get("messages", []) if isinstance(data, dict) else data
+    messages = [ThreadMessage.from_slack(m) for m in raw if isinstance(m, dict)]
+    replies = fix_choices(messages)
+    if not args.fix or not 1 <= args.fix <= len(replies):
+        print("which reply fixed it? run again with --fix N:", file=sys.stderr)
+        for n, m in enumerate(replies, 1):
+            print(f"  {n}. {one_line(m.text, 100)}", file=sys.stderr)
+        return 2
+    try:
+        saved = save_configured(
+            Config.from_env(),
+            kb_root=_knowledge(args),
+            error=thread_error(messages),
+            fix=replies[args.fix - 1].text,
+            permalink=args.permalink or (data.get("permalink", "") if isinstance(data, dict) else "") or "TODO",
+            entry_id=args.id,
+        )
+    except (DraftError, CompareError, OSError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    out = Path(args.out or ".") / f"{saved.entry_id}.yaml"
+    out.write_text(saved.yaml, encoding="utf-8")
+    print(f"wrote {out}\n{saved.report()}")
     return 0
 
 
@@ -116,14 +162,41 @@ def cmd_kb_compare(args: argparse.Namespace) -> int:
     return 1 if result.worse else 0
 
 
+def cmd_kb_export_feedback(args: argparse.Namespace) -> int:
+    from tracebot.authoring.feedback_export import feedback_cases, write_cases
+    from tracebot.store import Store, StoreError
+
+    db = args.db or Config.from_env().db_path
+    try:
+        cases = feedback_cases(Store(db))
+    except StoreError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    write_cases(cases, Path(args.out))
+    helpful = sum(1 for c in cases if c["expected"])
+    print(
+        f"wrote {len(cases)} case(s) to {args.out}: {helpful} helpful, {len(cases) - helpful} 'not this'; "
+        "review them, then move the good ones into the corpus"
+    )
+    return 0
+
+
 def add_kb_subcommands(kbs: Any, eval_p: argparse.ArgumentParser) -> None:
     """Add ``kb new`` and ``kb import`` to ``kbs`` and ``--compare`` to ``kb eval``."""
     new_p = kbs.add_parser("new", help="write a draft entry, from a pasted error with --from")
-    new_p.add_argument("id", help="the new entry's id ([a-z0-9-]+), also its file name")
+    new_p.add_argument("id", nargs="?", help="the new entry's id ([a-z0-9-]+), also its file name")
     new_p.add_argument(
         "--from", dest="from_", metavar="FILE", help="error snippet or log to draft from; '-' reads stdin"
     )
     new_p.add_argument("--area", help="sub-folder of knowledge/ (nccl, cuda, slurm, ...)")
+    new_p.add_argument(
+        "--from-thread",
+        metavar="THREAD.json",
+        help="a Slack thread (conversations.replies JSON): its error and the --fix reply become a draft",
+    )
+    new_p.add_argument("--fix", type=int, metavar="N", help="with --from-thread: the reply (1, 2, ...) that fixed it")
+    new_p.add_argument("--permalink", help="with --from-thread: the thread's link, cited as the source")
+    new_p.add_argument("--out", help="with --from-thread: where to write the draft (default: here)")
     new_p.add_argument("--knowledge", help="knowledge directory (default: bundled)")
     new_p.set_defaults(func=cmd_kb_new)
 
@@ -136,6 +209,13 @@ def add_kb_subcommands(kbs: Any, eval_p: argparse.ArgumentParser) -> None:
         "--knowledge", help="knowledge directory whose ids must not be reused (default: bundled)"
     )
     imp.set_defaults(func=cmd_kb_import)
+
+    exp = kbs.add_parser(
+        "export-feedback", help="Helpful / Not this votes as labelled corpus cases (JSONL) to review"
+    )
+    exp.add_argument("--db", help="SQLite file (default: $TRACEBOT_DB)")
+    exp.add_argument("--out", default="feedback-cases.jsonl", help="where to write (default: %(default)s)")
+    exp.set_defaults(func=cmd_kb_export_feedback)
 
     eval_p.add_argument(
         "--compare",

@@ -10,6 +10,7 @@ corpus worse is reported as such; the CLI exits non-zero for it.
 from __future__ import annotations
 
 import io
+import os
 import re
 import subprocess
 import tarfile
@@ -92,9 +93,16 @@ def validate_ref(ref: str) -> str:
     return ref
 
 
-def _git(args: list[str], cwd: Path, timeout: float = GIT_TIMEOUT_S) -> bytes:
+def _git(args: list[str], cwd: Path, timeout: float = GIT_TIMEOUT_S, env: dict[str, str] | None = None) -> bytes:
     try:
-        proc = subprocess.run(["git", *args], cwd=cwd, capture_output=True, timeout=timeout, check=False)
+        proc = subprocess.run(
+            ["git", *args],
+            cwd=cwd,
+            capture_output=True,
+            timeout=timeout,
+            check=False,
+            env={**os.environ, **env} if env else None,
+        )
     except FileNotFoundError as exc:
         raise CompareError("git is not installed; --compare needs it") from exc
     except subprocess.TimeoutExpired as exc:
@@ -209,18 +217,30 @@ def compare(kb_root: Path, cases: list[Case], base_ref: str, threshold: float = 
         raise CompareError(f"{kb_root} is not inside the git checkout {repo}") from exc
     with tempfile.TemporaryDirectory(prefix="tracebot-compare-") as tmp:
         base_dir = materialise(repo, sha, rel, Path(tmp))
-        before_kb, base_errors = load_knowledge_base(base_dir)
-        after_kb, head_errors = load_knowledge_base(kb_root)
-        before = evaluate(Matcher(before_kb, threshold=threshold), cases)
-        after = evaluate(Matcher(after_kb, threshold=threshold), cases)
-        steals = stolen_examples(before_kb, after_kb)
+        return compare_dirs(base_dir, kb_root, cases, base_ref=base_ref, base_sha=sha, threshold=threshold)
+
+
+def compare_dirs(
+    base_dir: Path,
+    kb_dir: Path,
+    cases: list[Case],
+    *,
+    base_ref: str,
+    base_sha: str = "",
+    threshold: float = DEFAULT_THRESHOLD,
+) -> Comparison:
+    """Run ``cases`` against two knowledge directories: ``base_dir`` (before) and ``kb_dir`` (after)."""
+    before_kb, base_errors = load_knowledge_base(base_dir)
+    after_kb, head_errors = load_knowledge_base(kb_dir)
+    before = evaluate(Matcher(before_kb, threshold=threshold), cases)
+    after = evaluate(Matcher(after_kb, threshold=threshold), cases)
     return Comparison(
         base_ref,
-        sha,
+        base_sha,
         before,
         after,
         case_changes(before, after),
-        steals,
+        stolen_examples(before_kb, after_kb),
         base_errors,
         head_errors,
     )
@@ -240,7 +260,7 @@ def format_comparison(c: Comparison) -> str:
         return "same" if x == y else f"{(y - x) * 100:+.1f} pts"
 
     lines = [
-        f"knowledge base at {c.base_ref} ({c.base_sha[:10]}) -> working tree, "
+        f"knowledge base at {c.base_ref}{f' ({c.base_sha[:10]})' if c.base_sha else ''} -> working tree, "
         f"{a.positives} positive and {a.negatives} negative cases",
         row("", "before", "after", ""),
         row("top-1", _pct(b.top1), _pct(a.top1), pts(b.top1, a.top1)),

@@ -21,6 +21,9 @@ from tracebot.knowledge.loader import entry_files, parse_entry_text
 # The matcher's own masks, applied in the matcher's order, so a draft generalises over exactly the
 # parts the matcher treats as variable (bot/matcher/normalize.py::mask).
 from tracebot.matcher.normalize import HEX, IP, LONG_ID, NUMBER, PATH, clean, mask, to_text
+from tracebot.matcher.signals import GLOG_PREFIX as _GLOG_PREFIX
+from tracebot.matcher.signals import NOISE as _NOISE
+from tracebot.matcher.signals import line_score
 
 MAX_SIGNATURES = 3
 REGEX_SOURCE_CHARS = 160  # a signature covers the start of a long line: enough to be specific
@@ -29,41 +32,6 @@ _CLAUSE_BREAK = re.compile(r"[(,;]")
 MAX_SNIPPET_READ = 8 << 20
 TODO = "TODO"
 
-# Lines that say what went wrong, strongest first. A line's score is the sum of the weights that hit.
-_SIGNALS: list[tuple[re.Pattern[str], int]] = [
-    (re.compile(r"^(?:[\w.]+\.)?\w*(?:Error|Exception|Exit|Failure|Interrupt)\b\s*:"), 6),
-    (re.compile(r"\bNCCL WARN\b"), 6),
-    (re.compile(r"^nccl[A-Z]\w*:"), 5),  # NCCL result codes: ncclInvalidUsage:, ncclRemoteError:
-    (re.compile(r"\b(?:Watchdog caught|watchdog thread terminated)\b", re.I), 5),
-    (re.compile(r"\b[a-z]*(?:Error|Exception)\b\s*:"), 4),
-    (re.compile(r"\berror\b|エラー|例外|失敗", re.I), 3),
-    (
-        re.compile(
-            r"\b(?:failed|failure|fatal|timed? ?out|timeout|killed|abort(?:ed|ing)?|denied|not found)\b", re.I
-        ),
-        2,
-    ),
-    (re.compile(r"\b(?:cannot|could not|unable to|no such|unhandled|invalid|missing)\b", re.I), 1),
-]
-# Lines that never make a good signature: traceback frames and headers, C++ frames, INFO/DEBUG chatter,
-# progress bars and blank-ish lines.
-_NOISE = [
-    re.compile(r"^Traceback \(most recent call last\)"),
-    re.compile(r'^File "[^"]*", line \d+'),
-    re.compile(r"^frame #\d+:"),
-    re.compile(
-        r"^Thread (?:0x[0-9A-Fa-f]+|\d+) \("
-    ),  # py-spy thread header; its first frame is the signature
-    re.compile(r"^Exception raised from \S+ at "),
-    re.compile(r"\b(?:INFO|DEBUG|TRACE)\b"),
-    re.compile(r"^\s*[-=_*#|+~.]{3,}"),
-    re.compile(r"^\W*$"),
-]
-# glog / c10 prefixes ("[E ProcessGroupNCCL.cpp:523] ", "E1128 12:00:01.123 4567 file.cc:12] ") carry a
-# source line number that changes between releases: the signature starts after them.
-_GLOG_PREFIX = re.compile(
-    r"^(?:\[[EWIF] [\w.-]+:\d+\]\s*|\[?[EWIF]\d{3,4} \d\d:\d\d:\d\d\.\d+(?:\s+\d+)? [\w.-]+:\d+\]\s*)+"
-)
 _MASKS: list[tuple[re.Pattern[str], str]] = [
     (HEX, r"0x[0-9a-f]+"),
     (IP, r"[0-9a-f.:\[\]]+"),
@@ -86,13 +54,6 @@ class Signature:
     text: str  # the cleaned line
     regex: str
     score: int
-
-
-def line_score(text: str) -> int:
-    """How much a cleaned line looks like the statement of an error (0: noise or nothing)."""
-    if len(text) < 12 or any(p.search(text) for p in _NOISE):
-        return 0
-    return sum(weight for pattern, weight in _SIGNALS if pattern.search(text))
 
 
 def _escape(literal: str) -> str:
@@ -243,6 +204,7 @@ def render_entry(
     sources: Sequence[dict[str, str]] = (),
     note: str = "",
     tags: Sequence[str] = (),
+    fix: Sequence[str] = (),
 ) -> str:
     """The YAML text of a draft entry. Unknown parts are ``TODO`` so ``kb lint`` points at them."""
     out: list[str] = []
@@ -267,7 +229,7 @@ def render_entry(
         "  phrases: []",
         f"cause: {_q(TODO + ': why this happens, in your own words')}",
         "fix:",
-        f"  - {_q(TODO + ': first thing to do, commands in `backticks`')}",
+        *([f"  - {_block(step, '    ')}" for step in fix] or [f"  - {_q(TODO + ': first thing to do, commands in `backticks`')}"]),
         "related: []",
         "trace: []",
         "sources:",
@@ -289,13 +251,19 @@ def render_entry(
 
 
 def draft_from_snippet(
-    entry_id: str, snippet: str, *, sources: Sequence[dict[str, str]] = (), title: str = "", note: str = ""
+    entry_id: str,
+    snippet: str,
+    *,
+    sources: Sequence[dict[str, str]] = (),
+    title: str = "",
+    note: str = "",
+    fix: Sequence[str] = (),
 ) -> str:
     """Draft YAML for ``entry_id`` whose signatures come from ``snippet`` and whose first example it is."""
     signatures = pick_signatures(snippet)
     example = trim_snippet(snippet, signatures)
     return render_entry(
-        entry_id, title=title, signatures=signatures, examples=[example], sources=sources, note=note
+        entry_id, title=title, signatures=signatures, examples=[example], sources=sources, note=note, fix=fix
     )
 
 

@@ -1,6 +1,7 @@
 """``tracebot kb eval CASES.jsonl``: how well the knowledge base answers a labelled corpus.
 
-Each case: ``{"id", "text" | "file", "expected": ENTRY_ID | null, "also_ok": [ids]}``. Figures:
+Each case: ``{"id", "text" | "file", "expected": ENTRY_ID | null, "also_ok": [ids], "not_ok": [ids]}``
+(``not_ok``, on a null case: only these entries must not answer it confidently, as for a "Not this" vote). Figures:
 top-1 / top-3 on positives (the expected entry, or one in also_ok, is first / in the first three),
 confident top-1 (what a channel would see unprompted), the false-positive rate (confident answers on
 null cases that are not in also_ok) and, for long multi-rank logs, how often the root cause is first.
@@ -30,6 +31,7 @@ class Case:
     file: Path | None = None
     kind: str = ""
     source: str = ""
+    not_ok: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -99,6 +101,7 @@ def load_cases(path: Path) -> list[Case]:
                 file,
                 raw.get("kind", ""),
                 str(raw.get("source") or ""),
+                list(raw.get("not_ok") or []),
             )
         )
     return cases
@@ -115,7 +118,7 @@ def run_case(matcher: Matcher, case: Case) -> CaseResult:
     confident = [m.entry_id for m in d.matches if m.confident]
     ok = {case.expected, *case.also_ok} - {None}
     if case.expected is None:
-        fp = any(c not in ok for c in confident)
+        fp = any(c in case.not_ok if case.not_ok else c not in ok for c in confident)
         return CaseResult(case.id, None, answers, confident, False, False, fp, long_log)
     top1 = bool(answers) and answers[0] in ok
     top3 = any(a in ok for a in answers[:3])

@@ -26,7 +26,7 @@ from typing import Any
 from tracebot.config import Config
 from tracebot.plugin_api import Caller
 from tracebot.render import slack as render
-from tracebot.render.slack_home import home_view
+from tracebot.render.slack_home import HOME_BLOCKS, home_view
 from tracebot.result import Diagnosis
 from tracebot.secrets import Scrubber
 from tracebot.service import posting
@@ -36,6 +36,7 @@ from tracebot.service.egress import EgressOutbox
 from tracebot.service.inbound import Click, Inbound, SlashCommand, mentions, plain_text
 from tracebot.service.jobs import JobPool, PoolBusy
 from tracebot.service.knowledge import KnowledgeHolder
+from tracebot.service.learning import answered_text, maintainer_home, note_unanswered
 from tracebot.service.outbox import Outbox
 from tracebot.service.ratelimit import RateLimiter
 from tracebot.service.records import Records
@@ -313,6 +314,8 @@ class Service:
             plugin_errors=self.router.host.load_errors(),
             storage_errors=[str(f) for f in self.records.faults],
         )
+        if self.caller(user).is_admin:
+            view["blocks"] = [*view["blocks"], *maintainer_home(self.store, self.records)][:HOME_BLOCKS]
         self.outbox.publish_home(user, view)
 
     # -- diagnosing ------------------------------------------------------------------------------------
@@ -340,6 +343,8 @@ class Service:
 
     def _post_answer(self, diagnosis: Diagnosis, msg: Inbound, *, source: str, always: bool, thread: str) -> str | None:
         confident = diagnosis.confident
+        kept = answered_text(msg, diagnosis, self.outbox.scrubber)
+        note_unanswered(self.store, self.records, msg, diagnosis, kept)
         if not diagnosis.worth_posting and not always:
             return None
         lock = self._thread_locks[zlib.crc32(f"{msg.channel}/{thread}".encode()) % len(self._thread_locks)]
@@ -367,6 +372,7 @@ class Service:
                     source=source,
                     matches=diagnosis.matches,
                     confident=bool(confident),
+                    text=kept,
                 ),
                 None,
             )

@@ -207,7 +207,9 @@ class Store:
         message_ts: str | None = None,
         user: str | None = None,
         reply_ts: str | None = None,
+        text: str | None = None,
     ) -> int:
+        """``text``: what was answered, already scrubbed (:func:`tracebot.secrets.for_keeping`)."""
         row = {
             "channel": channel,
             "thread_ts": thread_ts,
@@ -219,6 +221,7 @@ class Store:
             "matches": json.dumps([m.to_dict() for m in matches]),
             "confident": int(confident),
             "reply_ts": reply_ts,
+            "text": text,
             "created_at": time.time(),
         }
         return self._run(lambda: int(self.db["diagnoses"].insert(row).last_pk))
@@ -266,10 +269,26 @@ class Store:
                     "DELETE FROM feedback WHERE diagnosis_id = ? AND entry_id = ? AND user = ?",
                     [diagnosis_id, entry_id, user],
                 )
+                answered = self.db.execute("SELECT text FROM diagnoses WHERE id = ?", [diagnosis_id]).fetchone()
+                row["text"] = answered[0] if answered else None
             return int(self.db["feedback"].insert(row).last_pk)
 
         with self._tx():
             return vote()
+
+    # -- unanswered errors ---------------------------------------------------------------------------
+    def record_unanswered(
+        self, *, channel: str, signature: str | None, exception: str | None, excerpt: str
+    ) -> int:
+        """An error pasted that got no confident answer; ``excerpt`` already scrubbed."""
+        row = {
+            "channel": channel,
+            "signature": signature,
+            "exception": exception,
+            "excerpt": excerpt,
+            "created_at": time.time(),
+        }
+        return self._run(lambda: int(self.db["unanswered"].insert(row).last_pk))
 
     # -- channel settings ----------------------------------------------------------------------------
     def channel_settings(self, channel: str) -> ChannelSettings:

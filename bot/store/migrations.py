@@ -69,8 +69,29 @@ def _m001_initial(db: sqlite_utils.Database) -> None:
     )
 
 
+def _m002_learning(db: sqlite_utils.Database) -> None:
+    # The text an answer answered (secrets scrubbed, people's names removed), so a vote on it becomes a
+    # labelled example; a vote keeps its own copy, since that is what the voter judged.
+    db["diagnoses"].add_column("text", str)
+    db["feedback"].add_column("text", str)
+    # Errors pasted that got no confident answer: the knowledge base's gaps, grouped by signature.
+    db["unanswered"].create(
+        {
+            "id": int,
+            "channel": str,
+            "signature": str,  # the masked error line
+            "exception": str,  # the first failure's exception type, for logs
+            "excerpt": str,  # scrubbed, people's names removed
+            "created_at": float,
+        },
+        pk="id",
+    )
+    db["unanswered"].create_index(["signature"])
+
+
 MIGRATIONS: list[Migration] = [
     ("001_initial", _m001_initial),
+    ("002_learning", _m002_learning),
 ]
 
 

@@ -79,3 +79,61 @@ def not_this_feedback(store: Store, limit: int = 50) -> list[dict[str, Any]]:
 def most_helpful(store: Store, limit: int = 5) -> list[EntryStats]:
     rated = [s for s in entry_stats(store) if s.helpful]
     return sorted(rated, key=lambda s: (-s.helpful, -(s.helpful_rate or 0.0)))[:limit]
+
+
+@dataclass
+class Gap:
+    """Errors people pasted that got no confident answer, grouped by what they have in common."""
+
+    key: str  # the masked signature, or "exception: TYPE" for logs whose first failure named one
+    count: int
+    channels: list[str]
+    first_seen: float
+    last_seen: float
+    excerpt: str  # the latest one, scrubbed
+
+
+def unanswered(store: Store, limit: int = 20) -> list[Gap]:
+    """The gaps, most frequent first: pastes of the same error (masked) count as one gap, and so do
+    logs whose first failure raised the same exception type."""
+    rows = store.query(
+        """
+        SELECT coalesce('exception: ' || exception, signature) AS key, count(*) AS n,
+               json_group_array(DISTINCT channel) AS channels,
+               min(created_at) AS first_seen, max(created_at) AS last_seen,
+               (SELECT u2.excerpt FROM unanswered u2
+                WHERE coalesce('exception: ' || u2.exception, u2.signature)
+                      = coalesce('exception: ' || u.exception, u.signature)
+                ORDER BY u2.id DESC LIMIT 1) AS excerpt
+        FROM unanswered u WHERE coalesce(exception, signature) IS NOT NULL
+        GROUP BY 1 ORDER BY n DESC, last_seen DESC LIMIT ?
+        """,
+        [limit],
+    )
+    return [
+        Gap(r["key"], r["n"], sorted(json.loads(r["channels"])), r["first_seen"], r["last_seen"], r["excerpt"] or "")
+        for r in rows
+    ]
+
+
+FLAG_BELOW = 0.5  # helpful rate under which an entry is flagged for maintainers
+FLAG_MIN_VOTES = 3  # one unlucky vote is not a trend
+
+
+def needs_attention(store: Store, threshold: float = FLAG_BELOW, min_votes: int = FLAG_MIN_VOTES) -> list[EntryStats]:
+    """Entries whose helpful rate fell below ``threshold`` over at least ``min_votes`` votes, worst first."""
+    low = [
+        s
+        for s in entry_stats(store)
+        if s.helpful + s.not_this >= min_votes and (s.helpful_rate or 0.0) < threshold
+    ]
+    return sorted(low, key=lambda s: (s.helpful_rate or 0.0, -s.not_this))
+
+
+def voted_texts(store: Store) -> list[dict[str, Any]]:
+    """Every vote with the text it judged (already scrubbed when stored), oldest first."""
+    return store.query(
+        "SELECT entry_id, helpful, text, created_at FROM feedback WHERE text IS NOT NULL AND text != ''"
+        " ORDER BY id",
+        [],
+    )

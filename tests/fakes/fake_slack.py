@@ -49,6 +49,7 @@ class FakeSlack:
         self.uploads: dict[str, dict[str, Any]] = {}  # file_id -> {"filename", "content", "completed"...}
         self.socket_url = ""
         self.not_in: set[str] = set()  # channels tracebot was never invited to
+        self.threads: dict[tuple[str, str], list[dict[str, Any]]] = {}  # (channel, root ts) -> messages
         self._failures: dict[str, list[tuple[int, int]]] = {}
         self._lock = threading.Lock()
         self._ts = itertools.count(1)
@@ -81,6 +82,11 @@ class FakeSlack:
         path = f"T0001-R{len(self.redirects) + 1:04d}/download/{name}"
         self.redirects[path] = location
         return f"{self.base}/files-pri/{path}"
+
+    def add_thread(self, channel: str, messages: list[dict[str, Any]]) -> None:
+        """A thread ``conversations.replies`` returns: the root message first, then its replies."""
+        root = messages[0]["ts"]
+        self.threads[(channel, root)] = [{"type": "message", "thread_ts": root, **m} for m in messages]
 
     def everything_sent(self) -> str:
         """Every request body and param, and the content and name of every uploaded file."""
@@ -163,6 +169,18 @@ class FakeSlack:
                 "channel": p.get("channel"),
                 "permalink": f"https://fake.slack.com/archives/{p.get('channel')}/p{ts}",
             }
+        if method == "conversations.replies":
+            if p.get("channel") in self.not_in:
+                return {"ok": False, "error": "not_in_channel"}
+            messages = self.threads.get((str(p.get("channel")), str(p.get("ts"))))
+            if messages is None:
+                return {"ok": False, "error": "thread_not_found"}
+            return {"ok": True, "messages": messages, "has_more": False}
+        if method == "views.open":
+            if not p.get("trigger_id"):
+                return {"ok": False, "error": "invalid_trigger_id"}
+            view = p.get("view") or {}
+            return {"ok": True, "view": {"id": "V0MODAL", **(json.loads(view) if isinstance(view, str) else view)}}
         if method == "views.publish":
             return {"ok": True, "view": {"id": "V0001", **(p.get("view") or {})}}
         if method == "files.getUploadURLExternal":

@@ -146,7 +146,9 @@ def slash(text: str, *, channel: str = "C0TRAIN", user: str = "U0ALICE") -> str:
     )
 
 
-def message_action(msg: dict[str, Any], *, channel: str = "C0TRAIN", user: str = "U0BOB") -> str:
+def message_action(
+    msg: dict[str, Any], *, channel: str = "C0TRAIN", user: str = "U0BOB", callback_id: str = "tracebot_diagnose"
+) -> str:
     payload = {
         "type": "message_action",
         "token": "legacy-verification-token",
@@ -156,7 +158,7 @@ def message_action(msg: dict[str, Any], *, channel: str = "C0TRAIN", user: str =
         "channel": {"id": channel, "name": "training"},
         "is_enterprise_install": False,
         "enterprise": None,
-        "callback_id": "tracebot_diagnose",
+        "callback_id": callback_id,
         "trigger_id": f"{next(_seq)}.1.def",
         "response_url": "https://hooks.slack.com/app/T0001/1/def",
         "message_ts": msg["ts"],
@@ -201,5 +203,22 @@ def block_action(
                 "action_ts": new_ts(),
             }
         ],
+    }
+    return urlencode({"payload": json.dumps(payload)})
+
+
+def view_submission(view: dict[str, Any], values: dict[str, Any], *, user: str = "U0BOB") -> str:
+    """A modal as Slack sends it back on submit: the opened view with the user's input in its state."""
+    payload = {
+        "type": "view_submission",
+        "team": {"id": TEAM, "domain": "fake"},
+        "user": {"id": user, "username": user.lower(), "name": user.lower(), "team_id": TEAM},
+        "api_app_id": APP,
+        "token": "legacy-verification-token",
+        "trigger_id": f"{next(_seq)}.1.jkl",
+        "view": {**view, "id": "V0MODAL", "team_id": TEAM, "app_id": APP, "state": {"values": values}},
+        "response_urls": [],
+        "is_enterprise_install": False,
+        "enterprise": None,
     }
     return urlencode({"payload": json.dumps(payload)})

@@ -19,7 +19,7 @@ class Recorder:
     """Stands in for the Bolt App while ``register_all`` runs, to list what the code registers."""
 
     def __init__(self) -> None:
-        self.registered: dict[str, list[object]] = {"event": [], "command": [], "shortcut": [], "action": []}
+        self.registered: dict[str, list[object]] = {"event": [], "command": [], "shortcut": [], "action": [], "view": []}
 
     def __getattr__(self, kind: str):  # app.event("message")(callback), app.command("/trace")(...)
         def register(key: object):

@@ -184,3 +184,21 @@ def test_a_database_deleted_under_the_bot_is_an_error_and_later_records_are_kept
     store.record_diagnosis(channel="C2", matches=[], confident=False, source="auto")
     reopened = Store(path)
     assert [d.channel for d in reopened.recent_diagnoses()] == ["C2"], "records after the error reach the file"
+
+
+def test_a_database_from_before_the_learning_migration_keeps_its_votes_and_gains_the_new_tables(tmp_path):
+    import sqlite_utils
+
+    from tracebot.store.migrations import apply_migrations
+
+    path = tmp_path / "old.sqlite3"
+    old = sqlite_utils.Database(sqlite3.connect(path))
+    apply_migrations(old, MIGRATIONS[:1])
+    old["diagnoses"].insert({"channel": "C1", "entry_ids": '["e"]', "matches": "[]", "created_at": 1.0})
+    old["feedback"].insert({"diagnosis_id": 1, "entry_id": "e", "user": "U1", "helpful": 1, "created_at": 1.0})
+    old.conn.close()
+
+    store = Store(path)
+    assert [s.helpful for s in entry_stats(store)] == [1]
+    store.record_unanswered(channel="C1", signature="valueerror: x", exception=None, excerpt="ValueError: x")
+    assert store.count("unanswered") == 1

@@ -7,6 +7,7 @@ from typing import Any
 from slack_bolt import Ack, App, BoltContext
 
 from tracebot.service.inbound import from_message
+from tracebot.slack.listeners.shortcuts import save_knowledge
 
 CALLBACK_ID = "tracebot_diagnose"
 
@@ -20,3 +21,4 @@ def on_diagnose(ack: Ack, shortcut: dict[str, Any], context: BoltContext) -> Non
 
 def register(app: App) -> None:
     app.shortcut(CALLBACK_ID)(on_diagnose)
+    save_knowledge.register(app)

@@ -6,6 +6,8 @@ from typing import Any
 
 from slack_bolt import App, BoltContext
 
+from tracebot.slack.listeners.views import save_knowledge
+
 
 def on_home_opened(event: dict[str, Any], context: BoltContext) -> None:
     if event.get("tab", "home") != "home":
@@ -17,3 +19,4 @@ def on_home_opened(event: dict[str, Any], context: BoltContext) -> None:
 
 def register(app: App) -> None:
     app.event("app_home_opened")(on_home_opened)
+    save_knowledge.register(app)

@@ -1,0 +1,47 @@
+"""``tracebot kb export-feedback``: Helpful / Not this votes as labelled corpus cases for review.
+
+A Helpful vote is a positive case (``expected``: the entry); a Not this vote is a negative for that entry
+(``expected: null`` with ``not_ok: [entry]``: whatever answers it, it must not be this one). Cases are
+deduplicated by the masked text, so the same error from forty ranks or forty users is one case. The text
+was scrubbed of secrets and people's names when it was stored, and is scrubbed again on the way out.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+from tracebot.matcher.normalize import mask
+from tracebot.secrets import for_keeping
+from tracebot.store import Store
+from tracebot.store.stats import voted_texts
+
+
+def feedback_cases(store: Store) -> list[dict[str, Any]]:
+    cases: dict[tuple[str, str, bool], dict[str, Any]] = {}
+    for vote in voted_texts(store):
+        text = for_keeping(vote["text"])
+        helpful = bool(vote["helpful"])
+        key = (mask(text), vote["entry_id"], helpful)
+        if key in cases:
+            cases[key]["votes"] += 1
+            continue
+        digest = hashlib.sha1(key[0].encode()).hexdigest()[:10]  # noqa: S324 (a name, not a secret)
+        cases[key] = {
+            "id": f"feedback-{vote['entry_id']}-{'helpful' if helpful else 'not-this'}-{digest}",
+            "text": text,
+            "expected": vote["entry_id"] if helpful else None,
+            "also_ok": [],
+            **({} if helpful else {"not_ok": [vote["entry_id"]]}),
+            "kind": "feedback",
+            "source": "Slack feedback (Helpful)" if helpful else "Slack feedback (Not this)",
+            "votes": 1,
+        }
+    return list(cases.values())
+
+
+def write_cases(cases: list[dict[str, Any]], path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(c, ensure_ascii=False) + "\n" for c in cases), encoding="utf-8")

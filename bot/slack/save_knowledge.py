@@ -1,0 +1,140 @@
+"""Save as knowledge: a message shortcut on any message of a thread drafts a knowledge entry from it.
+
+The shortcut opens a modal listing the thread's replies (``conversations.replies``); the reply the user
+picks is the fix, the thread's root message (or its attached log) is the error. On submission the draft
+is made, linted and compared by :mod:`tracebot.authoring.from_thread`, and posted in the thread as a
+YAML file with the accuracy delta. Everything sent, the modal included, passes the service's scrubbing
+outbox. tracebot reads only threads of channels it is a member of, like every other answer.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from slack_sdk import WebClient
+from slack_sdk.errors import SlackApiError
+
+from tracebot.authoring.compare import CompareError
+from tracebot.authoring.draft import DraftError, pick_signatures, trim_snippet
+from tracebot.authoring.evaluate import CaseError
+from tracebot.authoring.from_thread import ThreadMessage, fix_choices, one_line, save_configured, thread_error
+from tracebot.matcher.normalize import to_text
+from tracebot.matcher.signals import error_signature
+from tracebot.render.slack import escape, section
+from tracebot.service.service import Service
+
+log = logging.getLogger(__name__)
+SHORTCUT_ID = "tracebot_save_knowledge"
+VIEW_ID = "tracebot_save_knowledge_modal"
+FIX_BLOCK, FIX_ACTION = "fix", "fix_reply"
+MAX_OPTIONS = 100  # Slack's limit for a static_select
+NOT_A_MEMBER = {"not_in_channel", "channel_not_found"}
+
+
+def read_thread(client: WebClient, channel: str, ts: str) -> list[ThreadMessage]:
+    resp = client.conversations_replies(channel=channel, ts=ts, limit=200)
+    return [ThreadMessage.from_slack(m) for m in resp.get("messages") or []]
+
+
+def _modal(title: str, blocks: list[dict[str, Any]], metadata: str = "", submit: bool = False) -> dict[str, Any]:
+    view: dict[str, Any] = {
+        "type": "modal",
+        "callback_id": VIEW_ID,
+        "title": {"type": "plain_text", "text": title},
+        "close": {"type": "plain_text", "text": "Close"},
+        "blocks": blocks,
+        "private_metadata": metadata,
+    }
+    if submit:
+        view["submit"] = {"type": "plain_text", "text": "Save draft"}
+    return view
+
+
+def choose_fix_view(channel: str, thread_ts: str, messages: list[ThreadMessage]) -> dict[str, Any]:
+    error = thread_error(messages)
+    replies = fix_choices(messages)[-MAX_OPTIONS:]
+    shown = section("*The error*\n```" + escape(one_line(error, 600)) + "```")
+    if not replies:
+        return _modal("Save as knowledge", [shown, section("This thread has no replies to pick as the fix yet.")])
+    options = [
+        {"text": {"type": "plain_text", "text": one_line(m.text, 75)}, "value": m.ts} for m in replies
+    ]
+    pick = {
+        "type": "input",
+        "block_id": FIX_BLOCK,
+        "label": {"type": "plain_text", "text": "Which reply fixed it?"},
+        "element": {"type": "static_select", "action_id": FIX_ACTION, "options": options},
+    }
+    note = section(
+        "tracebot drafts an entry (signatures masked, secrets and names removed), checks it with "
+        "`kb lint` and `kb eval --compare`, and posts the YAML in this thread."
+    )
+    metadata = json.dumps({"channel": channel, "thread_ts": thread_ts})
+    return _modal("Save as knowledge", [shown, pick, note], metadata, submit=True)
+
+
+def open_modal(service: Service, client: WebClient, trigger_id: str, channel: str, message: dict[str, Any]) -> None:
+    thread_ts = message.get("thread_ts") or message["ts"]
+    try:
+        view = choose_fix_view(channel, thread_ts, read_thread(client, channel, thread_ts))
+    except SlackApiError as exc:
+        if exc.response.get("error") not in NOT_A_MEMBER:
+            raise
+        view = _modal(
+            "Save as knowledge",
+            [section(f"I'm not in <#{channel}>, so I can't read this thread. `/invite @tracebot` there first.")],
+        )
+    client.views_open(trigger_id=trigger_id, view=service.outbox.data(view))
+
+
+def chosen(view: dict[str, Any]) -> tuple[str, str, str | None]:
+    """(channel, thread_ts, the picked reply's ts) from a submitted modal."""
+    meta = json.loads(view.get("private_metadata") or "{}")
+    value = (((view.get("state") or {}).get("values") or {}).get(FIX_BLOCK) or {}).get(FIX_ACTION) or {}
+    return meta["channel"], meta["thread_ts"], (value.get("selected_option") or {}).get("value")
+
+
+def _attached_error(service: Service, root: ThreadMessage) -> str:
+    """The first attached text file of the root message, trimmed to the part around its error lines."""
+    for f in root.files:
+        url = f.get("url_private_download") or f.get("url_private")
+        if not url:
+            continue
+        with tempfile.TemporaryDirectory(prefix="tracebot-thread-file-") as tmp:
+            dest = Path(tmp) / "log"
+            service.outbox.download(url, dest, service.config.max_file_bytes)
+            text = to_text(dest.read_bytes())
+        if error_signature(text) is not None:
+            return trim_snippet(text, pick_signatures(text))
+    return ""
+
+
+def save(service: Service, client: WebClient, *, channel: str, thread_ts: str, fix_ts: str, user: str) -> None:
+    messages = read_thread(client, channel, thread_ts)
+    error = thread_error(messages)
+    if messages and error_signature(error) is None and messages[0].files:
+        error = _attached_error(service, messages[0]) or error
+    fix = next((m.text for m in messages if m.ts == fix_ts), "")
+    try:
+        saved = save_configured(
+            service.config,
+            kb_root=service.config.knowledge_dir,
+            error=error,
+            fix=fix,
+            permalink=service.outbox.permalink(channel, thread_ts),
+            scrubber=service.outbox.scrubber,
+        )
+    except (DraftError, CompareError, CaseError, OSError) as exc:
+        log.warning("saving a thread as knowledge failed: %s", exc)
+        text = f":x: I could not save this thread as knowledge: {exc}"
+        service.outbox.ephemeral(channel, user, text, None, thread_ts)
+        return
+    service.outbox.upload(
+        channel, thread_ts, f"{saved.entry_id}.yaml", saved.yaml.encode("utf-8"), f"Draft entry {saved.entry_id}"
+    )
+    summary = saved.summary()
+    service.outbox.post(channel, summary, [section(escape(summary))], thread_ts=thread_ts)

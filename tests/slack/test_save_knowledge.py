@@ -1,0 +1,171 @@
+"""Save as knowledge: from a thread in Slack to a draft entry posted in it and committed on a branch."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.slack import payloads
+from tests.slack.blocks import texts
+from tests.slack.harness import make_config, running_app
+
+ERROR = (
+    "training died on node 4, HF_TOKEN=hf_Zz9Yy8Xx7Ww6Vv5Uu4Tt3Ss2Rr1Qq0PpOoNn\n"
+    "Traceback (most recent call last):\n"
+    '  File "/home/erin/train.py", line 88, in <module>\n'
+    "ValueError: shard index 11 out of range for dataset with 8 shards"
+)
+WRONG = "maybe the dataset is corrupt? try re-downloading"
+FIX = "<@U0ERIN> --num-shards must match the dataset: pass `--num-shards 16` after resharding"
+
+
+def git(repo: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=repo, capture_output=True, text=True, check=True).stdout.strip()
+
+
+@pytest.fixture
+def repo(tmp_path: Path, kb_dir: Path) -> Path:
+    """A git checkout of the knowledge repository (the tiny knowledge base committed on main)."""
+    git(tmp_path, "init", "-q", "-b", "main")
+    git(tmp_path, "add", "knowledge")
+    git(tmp_path, "-c", "user.name=maintainer", "-c", "user.email=m@example.com", "commit", "-qm", "knowledge")
+    git(tmp_path, "init", "-q", "--bare", str(tmp_path / "remote.git"))
+    git(tmp_path, "remote", "add", "origin", str(tmp_path / "remote.git"))
+    git(tmp_path, "push", "-q", "origin", "main")
+    return tmp_path
+
+
+@pytest.fixture
+def slack(tmp_path, fake_slack, kb_dir, plugin_host, repo, monkeypatch):
+    monkeypatch.setenv("TRACEBOT_CHANNEL_RATE", "200")
+    monkeypatch.setenv("TRACEBOT_CHANNEL_BURST", "50")
+    config = make_config(tmp_path, fake_slack, kb_dir, extra={"knowledge_repo": {"path": str(repo)}})
+    with running_app(config, fake_slack, host=plugin_host[0]) as app:
+        yield app
+
+
+def _thread(slack) -> tuple[str, dict, dict]:
+    root = payloads.new_ts()
+    fix = {"ts": payloads.new_ts(), "user": "U0CAROL", "text": FIX}
+    slack.fake.add_thread(
+        "C0TRAIN",
+        [
+            {"ts": root, "user": "U0ERIN", "text": ERROR},
+            {"ts": payloads.new_ts(), "user": "UTRACEBOT", "bot_id": "B0001", "text": "No known error matched."},
+            {"ts": payloads.new_ts(), "user": "U0DAVE", "text": WRONG},
+            fix,
+        ],
+    )
+    return root, fix, {"ts": fix["ts"], "thread_ts": root, "user": "U0CAROL", "text": FIX, "type": "message"}
+
+
+def _open_modal(slack, on_message: dict, channel: str = "C0TRAIN") -> dict:
+    form = payloads.message_action(on_message, channel=channel, callback_id="tracebot_save_knowledge")
+    assert slack.interaction(form).status == 200
+    return slack.fake.wait_for(lambda: slack.fake.calls_to("views.open"))[-1].params["view"]
+
+
+def test_a_thread_becomes_a_draft_posted_in_it_and_committed_on_a_branch(slack, repo):
+    root, fix, reply = _thread(slack)
+    main_before = git(repo, "rev-parse", "main")
+
+    view = _open_modal(slack, reply)
+    select = next(b for b in view["blocks"] if b["type"] == "input")["element"]
+    labels = [o["text"]["text"] for o in select["options"]]
+    assert labels[0] == WRONG and labels[1].startswith(FIX[:60]) and len(labels) == 2  # not tracebot's reply
+    assert "hf_Zz9" not in str(view), "the modal passes the scrubber too"
+
+    values = {"fix": {"fix_reply": {"type": "static_select", "selected_option": select["options"][1]}}}
+    assert slack.interaction(payloads.view_submission(view, values)).status == 200
+    upload = slack.fake.wait_for(lambda: [u for u in slack.fake.uploads.values() if u.get("completed")])[0]
+    slack.idle()
+
+    draft = upload["content"].decode()
+    assert (upload["channel"], upload["thread_ts"]) == ("C0TRAIN", root)
+    assert upload["filename"] == "valueerror-shard-index-out-of-range.yaml"
+    assert r"'ValueError: shard index \d+ out of range for dataset with \d+ shards'" in draft
+    assert "pass `--num-shards 16` after resharding" in draft
+    assert f"https://fake.slack.com/archives/C0TRAIN/p{root.replace('.', '')}" in draft
+    assert "hf_Zz9" not in draft and "erin" not in draft.lower() and "U0ERIN" not in draft
+
+    post = slack.fake.posts("C0TRAIN")[-1]
+    shown = texts(post["blocks"])
+    assert post["thread_ts"] == root
+    assert "top-1 0% → 100%" in shown and "`kb/valueerror-shard-index-out-of-range`" in shown
+    assert "gh pr create --head kb/valueerror-shard-index-out-of-range" in shown
+
+    committed = git(repo, "show", "kb/valueerror-shard-index-out-of-range:knowledge/slack/valueerror-shard-index-out-of-range.yaml")
+    assert committed == draft.rstrip("\n")
+    assert git(repo, "rev-parse", "kb/valueerror-shard-index-out-of-range~1") == main_before
+    assert git(repo, "rev-parse", "main") == main_before and git(repo, "status", "--porcelain", "--", "knowledge") == ""
+    assert not (repo / "knowledge" / "slack").exists(), "the live knowledge base is unchanged"
+    assert "kb/" not in git(repo, "ls-remote", "origin"), "nothing is pushed unless push: true is configured"
+
+
+def test_the_shortcut_in_a_channel_tracebot_is_not_in_reads_nothing_and_says_how_to_invite_it(slack):
+    slack.fake.not_in.add("C0PRIVATE")
+    root, _, reply = _thread(slack)
+    slack.fake.threads[("C0PRIVATE", root)] = slack.fake.threads[("C0TRAIN", root)]
+    view = _open_modal(slack, reply, channel="C0PRIVATE")
+    assert "I'm not in <#C0PRIVATE>" in texts(view["blocks"]) and "/invite @tracebot" in texts(view["blocks"])
+    assert "submit" not in view and ERROR[:20] not in str(view)
+    assert slack.fake.uploads == {} and slack.fake.posts() == []
+
+
+def test_kb_new_from_thread_in_the_console_lists_the_replies_then_drafts_from_the_chosen_one(
+    tmp_path, kb_dir, capsys, monkeypatch
+):
+    from tracebot.cli import main
+
+    monkeypatch.delenv("TRACEBOT_CONFIG", raising=False)
+    thread = tmp_path / "thread.json"
+    root = {"ts": "1.1", "user": "U0ERIN", "text": ERROR}
+    replies = [{"ts": "1.2", "user": "U0DAVE", "text": WRONG}, {"ts": "1.3", "user": "U0CAROL", "text": FIX}]
+    thread.write_text(__import__("json").dumps({"messages": [root, *replies]}))
+    args = ["kb", "new", "--from-thread", str(thread), "--knowledge", str(kb_dir), "--out", str(tmp_path)]
+
+    assert main(args) == 2
+    assert "1. maybe the dataset is corrupt" in capsys.readouterr().err
+
+    assert main([*args, "--fix", "2", "--permalink", "https://fake.slack.com/archives/C1/p11"]) == 0
+    out = capsys.readouterr().out
+    assert "top-1 0% → 100%" in out and "OK: this change does not make the corpus worse." in out
+    draft = (tmp_path / "valueerror-shard-index-out-of-range.yaml").read_text()
+    assert "--num-shards 16" in draft and "https://fake.slack.com/archives/C1/p11" in draft
+    assert "hf_Zz9" not in draft
+
+
+def test_when_the_root_message_only_attaches_a_log_the_draft_is_made_from_the_log(slack):
+    log = "\n".join([f"step {i} loss 0.{i}" for i in range(50)] + ERROR.splitlines()[1:] + ["exiting"])
+    url = slack.fake.add_file("train.log", log.encode())
+    root = payloads.new_ts()
+    fix = {"ts": payloads.new_ts(), "user": "U0CAROL", "text": FIX}
+    attached = {"id": "F0LOG", "name": "train.log", "mimetype": "text/plain", "url_private_download": url}
+    slack.fake.add_thread(
+        "C0TRAIN", [{"ts": root, "user": "U0ERIN", "text": "my job died, log attached", "files": [attached]}, fix]
+    )
+    view = _open_modal(slack, {**fix, "thread_ts": root})
+    select = next(b for b in view["blocks"] if b["type"] == "input")["element"]
+    values = {"fix": {"fix_reply": {"type": "static_select", "selected_option": select["options"][0]}}}
+    slack.interaction(payloads.view_submission(view, values))
+    upload = slack.fake.wait_for(lambda: [u for u in slack.fake.uploads.values() if u.get("completed")])[0]
+    draft = upload["content"].decode()
+    assert upload["filename"] == "valueerror-shard-index-out-of-range.yaml"
+    assert "ValueError: shard index 11 out of range" in draft and "my job died" not in draft
+
+
+def test_saving_the_same_thread_twice_posts_the_draft_again_but_leaves_the_first_branch_alone(slack, repo):
+    _, _, reply = _thread(slack)
+    for attempt in (1, 2):
+        view = _open_modal(slack, reply)
+        select = next(b for b in view["blocks"] if b["type"] == "input")["element"]
+        values = {"fix": {"fix_reply": {"type": "static_select", "selected_option": select["options"][1]}}}
+        slack.interaction(payloads.view_submission(view, values))
+        slack.fake.wait_for(lambda n=attempt: len([u for u in slack.fake.uploads.values() if u.get("completed")]) == n)
+        slack.idle()
+        if attempt == 1:
+            first = git(repo, "rev-parse", "kb/valueerror-shard-index-out-of-range")
+    assert "already exists in the checkout, so nothing was committed" in slack.fake.posts("C0TRAIN")[-1]["text"]
+    assert git(repo, "rev-parse", "kb/valueerror-shard-index-out-of-range") == first
