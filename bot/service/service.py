@@ -26,6 +26,7 @@ from typing import Any
 from tracebot.config import Config
 from tracebot.plugin_api import Caller
 from tracebot.render import slack as render
+from tracebot.render.messages import msg
 from tracebot.render.slack_home import home_view
 from tracebot.result import Diagnosis
 from tracebot.secrets import Scrubber
@@ -274,7 +275,9 @@ class Service:
         return self.outbox.rendered(reply) if reply is not None else None
 
     def on_click(self, click: Click) -> None:
-        diag_id_text, _, entry_id = click.value.partition(":")
+        diag_id_text, _, rest = click.value.partition(":")
+        entry_id, _, lang = rest.partition(":")  # answers before the language was added end at the entry
+        lang = lang or "en"
         try:
             diag_id = int(diag_id_text)
         except ValueError:
@@ -286,22 +289,18 @@ class Service:
         )
         thread = click.thread_ts or click.message_ts
         if record is None:
-            self.outbox.ephemeral(
-                click.channel, click.user, "That answer is no longer in my records.", None, thread
-            )
+            self.outbox.ephemeral(click.channel, click.user, msg(lang, "gone"), None, thread)
             return
-        if click.action_id == render.ACTION_OTHER:
-            posting.post(self.outbox, click.channel, render.other_matches(record.matches, entry_id), thread)
+        if click.action_id in (render.ACTION_WHY, render.ACTION_OTHER):
+            # Only the one who asked wants the rest: the thread keeps the short answer.
+            text, blocks = posting.fitted(render.details(record.matches, entry_id, lang))
+            self.outbox.ephemeral(click.channel, click.user, text, blocks, thread)
             return
         helpful = click.action_id == render.ACTION_HELPFUL
         self.store.record_feedback(
             diagnosis_id=record.id, entry_id=entry_id, user=click.user, helpful=helpful
         )
-        thanks = (
-            "Thanks, noted as helpful."
-            if helpful
-            else "Thanks. Noted as not this one: knowledge-base maintainers see it in `tracebot stats`."
-        )
+        thanks = msg(lang, "thanks_helpful" if helpful else "thanks_not_this")
         self.outbox.ephemeral(click.channel, click.user, thanks, None, thread)
 
     def on_home_opened(self, user: str) -> None:

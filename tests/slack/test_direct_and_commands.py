@@ -146,14 +146,14 @@ def test_a_channel_threshold_above_the_score_silences_auto_replies(slack):
     assert slack.fake.posts() == []
 
 
-def test_helpful_and_not_this_are_recorded_and_other_matches_are_posted(slack):
+def test_helpful_and_not_this_are_recorded_and_why_and_all_steps_goes_only_to_the_clicker(slack):
     msg = payloads.message(f"{OOM_LINE}\n{NCCL_LINE}")
     slack.event(msg)
     answer = slack.fake.wait_for(lambda: slack.fake.posts())[0]
     slack.idle()
     reply_ts = slack.tracebot.store.recent_diagnoses()[0].reply_ts
     b = buttons(answer["blocks"])
-    assert set(b) == {"Helpful", "Not this", "Other matches"}
+    assert set(b) == {"Helpful", "Not this", "Why & all steps"}
     for label, user in (("Helpful", "U0ALICE"), ("Not this", "U0BOB")):
         form = payloads.block_action(
             b[label]["action_id"],
@@ -166,26 +166,29 @@ def test_helpful_and_not_this_are_recorded_and_other_matches_are_posted(slack):
         assert slack.interaction(form).status == 200
     slack.interaction(
         payloads.block_action(
-            b["Other matches"]["action_id"],
-            b["Other matches"]["value"],
+            b["Why & all steps"]["action_id"],
+            b["Why & all steps"]["value"],
             channel="C0TRAIN",
             message_ts=reply_ts,
             thread_ts=msg["ts"],
+            user="U0CAROL",
         )
     )
     slack.idle()
     from tracebot.store.stats import entry_stats, not_this_feedback
 
     stats = {s.entry_id: s for s in entry_stats(slack.tracebot.store)}
-    shown = answer["blocks"][0]["text"]["text"]
-    shown_id = "test-cuda-oom" if "test-cuda-oom" in shown else "test-nccl-watchdog"
+    shown_id = "test-cuda-oom" if "`test-cuda-oom` · score" in texts(answer["blocks"]) else "test-nccl-watchdog"
     assert (stats[shown_id].helpful, stats[shown_id].not_this) == (1, 1)
     assert not_this_feedback(slack.tracebot.store)[0]["user"] == "U0BOB"
     ephemerals = slack.fake.calls_to("chat.postEphemeral")
-    assert {c.params["user"] for c in ephemerals} == {"U0ALICE", "U0BOB"}
-    other = slack.fake.posts()[-1]
+    assert {c.params["user"] for c in ephemerals} == {"U0ALICE", "U0BOB", "U0CAROL"}
+    # Carol alone sees the cause, every step and the other match; the thread keeps one answer.
+    why = next(c.params for c in ephemerals if c.params["user"] == "U0CAROL")
     other_id = ({"test-cuda-oom", "test-nccl-watchdog"} - {shown_id}).pop()
-    assert other["thread_ts"] == msg["ts"] and other_id in texts(other["blocks"])
+    why_text = texts(why["blocks"])
+    assert why["thread_ts"] == msg["ts"] and "Why:" in why_text and other_id in why_text
+    assert len(slack.fake.posts()) == 1
 
 
 def test_app_home_shows_entries_by_tag_recent_diagnoses_and_helpful_entries(slack):
