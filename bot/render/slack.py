@@ -353,6 +353,37 @@ def result(res: Result) -> Rendered:
     return escape(f"{res.title}: {res.summary}"), blocks
 
 
+def result_summary(res: Result, filename: str) -> Rendered:
+    """A result too long to read in the thread: its title and summary, each stack group once (one line:
+    ranks and where they are), the start of each section, the best knowledge entry, and a pointer to
+    the file holding everything. Stays well under 4,000 characters."""
+    emoji = STATUS_EMOJI.get(res.status, "")
+    summary = res.summary if len(res.summary) <= 1200 else res.summary[:1199] + "…"
+    blocks = [section(f"{emoji} *{escape(res.title)}*\n{escape(summary)}".strip())]
+    if res.stack_groups:
+        heads = [_stack_head(g) for g in res.stack_groups[:8]]
+        more = len(res.stack_groups) - 8
+        blocks.append(section("\n".join(heads) + (f"\n… and {more} more groups" if more > 0 else "")))
+    shown = [sec for sec in res.sections if not sec.text.lstrip().startswith("```")][:4]
+    if shown:
+        blocks.append(section("\n".join(
+            f"*{escape(sec.title)}*: {escape(one_line(sec.text.replace(chr(10), ' '), 160))}" for sec in shown
+        )))
+    if res.matches and res.matches[0].confident:
+        blocks.extend(compact_blocks(res.matches[0], "en"))
+        blocks.append(context(_score(res.matches[0])))
+    blocks.append(context(f"Everything ({len(res.sections)} sections, {len(res.stack_groups)} stack groups) "
+                          f"is in the attached file `{escape(filename)}`."))
+    return escape(f"{res.title}: {one_line(res.summary)}"), blocks
+
+
+def _stack_head(group: StackGroup) -> str:
+    n = len(group.ranks)
+    where = f" in `{escape(group.where.label())}`" if group.where else ""
+    flag = ":warning: odd one out · " if group.odd_one_out else ""
+    return f"{flag}rank{'s' if n != 1 else ''} {escape(format_ranks(group.ranks))} ({n}){where}"
+
+
 def parent(command: str, user: str | None, state: str) -> Rendered:
     """The run's parent message; ``state`` is plain text (a result's summary: job names, log lines)."""
     who = f" from <@{escape(user)}>" if user else ""
