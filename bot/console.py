@@ -110,6 +110,9 @@ class ConsoleOutbox:
     def permalink(self, channel: str, ts: str) -> str:
         return f"console://{channel}/{ts}"
 
+    def members(self, channel: str) -> set[str] | None:
+        return None  # one person at the terminal: the App Home shows them their own diagnoses
+
     def publish_home(self, user: str, view: dict[str, Any]) -> None:
         self._print(f"App Home of {user}", blocks_to_text(view.get("blocks", [])))
 

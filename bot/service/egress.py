@@ -62,6 +62,10 @@ class EgressOutbox:
     def permalink(self, channel: str, ts: str) -> str:
         return self.inner.permalink(channel, ts)
 
+    def members(self, channel: str) -> set[str] | None:
+        members = getattr(self.inner, "members", None)
+        return members(channel) if members is not None else None
+
     def publish_home(self, user: str, view: dict[str, Any]) -> None:
         self.inner.publish_home(user, self.data(view))
 

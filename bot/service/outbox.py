@@ -40,5 +40,9 @@ class Outbox(Protocol):
 
     def publish_home(self, user: str, view: dict[str, Any]) -> None: ...
 
+    def members(self, channel: str) -> set[str] | None:
+        """Who is in ``channel``; None when that cannot be known (then only a user's own count)."""
+        ...
+
     def download(self, url: str, dest: Path, max_bytes: int) -> int:
         """Save a user's file to ``dest``; return its size. Raise DownloadRefused past ``max_bytes``."""

@@ -303,10 +303,27 @@ class Service:
         thanks = msg(lang, "thanks_helpful" if helpful else "thanks_not_this")
         self.outbox.ephemeral(click.channel, click.user, thanks, None, thread)
 
+    def visible_to(self, user: str, records: list[Any], limit: int = 10) -> list[Any]:
+        """The diagnoses ``user`` may see: their own, and those from conversations they are a member of.
+        A conversation whose members cannot be read shows them only their own."""
+        members: dict[str, set[str] | None] = {}
+        shown = []
+        for record in records:
+            if record.user != user:
+                if record.channel not in members:
+                    members[record.channel] = self.outbox.members(record.channel)
+                if user not in (members[record.channel] or set()):
+                    continue
+            shown.append(record)
+            if len(shown) == limit:
+                break
+        return shown
+
     def on_home_opened(self, user: str) -> None:
+        recent = self.records.attempt("reading recent diagnoses", lambda: self.store.recent_diagnoses(limit=100), [])
         view = home_view(
             kb=self.knowledge.kb,
-            recent=self.records.attempt("reading recent diagnoses", lambda: self.store.recent_diagnoses(limit=10), []),
+            recent=self.visible_to(user, recent),
             helpful=self.records.attempt("reading feedback", lambda: most_helpful(self.store), []),
             kb_errors=self.knowledge.errors,
             plugin_errors=self.router.host.load_errors(),

@@ -108,6 +108,20 @@ class SlackOutbox:
     def permalink(self, channel: str, ts: str) -> str:
         return str(self.client.chat_getPermalink(channel=channel, message_ts=ts)["permalink"])
 
+    def members(self, channel: str) -> set[str] | None:
+        found: set[str] = set()
+        cursor = None
+        try:
+            while True:
+                page = self.client.conversations_members(channel=channel, cursor=cursor, limit=1000)
+                found.update(page.get("members") or [])
+                cursor = (page.get("response_metadata") or {}).get("next_cursor")
+                if not cursor:
+                    return found
+        except SlackApiError:
+            log.warning("cannot list the members of %s", channel, exc_info=True)
+            return None
+
     def publish_home(self, user: str, view: dict[str, Any]) -> None:
         self.client.views_publish(user_id=user, view=view)
 

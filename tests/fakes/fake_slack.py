@@ -49,6 +49,7 @@ class FakeSlack:
         self.uploads: dict[str, dict[str, Any]] = {}  # file_id -> {"filename", "content", "completed"...}
         self.socket_url = ""
         self.not_in: set[str] = set()  # channels tracebot was never invited to
+        self.channel_members: dict[str, list[str]] = {}  # conversations.members; unlisted: nobody but tracebot
         self._failures: dict[str, list[tuple[int, int]]] = {}
         self._lock = threading.Lock()
         self._ts = itertools.count(1)
@@ -163,6 +164,11 @@ class FakeSlack:
                 "channel": p.get("channel"),
                 "permalink": f"https://fake.slack.com/archives/{p.get('channel')}/p{ts}",
             }
+        if method == "conversations.members":
+            if p.get("channel") in self.not_in:
+                return {"ok": False, "error": "channel_not_found"}
+            members = [self.bot_user_id, *self.channel_members.get(str(p.get("channel")), [])]
+            return {"ok": True, "members": members, "response_metadata": {"next_cursor": ""}}
         if method == "views.publish":
             return {"ok": True, "view": {"id": "V0001", **(p.get("view") or {})}}
         if method == "files.getUploadURLExternal":

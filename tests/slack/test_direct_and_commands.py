@@ -240,3 +240,22 @@ def test_a_mention_whose_diagnosis_fails_still_gets_an_apology_in_the_thread(sla
     post = slack.fake.wait_for(lambda: slack.fake.posts())[0]
     assert post["thread_ts"] == event["ts"] and "could not diagnose that (RuntimeError)" in post["text"]
     assert "xoxb" not in post["text"]
+
+
+def test_app_home_shows_a_viewer_only_diagnoses_from_conversations_they_are_in_or_their_own(slack):
+    slack.fake.channel_members = {"C0TRAIN": ["U0ALICE", "U0BOB"], "C0SECRET": ["U0CAROL"]}
+    slack.event(payloads.message(OOM_LINE, channel="C0TRAIN", user="U0ALICE"))
+    slack.event(payloads.message(NCCL_LINE, channel="C0SECRET", user="U0CAROL"))
+    slack.fake.wait_for(lambda: len(slack.fake.posts()) == 2)
+    slack.idle()
+    homes = {}
+    for viewer in ("U0BOB", "U0CAROL", "U0DAVE"):
+        slack.event(payloads.home_opened(viewer))
+        slack.idle()
+        call = [c for c in slack.fake.calls_to("views.publish") if c.params["user_id"] == viewer][-1]
+        homes[viewer] = texts(call.params["view"]["blocks"])
+    assert "Test: CUDA out of memory · auto" in homes["U0BOB"]
+    assert "Test: NCCL watchdog timeout · auto" not in homes["U0BOB"]
+    assert "Test: NCCL watchdog timeout · auto" in homes["U0CAROL"]
+    assert "Test: CUDA out of memory · auto" not in homes["U0CAROL"]
+    assert "· auto" not in homes["U0DAVE"]
