@@ -110,6 +110,9 @@ class ConsoleOutbox:
     def permalink(self, channel: str, ts: str) -> str:
         return f"console://{channel}/{ts}"
 
+    def open_dm(self, user: str) -> str:
+        return f"D{user}"
+
     def members(self, channel: str) -> set[str] | None:
         return None  # one person at the terminal: the App Home shows them their own diagnoses
 

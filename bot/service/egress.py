@@ -62,6 +62,10 @@ class EgressOutbox:
     def permalink(self, channel: str, ts: str) -> str:
         return self.inner.permalink(channel, ts)
 
+    def open_dm(self, user: str) -> str:
+        open_dm = getattr(self.inner, "open_dm", None)
+        return open_dm(user) if open_dm is not None else user
+
     def members(self, channel: str) -> set[str] | None:
         members = getattr(self.inner, "members", None)
         return members(channel) if members is not None else None

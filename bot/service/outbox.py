@@ -40,6 +40,10 @@ class Outbox(Protocol):
 
     def publish_home(self, user: str, view: dict[str, Any]) -> None: ...
 
+    def open_dm(self, user: str) -> str:
+        """The id of tracebot's direct-message conversation with ``user`` (opened if need be)."""
+        ...
+
     def members(self, channel: str) -> set[str] | None:
         """Who is in ``channel``; None when that cannot be known (then only a user's own count)."""
         ...

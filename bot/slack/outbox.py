@@ -108,6 +108,10 @@ class SlackOutbox:
     def permalink(self, channel: str, ts: str) -> str:
         return str(self.client.chat_getPermalink(channel=channel, message_ts=ts)["permalink"])
 
+    def open_dm(self, user: str) -> str:
+        # A user id is not a channel: posting to it only works by a legacy fallback Slack may drop.
+        return str(self.client.conversations_open(users=user)["channel"]["id"])
+
     def members(self, channel: str) -> set[str] | None:
         found: set[str] = set()
         cursor = None

@@ -164,6 +164,9 @@ class FakeSlack:
                 "channel": p.get("channel"),
                 "permalink": f"https://fake.slack.com/archives/{p.get('channel')}/p{ts}",
             }
+        if method == "conversations.open":
+            user = str(p.get("users", ""))
+            return {"ok": True, "channel": {"id": "D" + user.removeprefix("U")}}
         if method == "conversations.members":
             if p.get("channel") in self.not_in:
                 return {"ok": False, "error": "channel_not_found"}

@@ -209,7 +209,10 @@ def test_trace_in_a_channel_tracebot_is_not_in_answers_in_the_users_dm(slack):
     slack.fake.not_in.add("C0PRIVATE")
     assert slack.command("slow 9", channel="C0PRIVATE").status == 200
     slack.idle()
-    dm = slack.fake.posts("U0ALICE")
+    # the DM's own channel id, from conversations.open: a user id is not a channel
+    assert slack.fake.calls_to("conversations.open")[0].params["users"] == "U0ALICE"
+    assert slack.fake.posts("U0ALICE") == []
+    dm = slack.fake.posts("D0ALICE")
     assert "not in <#C0PRIVATE>" in dm[0]["text"] and "/invite @tracebot" in dm[0]["text"]
     assert any("3 of 4 ranks stuck" in texts(p["blocks"]) for p in dm)
 
