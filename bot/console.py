@@ -110,6 +110,9 @@ class ConsoleOutbox:
     def permalink(self, channel: str, ts: str) -> str:
         return f"console://{channel}/{ts}"
 
+    def respond(self, response_url: str, text: str, blocks: list[dict[str, Any]] | None = None) -> None:
+        self.ephemeral("(response_url)", "you", text, blocks)
+
     def open_dm(self, user: str) -> str:
         return f"D{user}"
 

@@ -62,6 +62,9 @@ class EgressOutbox:
     def permalink(self, channel: str, ts: str) -> str:
         return self.inner.permalink(channel, ts)
 
+    def respond(self, response_url: str, text: str, blocks: Blocks | None = None) -> None:
+        self.inner.respond(response_url, self.text(text), self.data(blocks))
+
     def open_dm(self, user: str) -> str:
         open_dm = getattr(self.inner, "open_dm", None)
         return open_dm(user) if open_dm is not None else user

@@ -40,6 +40,10 @@ class Outbox(Protocol):
 
     def publish_home(self, user: str, view: dict[str, Any]) -> None: ...
 
+    def respond(self, response_url: str, text: str, blocks: Blocks | None = None) -> None:
+        """Answer an interaction through its ``response_url``, seen only by the user who started it."""
+        ...
+
     def open_dm(self, user: str) -> str:
         """The id of tracebot's direct-message conversation with ``user`` (opened if need be)."""
         ...

@@ -37,7 +37,7 @@ from tracebot.service.egress import EgressOutbox
 from tracebot.service.inbound import Click, Inbound, SlashCommand, mentions, plain_text
 from tracebot.service.jobs import JobPool, PoolBusy
 from tracebot.service.knowledge import KnowledgeHolder
-from tracebot.service.outbox import Outbox
+from tracebot.service.outbox import NotInChannel, Outbox
 from tracebot.service.ratelimit import RateLimiter
 from tracebot.service.records import Records
 from tracebot.service.router import Plan, Router
@@ -390,7 +390,14 @@ class Service:
             assert rendered is not None  # always, or something confident
             if diagnosis.notes:
                 rendered[1].append(render.context(*(render.escape(n) for n in diagnosis.notes[:5])))
-            ts = posting.post(self.outbox, msg.channel, rendered, thread, filename="tracebot-diagnosis.txt")
+            try:
+                ts = posting.post(self.outbox, msg.channel, rendered, thread, filename="tracebot-diagnosis.txt")
+            except NotInChannel:
+                if not msg.response_url:
+                    raise
+                # The shortcut run in a channel tracebot is not in: the clicker still gets the answer.
+                self.outbox.respond(msg.response_url, *posting.fitted(rendered))
+                return None
             if diag_id is not None:
                 self.records.attempt("recording an answer's ts", lambda: self.store.set_reply_ts(diag_id, ts), None)
             return ts

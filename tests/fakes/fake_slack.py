@@ -249,6 +249,11 @@ class FakeSlack:
                         fake.calls.append(Call("upload", {"file_id": file_id}, b"", ""))
                     self._send(200, f"OK - {len(raw)}".encode(), "text/plain")
                     return
+                if path.startswith("/response/"):  # an interaction's response_url
+                    with fake._lock:
+                        fake.calls.append(Call("response_url", json.loads(raw or b"{}"), raw, ""))
+                    self._send(200, b"ok", "text/plain")
+                    return
                 if not path.startswith("/api/"):
                     self._send(404, b"{}")
                     return

@@ -146,7 +146,13 @@ def slash(text: str, *, channel: str = "C0TRAIN", user: str = "U0ALICE") -> str:
     )
 
 
-def message_action(msg: dict[str, Any], *, channel: str = "C0TRAIN", user: str = "U0BOB") -> str:
+def message_action(
+    msg: dict[str, Any],
+    *,
+    channel: str = "C0TRAIN",
+    user: str = "U0BOB",
+    response_url: str = "https://hooks.slack.com/app/T0001/1/def",
+) -> str:
     payload = {
         "type": "message_action",
         "token": "legacy-verification-token",
@@ -158,7 +164,7 @@ def message_action(msg: dict[str, Any], *, channel: str = "C0TRAIN", user: str =
         "enterprise": None,
         "callback_id": "tracebot_diagnose",
         "trigger_id": f"{next(_seq)}.1.def",
-        "response_url": "https://hooks.slack.com/app/T0001/1/def",
+        "response_url": response_url,
         "message_ts": msg["ts"],
         "message": {k: v for k, v in msg.items() if k not in ("channel", "channel_type", "event_ts")},
     }

@@ -56,6 +56,19 @@ def test_the_message_shortcut_diagnoses_a_reply_inside_a_thread_in_that_thread(s
     assert "Test: NCCL watchdog timeout" in texts(post["blocks"])
 
 
+def test_the_message_shortcut_in_a_channel_tracebot_is_not_in_answers_the_clicker_through_response_url(slack):
+    slack.fake.not_in.add("C0PRIVATE")
+    target = payloads.message(f"[rank5]: {NCCL_LINE}", channel="C0PRIVATE")
+    hook = f"{slack.fake.base}/response/T0001/1/def"
+    assert slack.interaction(payloads.message_action(target, channel="C0PRIVATE", response_url=hook)).status == 200
+    answer = slack.fake.wait_for(lambda: slack.fake.calls_to("response_url"))[0].params
+    slack.idle()
+    assert answer["response_type"] == "ephemeral"
+    assert "Test: NCCL watchdog timeout" in texts(answer["blocks"])
+    # the only post was the refused attempt in the channel itself; no error message went anywhere
+    assert [p["channel"] for p in slack.fake.posts()] == ["C0PRIVATE"]
+
+
 def test_trace_help_lists_builtins_and_plugin_commands_at_once(slack):
     resp = slack.command("help")
     assert resp.status == 200
