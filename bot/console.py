@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from tracebot.render.blocks_text import blocks_to_text
-from tracebot.render.slack import ACTION_HELPFUL, ACTION_NOT_THIS, ACTION_OTHER
+from tracebot.render.slack import ACTION_HELPFUL, ACTION_NOT_THIS, ACTION_WHY
 from tracebot.service.inbound import Click, FileRef, Inbound, SlashCommand
 from tracebot.service.outbox import DownloadRefused
 from tracebot.service.service import Service
@@ -36,12 +36,12 @@ Paste text (end with a line --- or, at a terminal, an empty line) and see what t
   /shortcut               "Diagnose with tracebot" on the last message
   /attach <path>          attach a local log file (plain or .gz) to the next message
   /thread                 post the next messages in the thread of the last one (again: leave it)
-  /click helpful|not-this|other    press a button on the last answer
+  /click helpful|not-this|why    press a button on the last answer
   /home                   show the App Home tab
   /help, /quit"""
 
 COMMANDS = {"/trace", "/dm", "/shortcut", "/attach", "/thread", "/click", "/home", "/help", "/quit", "/exit"}
-CLICKS = {"helpful": ACTION_HELPFUL, "not-this": ACTION_NOT_THIS, "other": ACTION_OTHER}
+CLICKS = {"helpful": ACTION_HELPFUL, "not-this": ACTION_NOT_THIS, "why": ACTION_WHY}
 
 
 @dataclass
@@ -109,6 +109,15 @@ class ConsoleOutbox:
 
     def permalink(self, channel: str, ts: str) -> str:
         return f"console://{channel}/{ts}"
+
+    def respond(self, response_url: str, text: str, blocks: list[dict[str, Any]] | None = None) -> None:
+        self.ephemeral("(response_url)", "you", text, blocks)
+
+    def open_dm(self, user: str) -> str:
+        return f"D{user}"
+
+    def members(self, channel: str) -> set[str] | None:
+        return None  # one person at the terminal: the App Home shows them their own diagnoses
 
     def publish_home(self, user: str, view: dict[str, Any]) -> None:
         self._print(f"App Home of {user}", blocks_to_text(view.get("blocks", [])))
@@ -217,7 +226,7 @@ class Session:
         action = CLICKS.get(which)
         answers = [p for p in self.outbox.posted if any(b.get("type") == "actions" for b in p.blocks)]
         if action is None or not answers:
-            self.say("(usage: /click helpful|not-this|other, after an answer with buttons)")
+            self.say("(usage: /click helpful|not-this|why, after an answer with buttons)")
             return
         answer = answers[-1]
         values = {

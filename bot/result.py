@@ -54,6 +54,8 @@ class Match:
     fix: list[str] = field(default_factory=list)
     sources: list[Source] = field(default_factory=list)
     suggestions: list[str] = field(default_factory=list)  # /trace commands, ids from the text filled in
+    facts: dict[str, str] = field(default_factory=dict)  # values the matched line states: {"requested": "20.00 MiB"}
+    lang: str = "en"  # the language title, summary, cause and fix are in
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -92,6 +94,7 @@ class Diagnosis:
     bytes_read: int = 0
     truncated: bool = False  # input was larger than the configured cap; only the head+tail was read
     notes: list[str] = field(default_factory=list)
+    lang: str = "en"  # the reader's language, from the words around the log: "en" or "ja"
 
     @property
     def confident(self) -> list[Match]:

@@ -11,10 +11,12 @@ from pathlib import Path
 
 import pytest
 
+from tests.slack.blocks import texts
 from tracebot.cli import main as cli_main
 from tracebot.config import Config
 from tracebot.console import ConsoleOutbox
 from tracebot.render.blocks_text import blocks_to_text
+from tracebot.render.messages import LANGS, msg
 from tracebot.service.build import build_service
 from tracebot.service.inbound import Inbound
 from tracebot.service.plugin_host import PluginHost
@@ -22,7 +24,8 @@ from tracebot.store import Store
 
 ROOT = Path(__file__).resolve().parents[1]
 CASES = [c for c in map(json.loads, (ROOT / "tests/corpus/cases.jsonl").read_text().splitlines()) if "text" in c]
-NOTHING_CONFIDENT = "Nothing matched with confidence"
+# "Nothing matched with confidence" in each language tracebot answers in
+NOTHING_CONFIDENT = tuple(msg(lang, "not_confident").partition(" (")[0] for lang in LANGS)
 FIRST_ID = re.compile(r"`([a-z0-9-]+)` · score")
 
 
@@ -54,12 +57,14 @@ def views(tmp_path_factory) -> dict[str, dict[str, tuple[str | None, bool]]]:
             posted = outbox.posted[before:]
             assert len(posted) == 1, case["id"]
             blocks = posted[0].blocks
-            slack_text = "\n".join(b["text"]["text"] for b in blocks if b.get("type") == "section")
+            # The answer names its entry and score in its footer (a context block) since the compact
+            # answer: read every text a Slack reader sees, sections and context alike.
+            slack_text = texts(blocks)
             console_text = blocks_to_text(blocks, posted[0].text)
             for view, text in (("slack", slack_text), ("console", console_text)):
                 found = FIRST_ID.search(text)
                 first = found.group(1) if found else None
-                confident = first is not None and NOTHING_CONFIDENT not in text
+                confident = first is not None and not any(n in text for n in NOTHING_CONFIDENT)
                 (slack if view == "slack" else console)[case["id"]] = (first, confident)
     finally:
         service.shutdown(wait=False)

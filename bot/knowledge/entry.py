@@ -23,7 +23,9 @@ MAX_TEXT_CHARS = 8_000
 MIN_ANCHOR_CHARS = 6
 
 REQUIRED = ("id", "title", "summary", "role", "recognise", "cause", "fix", "sources", "examples")
-KNOWN_KEYS = set(REQUIRED) | {"priority", "tags", "related", "trace"}
+KNOWN_KEYS = set(REQUIRED) | {"priority", "tags", "related", "trace", "ja"}
+# ``ja:`` carries the entry's reader-facing texts in Japanese; anything missing falls back to English.
+JA_KEYS = ("title", "summary", "cause", "fix")
 RECOGNISE_KEYS = ("anchors", "regex", "exemplars", "phrases", "unless")
 EXAMPLE_KEYS = ("match", "no_match", "todo_match")
 
@@ -49,6 +51,7 @@ class Entry:
     examples_match: list[str] = field(default_factory=list)
     examples_no_match: list[str] = field(default_factory=list)
     examples_todo: list[str] = field(default_factory=list)
+    ja: dict[str, Any] = field(default_factory=dict)  # {title, summary, cause: str; fix: list[str]}, all optional
     path: Path | None = None
     lines: dict[str, int] = field(default_factory=dict)  # dotted key path -> 1-based line in the file
 
@@ -59,6 +62,13 @@ class Entry:
                 return self.lines[key]
             key = key.rpartition(".")[0]
         return 1
+
+    def text_in(self, lang: str) -> dict[str, Any]:
+        """title, summary, cause and fix in ``lang`` where the entry has them, English otherwise."""
+        english = {"title": self.title, "summary": self.summary, "cause": self.cause, "fix": list(self.fix)}
+        if lang == "ja":
+            return {**english, **{k: v for k, v in self.ja.items() if v}}
+        return english
 
     def source_text(self) -> str:
         parts = []
@@ -180,6 +190,7 @@ def build_entry(data: Any) -> tuple[Entry | None, list[SchemaError]]:
                 errors.append(SchemaError(f"sources.{i}", f"source {i + 1} cites a doc without a 'section'"))
             clean_sources.append({str(k): str(v) for k, v in s.items()})
 
+    ja = _ja(data.get("ja"), errors)
     fix_raw = data.get("fix")
     if isinstance(fix_raw, str):
         fix_raw = [fix_raw]
@@ -203,5 +214,27 @@ def build_entry(data: Any) -> tuple[Entry | None, list[SchemaError]]:
         examples_match=ex["match"],
         examples_no_match=ex["no_match"],
         examples_todo=ex["todo_match"],
+        ja=ja,
     )
     return entry, errors
+
+
+def _ja(value: Any, errors: list[SchemaError]) -> dict[str, Any]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        errors.append(SchemaError("ja", "'ja' must be a mapping of title, summary, cause, fix"))
+        return {}
+    for key in value:
+        if key not in JA_KEYS:
+            errors.append(SchemaError(f"ja.{key}", f"unknown key 'ja.{key}' (known: {', '.join(JA_KEYS)})"))
+    out: dict[str, Any] = {}
+    for key, limit in (("title", 200), ("summary", MAX_TEXT_CHARS), ("cause", MAX_TEXT_CHARS)):
+        if key in value:
+            out[key] = _str(value, key, [], limit) if isinstance(value[key], str) else ""
+            if not out[key]:
+                errors.append(SchemaError(f"ja.{key}", f"'ja.{key}' must be a non-empty string of at most {limit} characters"))
+    if "fix" in value:
+        raw = [value["fix"]] if isinstance(value["fix"], str) else value["fix"]
+        out["fix"] = _str_list(raw, "ja.fix", errors, limit=MAX_TEXT_CHARS, max_items=30)
+    return out

@@ -204,8 +204,53 @@ def check_patterns(entry: Entry) -> list[tuple[str, str]]:
     return problems
 
 
+SOURCES_FILE = "sources.yaml"  # beside the entry folders: the documents entries cite (title, public URL)
+
+
 def entry_files(root: Path) -> list[Path]:
-    return sorted(p for p in root.rglob("*.yaml") if p.is_file() and not p.name.startswith("."))
+    return sorted(
+        p
+        for p in root.rglob("*.yaml")
+        if p.is_file() and not p.name.startswith(".") and p != root / SOURCES_FILE
+    )
+
+
+def load_documents(root: Path) -> tuple[dict[str, dict[str, str]], list[LoadError]]:
+    """``{doc file: {title, url?}}`` from ``sources.yaml``; empty when the knowledge base has none."""
+    path = root / SOURCES_FILE
+    if not path.is_file():
+        return {}, []
+    shown = str(path.relative_to(root.parent))
+    try:
+        data = yaml.load(path.read_text(encoding="utf-8"), Loader=_UntrustedLoader)  # noqa: S506 - safe subclass
+    except (yaml.YAMLError, OSError, UnicodeDecodeError) as exc:
+        return {}, [LoadError(shown, 1, f"cannot read the source documents: {exc}")]
+    docs: dict[str, dict[str, str]] = {}
+    errors: list[LoadError] = []
+    for doc, info in (data or {}).items() if isinstance(data, dict) else ():
+        if not isinstance(info, dict) or not isinstance(info.get("title"), str):
+            errors.append(LoadError(shown, 1, f"document {doc!r} needs a 'title' (and a public 'url' if it has one)"))
+            continue
+        docs[str(doc)] = {k: str(v) for k, v in info.items() if k in ("title", "url")}
+    if not isinstance(data, dict):
+        errors.append(LoadError(shown, 1, "sources.yaml must map document file names to {title, url}"))
+    return docs, errors
+
+
+def _cite_documents(entry: Entry, docs: dict[str, dict[str, str]], shown: str) -> list[LoadError]:
+    """Give each ``doc:`` source its document's title and public URL, so answers can link it."""
+    errors = []
+    for i, source in enumerate(entry.sources):
+        doc = source.get("doc")
+        if doc is None:
+            continue
+        if doc not in docs:
+            errors.append(LoadError(shown, entry.line_of(f"sources.{i}"), f"document '{doc}' is not listed in {SOURCES_FILE}"))
+            continue
+        source.setdefault("title", docs[doc]["title"])
+        if "url" in docs[doc]:
+            source.setdefault("url", docs[doc]["url"])
+    return errors
 
 
 def load_knowledge_base(root: Path | str) -> tuple[KnowledgeBase, list[LoadError]]:
@@ -216,6 +261,7 @@ def load_knowledge_base(root: Path | str) -> tuple[KnowledgeBase, list[LoadError
     if not root.is_dir():
         return KnowledgeBase([], root), [LoadError(str(root), 1, "knowledge directory not found")]
     ids: dict[str, str] = {}
+    docs, errors = load_documents(root)
     for path in entry_files(root):
         shown = str(path.relative_to(root.parent)) if root.parent != path else str(path)
         entry, errs = parse_entry_file(path, shown)
@@ -226,6 +272,8 @@ def load_knowledge_base(root: Path | str) -> tuple[KnowledgeBase, list[LoadError
             errors.append(LoadError(shown, entry.line_of("id"), f"duplicate id '{entry.id}' (also in {ids[entry.id]})"))
             continue
         ids[entry.id] = shown
+        if docs:
+            errors += _cite_documents(entry, docs, shown)
         entries.append(entry)
     if not entries and not errors:
         # An empty directory (a bad checkout, a wrong TRACEBOT_KNOWLEDGE) would make the bot silent.

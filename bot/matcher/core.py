@@ -21,13 +21,14 @@ from rapidfuzz import fuzz
 from tracebot.config import DEFAULT_THRESHOLD
 from tracebot.knowledge.entry import Entry
 from tracebot.knowledge.loader import KnowledgeBase
+from tracebot.matcher.facts import read_facts
 from tracebot.matcher.features import text_info
 from tracebot.matcher.index import CompiledKB, looks_like_error, tokens
 from tracebot.matcher.model import MIN_ENTRIES, Evidence, RankingModel, load_or_train
 from tracebot.matcher.normalize import clean, mask, to_text
 from tracebot.matcher.ranking import MAX_MATCHES, rank
 from tracebot.matcher.scan import ScanStats, bytes_stream, candidate_lines, open_log, text_lines
-from tracebot.matcher.suggest import fill, placeholders
+from tracebot.matcher.suggest import UNFILLED, fill, placeholders
 from tracebot.matcher.triage import TRIAGE_MIN_LINES, Triager, attach_triage
 from tracebot.result import Diagnosis, Match, Source
 
@@ -77,28 +78,33 @@ class _Agg:
 
 
 def entry_match(entry: Entry, *, score: float = 100.0, confident: bool = True, kind: str = "",
-                signature: str = "", filled: dict[str, str] | None = None) -> Match:
-    """A :class:`Match` that carries what ``entry`` says (summary, cause, fix, sources, suggestions)."""
+                signature: str = "", filled: dict[str, str] | None = None, lang: str = "en") -> Match:
+    """A :class:`Match` that carries what ``entry`` says (summary, cause, fix, sources, suggestions), in
+    ``lang`` where the entry has a translation. A suggestion whose placeholder the text did not fill
+    (``/trace job <jobid>`` with no job id in sight) is left out: it cannot be run as shown."""
+    said = entry.text_in(lang)
+    suggestions = [fill(t, filled or {}) for t in entry.trace]
     return Match(
         entry_id=entry.id,
-        title=entry.title,
+        title=said["title"],
         score=score,
         confident=confident,
         role=entry.role,
         kind=kind,
         signature=signature,
         priority=entry.priority,
-        summary=entry.summary,
-        cause=entry.cause,
-        fix=list(entry.fix),
+        summary=said["summary"],
+        cause=said["cause"],
+        fix=list(said["fix"]),
         sources=[_source(s) for s in entry.sources],
-        suggestions=[fill(t, filled or {}) for t in entry.trace],
+        suggestions=[s for s in suggestions if not UNFILLED.search(s)],
+        lang=lang,
     )
 
 
 def _source(cited: dict[str, str]) -> Source:
     if "doc" in cited:
-        return Source(title=cited["doc"], url=cited.get("url"), section=cited.get("section"))
+        return Source(title=cited.get("title") or cited["doc"], url=cited.get("url"), section=cited.get("section"))
     return Source(title=cited.get("title") or cited.get("url", ""), url=cited.get("url"))
 
 
@@ -348,6 +354,7 @@ class Matcher:
             or (probs.get(ei, 0.0) >= MODEL_MIN_PROBABILITY if probs else a.score >= MIN_REPORTED_SCORE)
         }
         filled = placeholders(named or "\n".join(a.line for a in kept.values()))
+        lang = language(prose)
         matches: list[Match] = []
         for ei, a in kept.items():
             score = self.model.score(probs[ei]) if probs else round(a.score, 1)
@@ -361,10 +368,11 @@ class Matcher:
                 # phrase must be close enough to be confident by itself.
                 score = min(score, thr - 0.1, requested - 0.1)
             m = entry_match(idx.entries[ei], score=score, confident=score >= thr, kind=a.kind,
-                            signature=a.signature, filled=filled)
+                            signature=a.signature, filled=filled, lang=lang)
             m.probability = round(probs[ei], 4) if probs else None
             m.line, m.line_no, m.occurrences, m.line_nos = a.line, a.first_line, a.occurrences, a.line_nos
             m.ranks, m.hosts = list(a.ranks), list(a.hosts)
+            m.facts = read_facts(a.line) if a.line else {}
             matches.append(m)
         if probs:
             _root_causes_outrank_symptoms(matches, thr)
@@ -376,6 +384,7 @@ class Matcher:
             bytes_read=stats.bytes_read,
             truncated=stats.truncated,
             notes=notes,
+            lang=lang,
         )
         if triager is not None:
             attach_triage(diagnosis, triager)
@@ -408,6 +417,14 @@ _FUNCTION_WORDS_TEXT = (
 _FUNCTION_WORDS = frozenset(_FUNCTION_WORDS_TEXT.split())
 _WORDS = re.compile(r"[^\W\d_]{2,}")
 _CJK_CHAR = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff]")
+_KANA = re.compile(r"[\u3040-\u30ff]")
+
+
+def language(prose: str) -> str:
+    """``ja`` when the words around the log (the question, the remarks) are Japanese: kana, which
+    Chinese text lacks. Log lines are left out of ``prose``, so an English log pasted with a Japanese
+    question is answered in Japanese."""
+    return "ja" if len(_KANA.findall(prose)) >= 3 else "en"
 
 
 def prose_lines(text: str) -> str:

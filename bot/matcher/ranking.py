@@ -49,9 +49,9 @@ def combine(
     """One diagnosis from several (a message and its files; a plugin's log, record and stacks).
 
     An entry found in more than one keeps its strongest evidence (the higher score; on a tie, the
-    earlier part). Counts add up; notes are kept in order, each once. The triage (first failure, cascade,
-    silent ranks) is the first part's that found a failure: line numbers of different texts do not
-    compare, and the message comes before its files.
+    earlier part). Counts add up; notes are kept in order, each once. The language is the first
+    non-English part's; the triage (first failure, cascade, silent ranks) is the first part's that has
+    one: line numbers of different texts do not compare, and the message comes before its files.
     """
     parts = list(diagnoses)
     best: dict[str, Match] = {}
@@ -63,8 +63,15 @@ def combine(
             if m.entry_id not in best or m.score > best[m.entry_id].score:
                 best[m.entry_id] = m
         notes.update(dict.fromkeys(diag.notes))
-    triaged = next((d for d in parts if d.first_failure is not None), None)
-    combined = Diagnosis(
+    # The reader's language is the message's (the first part); a log's triage comes from the part that has one.
+    triaged = next((d for d in parts if d.first_failure is not None or d.silent_ranks), None)
+    return Diagnosis(
+        lang=next((d.lang for d in parts if d.lang != "en"), "en"),
+        first_failure=triaged.first_failure if triaged else None,
+        cascade=triaged.cascade if triaged else "",
+        silent_ranks=list(triaged.silent_ranks) if triaged else [],
+        silent_hosts=dict(triaged.silent_hosts) if triaged else {},
+        lagging_ranks=list(triaged.lagging_ranks) if triaged else [],
         matches=rank(best.values())[:max_matches],
         threshold=parts[0].threshold if parts else Diagnosis().threshold,
         lines_total=sum(d.lines_total for d in parts),
@@ -73,8 +80,3 @@ def combine(
         truncated=any(d.truncated for d in parts),
         notes=list(notes),
     )
-    if triaged is not None:
-        combined.first_failure, combined.cascade = triaged.first_failure, triaged.cascade
-        combined.silent_ranks, combined.silent_hosts = triaged.silent_ranks, triaged.silent_hosts
-        combined.lagging_ranks = triaged.lagging_ranks
-    return combined

@@ -1,6 +1,6 @@
 """Fill the ``/trace`` suggestions of an entry from the pasted text: ``/trace job <jobid>`` becomes
-``/trace job 4411`` when the log names its SLURM job. Only unambiguous mentions count; otherwise the
-placeholder stays, which is still a correct suggestion."""
+``/trace job 4411`` when the log names its SLURM job. Only unambiguous mentions count; a
+suggestion whose placeholder stays unfilled is not shown (``UNFILLED``)."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ _JOB_ID = [
     re.compile(r"\bjob(?:[ _]?id)?[ =:#]+(\d{2,12})\b", re.IGNORECASE),
 ]
 _TRAINING_JOB = re.compile(r"\bTrainingJobName[\"' =:]+([A-Za-z0-9][A-Za-z0-9-]{0,62})")
+UNFILLED = re.compile(r"<[a-z][a-z-]*>")  # a placeholder no value from the text replaced
 _NODE = re.compile(r"\b(?:node|host)[ =:]+([a-z][a-z0-9-]{1,62}\d)\b")
 
 

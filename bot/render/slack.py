@@ -7,9 +7,11 @@ fits the pair into Slack's limits afterwards.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from tracebot.ranks import format_ranks
+from tracebot.render.messages import msg
 from tracebot.result import Diagnosis, Match, Result, Source, StackGroup, Table
 
 Block = dict[str, Any]
@@ -17,8 +19,11 @@ Rendered = tuple[str, list[Block]]
 
 ACTION_HELPFUL = "tracebot_helpful"
 ACTION_NOT_THIS = "tracebot_not_this"
-ACTION_OTHER = "tracebot_other_matches"
-ACTIONS = (ACTION_HELPFUL, ACTION_NOT_THIS, ACTION_OTHER)
+ACTION_WHY = "tracebot_why_all_steps"  # the cause, every fix step, the evidence and the other matches
+ACTION_OTHER = "tracebot_other_matches"  # on answers posted before "Why & all steps" existed
+ACTIONS = (ACTION_HELPFUL, ACTION_NOT_THIS, ACTION_WHY, ACTION_OTHER)
+_KANA = re.compile(r"[\u3040-\u30ff]{3}")
+FIRST_STEPS = 3  # fix steps in the answer itself; the rest behind "Why & all steps"
 STATUS_EMOJI = {
     "ok": ":white_check_mark:",
     "info": ":information_source:",
@@ -70,6 +75,7 @@ def _where(match: Match) -> str:
 
 
 def _sources(sources: list[Source]) -> str:
+    """Each source by title, linked to its public page where it has one."""
     links = []
     for s in sources:
         label = escape(s.text())
@@ -78,33 +84,99 @@ def _sources(sources: list[Source]) -> str:
     return "; ".join(x for x in links if x)
 
 
-def match_blocks(match: Match) -> list[Block]:
-    """One match explained: title, why it matched, the fix, the source and the next /trace command."""
-    head = f"*{escape(match.title)}*  `{match.entry_id}` · score {match.score:.0f}"
+def _head(match: Match, lang: str) -> str:
+    head = f"*{escape(match.title)}*"
     if match.role == "symptom":
-        head += " · _symptom: the root cause is usually elsewhere in the log_"
-    blocks = [section(head)]
+        head += f" · _{msg(lang, 'symptom')}_"
+    return head
+
+
+def _score(match: Match) -> str:
+    """The entry and its score, as every view prints them (tests/test_views_agree.py reads this)."""
+    return f"`{match.entry_id}` · score {match.score:.0f}"
+
+
+def _why_matched(match: Match, lang: str) -> str:
     if match.kind == "phrase" and not match.line:
-        why = (
-            f"Your message reads like “{escape(match.signature)}”" if match.signature else "Matched the text"
-        )
-    else:
-        why = "Matched " + (_where(match) or "the text")
+        return msg(lang, "reads_like", phrase=escape(match.signature)) if match.signature else ""
+    return msg(lang, "matched_line", where=_where(match) or "the text")
+
+
+def match_blocks(match: Match, lang: str = "en") -> list[Block]:
+    """One match in full: title, why it matched (the line), the cause, every fix step, the sources and
+    the next /trace command. Shown behind "Why & all steps" and in plugin results."""
+    blocks = [section(f"{_head(match, lang)}  {_score(match)}")]
+    why = _why_matched(match, lang)
     if match.line:
         why += "\n" + code(match.line)
-    blocks.append(section(why))
+    if why:
+        blocks.append(section(why))
     if match.cause:
-        blocks.append(section(f"*Why:* {escape(match.cause)}"))
+        blocks.append(section(f"*{msg(lang, 'why')}:* {escape(match.cause)}"))
     if match.fix:
-        steps = "\n".join(f"{i}. {escape(step)}" for i, step in enumerate(match.fix, 1))
-        blocks.append(section(f"*Fix*\n{steps}"))
-    footer = []
-    if _sources(match.sources):
-        footer.append(f"Source: {_sources(match.sources)}")
-    if match.suggestions:
-        footer.append("Next: " + "  ".join(f"`{escape(t)}`" for t in match.suggestions))
+        blocks.append(section(f"*{msg(lang, 'fix')}*\n{_steps(match.fix)}"))
+    footer = _footer(match, lang, match.sources)
     if footer:
         blocks.append(context(*footer))
+    return blocks
+
+
+def _steps(steps: list[str], start: int = 1) -> str:
+    return "\n".join(f"{i}. {escape(step)}" for i, step in enumerate(steps, start))
+
+
+def _footer(match: Match, lang: str, sources: list[Source]) -> list[str]:
+    footer = []
+    if _sources(sources):
+        footer.append(f"{msg(lang, 'source')}: {_sources(sources)}")
+    if match.suggestions:
+        footer.append(f"{msg(lang, 'next')}: " + "  ".join(f"`{escape(t)}`" for t in match.suggestions))
+    return footer
+
+
+def one_line(text: str, limit: int = 200) -> str:
+    """The first sentence of ``text``, at most ``limit`` characters."""
+    text = " ".join(text.split())
+    for end in (". ", "。"):
+        cut = text.find(end)
+        if 0 < cut < limit:
+            return text[: cut + len(end)].strip()
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def _facts(match: Match, lang: str) -> str:
+    """The values the error states (read off its line) and where it was, in the reader's words."""
+    said = [msg(lang, f"fact.{k}", v=escape(v)) for k, v in match.facts.items()]
+    if match.line_no and match.line_no > 1:
+        said.append(msg(lang, "fact.line", v=match.line_no))
+    if match.ranks:
+        key = "fact.rank" if len(match.ranks) == 1 else "fact.ranks"
+        said.append(msg(lang, key, v=escape(format_ranks(match.ranks[:64]))))
+    if match.hosts:
+        said.append(msg(lang, "fact.host", v=escape(", ".join(match.hosts[:3]) + (" …" if len(match.hosts) > 3 else ""))))
+    if match.occurrences > 1:
+        said.append(msg(lang, "fact.occurrences", v=match.occurrences))
+    return " · ".join(said)
+
+
+def compact_blocks(match: Match, lang: str, *, line_shown: bool = False) -> list[Block]:
+    """The answer a reader sees first: title and one-line summary, what their error says, the fix steps
+    that matter most. The cause and the remaining steps are one click away. ``line_shown``: the matched
+    line is already on screen (as the log's first failure), so it is not quoted twice."""
+    blocks = [section(f"{_head(match, lang)}\n{escape(one_line(match.summary))}" if match.summary else _head(match, lang))]
+    facts = _facts(match, lang)
+    if match.line and not line_shown and not match.facts and match.kind != "phrase" and not _KANA.search(match.line):
+        # (a line in kana is the reader's own question, not a log line worth quoting back)
+        # nothing read off the line: quote it, short, so the fix stays on the first screen
+        quoted = match.line if len(match.line) <= 160 else match.line[:159] + "…"
+        facts += ("\n" if facts else "") + "`" + escape(quoted).replace("`", "'") + "`"
+    if facts:
+        blocks.append(section(f"*{msg(lang, 'what_it_says')}:* {facts}"))
+    elif _why_matched(match, lang):
+        blocks.append(context(_why_matched(match, lang)))
+    if match.fix:
+        steps = _steps(match.fix[:FIRST_STEPS])
+        blocks.append(section(f"*{msg(lang, 'fix')}*\n{steps}"))
     return blocks
 
 
@@ -129,9 +201,10 @@ def triage_lead(d: Diagnosis) -> list[Block]:
                         f"host {escape(ff.host)}" if ff.host else "",
                         f"in `{escape(ff.frame)}`" if ff.frame else "") if p
         )
-        body = f"*First failure* · {where}\n{code(ff.text)}"
+        shown = ff.text if len(ff.text) <= 240 else ff.text[:239] + "…"
+        body = f"*{msg(d.lang, 'first_failure')}* · {where}\n{code(shown)}"
         if ff.entry_id is None:
-            body += "\nNot a known problem: everything after it in the log follows from this error."
+            body += "\n" + msg(d.lang, "unknown_first_failure")
         blocks.append(section(body))
     silent = _silent_text(d)
     if silent or d.lagging_ranks:
@@ -141,75 +214,93 @@ def triage_lead(d: Diagnosis) -> list[Block]:
 
 
 def triage_tail(d: Diagnosis) -> list[Block]:
-    return [context(f"After the first failure: {escape(d.cascade)}.")] if d.cascade and d.first_failure else []
+    if not (d.cascade and d.first_failure):
+        return []
+    return [context(msg(d.lang, "after_first_failure", cascade=escape(d.cascade)))]
 
 
 def answer(diagnosis: Diagnosis, *, diagnosis_id: int | None, always_answer: bool) -> Rendered | None:
     """The reply to a pasted error. ``None`` means say nothing (nothing worth posting, not asked directly).
     A multi-rank log leads with its first failure and the ranks that went quiet, then the entries, then
     the cascade that followed."""
-    rendered = _answer_entries(diagnosis, diagnosis_id=diagnosis_id, always_answer=always_answer)
+    lead, tail = triage_lead(diagnosis), triage_tail(diagnosis)
+    ff = diagnosis.first_failure
+    best = diagnosis.confident[0] if diagnosis.confident else None
+    line_shown = bool(lead) and ff is not None and not ff.cascade and best is not None and ff.line_no == best.line_no
+    rendered = _answer_entries(diagnosis, diagnosis_id=diagnosis_id, always_answer=always_answer, line_shown=line_shown)
     if rendered is None:
         return None
     text, blocks = rendered
-    lead, tail = triage_lead(diagnosis), triage_tail(diagnosis)
-    ff = diagnosis.first_failure
     if lead and ff is not None and not ff.cascade and ff.entry_id is None:
         text = f"First failure: {ff.text[:200]}. " + text
     return text, [*lead, *blocks, *tail]
 
 
-def _answer_entries(diagnosis: Diagnosis, *, diagnosis_id: int | None, always_answer: bool) -> Rendered | None:
+def _answer_entries(
+    diagnosis: Diagnosis, *, diagnosis_id: int | None, always_answer: bool, line_shown: bool = False
+) -> Rendered | None:
     matches = diagnosis.matches
-    threshold = diagnosis.threshold
+    lang = diagnosis.lang
     confident = diagnosis.confident
     if not diagnosis.worth_posting and not always_answer:
         return None
     if not matches:
-        text = "No known error matched. Try `/trace kb <words>` to search the knowledge base."
+        text = msg(lang, "no_match")
         return text, [section(text)]
     if not confident:
         lines = [
-            f"{i}. *{escape(m.title)}* `{m.entry_id}` · score {m.score:.0f}"
-            + (f" — {_where(m)}" if _where(m) else "")
+            f"{i}. *{escape(m.title)}* {_score(m)}" + (f" — {_where(m)}" if _where(m) else "")
             for i, m in enumerate(matches[:5], 1)
         ]
-        text = f"Nothing matched with confidence (threshold {threshold:.0f}). Closest guesses:"
+        text = msg(lang, "not_confident", threshold=f"{diagnosis.threshold:.0f}")
         blocks = [section(text), section("\n".join(lines))]
         best = matches[0]
         if best.fix:
-            blocks.append(context(f"If it is *{escape(best.title)}*: {escape(best.fix[0])}"))
+            blocks.append(context(msg(lang, "if_it_is", title=escape(best.title), step=escape(best.fix[0]))))
         return text + " " + escape(", ".join(m.title for m in matches[:3])), blocks
     best = confident[0]
-    blocks = match_blocks(best)
+    blocks = compact_blocks(best, lang, line_shown=line_shown)
+    if diagnosis_id is not None:
+        value = f"{diagnosis_id}:{best.entry_id}:{lang}"
+        buttons = [
+            button(msg(lang, "helpful"), ACTION_HELPFUL, value, "primary"),
+            button(msg(lang, "not_this"), ACTION_NOT_THIS, value),
+            button(msg(lang, "why_all"), ACTION_WHY, value),
+        ]
+        blocks.append({"type": "actions", "block_id": "tracebot_feedback", "elements": buttons})
+    footer = [_score(best), *_footer(best, lang, best.sources[:2])]
     also = confident[1:4]
     if also:
-        blocks.append(
-            context("Also matched: " + ", ".join(f"{escape(m.title)} ({m.score:.0f})" for m in also))
-        )
-    if diagnosis_id is not None:
-        value = f"{diagnosis_id}:{best.entry_id}"
-        buttons = [
-            button("Helpful", ACTION_HELPFUL, value, "primary"),
-            button("Not this", ACTION_NOT_THIS, value),
-        ]
-        if len(matches) > 1:
-            buttons.append(button("Other matches", ACTION_OTHER, value))
-        blocks.append({"type": "actions", "block_id": "tracebot_feedback", "elements": buttons})
+        footer.append(f"{msg(lang, 'also_matched')}: " + ", ".join(f"{escape(m.title)} ({m.score:.0f})" for m in also))
+    blocks.append(context(*footer))
     # The fallback text is mrkdwn too (notifications, screen readers): the log line is the user's.
-    return escape(f"{best.title}: {best.summary or best.line}"), blocks
+    return escape(f"{best.title}: {one_line(best.summary) or best.line}"), blocks
 
 
-def other_matches(matches: list[Match], shown: str) -> Rendered:
+def details(matches: list[Match], shown: str, lang: str = "en") -> Rendered:
+    """"Why & all steps": the shown entry in full, then the other matches, for the one who asked."""
+    first = next((m for m in matches if m.entry_id == shown), None)
+    blocks = match_blocks(first, lang) if first is not None else []
+    others = other_matches(matches, shown, lang)
+    if first is None or len(others[1]) > 1:
+        blocks += ([{"type": "divider"}] if blocks else []) + others[1]
+    title = first.title if first is not None else msg(lang, "other_matches")
+    return escape(f"{title}: {msg(lang, 'why_all')}"), blocks
+
+
+def other_matches(matches: list[Match], shown: str, lang: str = "en") -> Rendered:
     rest = [m for m in matches if m.entry_id != shown]
     if not rest:
-        text = "No other entries matched."
+        text = msg(lang, "no_other_matches")
         return text, [section(text)]
-    blocks = [section("*Other matches*")]
-    for m in rest[:5]:
-        blocks.extend(match_blocks(m))
-        blocks.append({"type": "divider"})
-    return "Other matches: " + escape(", ".join(m.title for m in rest[:5])), blocks[:-1]
+    lines = [
+        f"{i}. *{escape(m.title)}* {_score(m)}" + (f"\n    {escape(m.fix[0])}" if m.fix else "")
+        for i, m in enumerate(rest[:5], 1)
+    ]
+    return (
+        f"{msg(lang, 'other_matches')}: " + escape(", ".join(m.title for m in rest[:5])),
+        [section(f"*{msg(lang, 'other_matches')}*"), section("\n".join(lines))],
+    )
 
 
 def pointer(permalink: str, title: str) -> Rendered:
@@ -264,6 +355,37 @@ def result(res: Result) -> Rendered:
     if res.attachments:
         blocks.append(context("Attached: " + ", ".join(escape(a.filename) for a in res.attachments)))
     return escape(f"{res.title}: {res.summary}"), blocks
+
+
+def result_summary(res: Result, filename: str) -> Rendered:
+    """A result too long to read in the thread: its title and summary, each stack group once (one line:
+    ranks and where they are), the start of each section, the best knowledge entry, and a pointer to
+    the file holding everything. Stays well under 4,000 characters."""
+    emoji = STATUS_EMOJI.get(res.status, "")
+    summary = res.summary if len(res.summary) <= 1200 else res.summary[:1199] + "…"
+    blocks = [section(f"{emoji} *{escape(res.title)}*\n{escape(summary)}".strip())]
+    if res.stack_groups:
+        heads = [_stack_head(g) for g in res.stack_groups[:8]]
+        more = len(res.stack_groups) - 8
+        blocks.append(section("\n".join(heads) + (f"\n… and {more} more groups" if more > 0 else "")))
+    shown = [sec for sec in res.sections if not sec.text.lstrip().startswith("```")][:4]
+    if shown:
+        blocks.append(section("\n".join(
+            f"*{escape(sec.title)}*: {escape(one_line(sec.text.replace(chr(10), ' '), 160))}" for sec in shown
+        )))
+    if res.matches and res.matches[0].confident:
+        blocks.extend(compact_blocks(res.matches[0], "en"))
+        blocks.append(context(_score(res.matches[0])))
+    blocks.append(context(f"Everything ({len(res.sections)} sections, {len(res.stack_groups)} stack groups) "
+                          f"is in the attached file `{escape(filename)}`."))
+    return escape(f"{res.title}: {one_line(res.summary)}"), blocks
+
+
+def _stack_head(group: StackGroup) -> str:
+    n = len(group.ranks)
+    where = f" in `{escape(group.where.label())}`" if group.where else ""
+    flag = ":warning: odd one out · " if group.odd_one_out else ""
+    return f"{flag}rank{'s' if n != 1 else ''} {escape(format_ranks(group.ranks))} ({n}){where}"
 
 
 def parent(command: str, user: str | None, state: str) -> Rendered:

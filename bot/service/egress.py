@@ -62,6 +62,17 @@ class EgressOutbox:
     def permalink(self, channel: str, ts: str) -> str:
         return self.inner.permalink(channel, ts)
 
+    def respond(self, response_url: str, text: str, blocks: Blocks | None = None) -> None:
+        self.inner.respond(response_url, self.text(text), self.data(blocks))
+
+    def open_dm(self, user: str) -> str:
+        open_dm = getattr(self.inner, "open_dm", None)
+        return open_dm(user) if open_dm is not None else user
+
+    def members(self, channel: str) -> set[str] | None:
+        members = getattr(self.inner, "members", None)
+        return members(channel) if members is not None else None
+
     def publish_home(self, user: str, view: dict[str, Any]) -> None:
         self.inner.publish_home(user, self.data(view))
 

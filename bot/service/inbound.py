@@ -31,6 +31,7 @@ class Inbound:
     files: list[FileRef] = field(default_factory=list)
     event_id: str | None = None
     channel_type: str | None = None
+    response_url: str | None = None  # the message shortcut's: answers the clicker where tracebot cannot post
 
     @property
     def thread_root(self) -> str:

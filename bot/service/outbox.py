@@ -40,5 +40,17 @@ class Outbox(Protocol):
 
     def publish_home(self, user: str, view: dict[str, Any]) -> None: ...
 
+    def respond(self, response_url: str, text: str, blocks: Blocks | None = None) -> None:
+        """Answer an interaction through its ``response_url``, seen only by the user who started it."""
+        ...
+
+    def open_dm(self, user: str) -> str:
+        """The id of tracebot's direct-message conversation with ``user`` (opened if need be)."""
+        ...
+
+    def members(self, channel: str) -> set[str] | None:
+        """Who is in ``channel``; None when that cannot be known (then only a user's own count)."""
+        ...
+
     def download(self, url: str, dest: Path, max_bytes: int) -> int:
         """Save a user's file to ``dest``; return its size. Raise DownloadRefused past ``max_bytes``."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from tracebot.render import slack as render
 from tracebot.render.blocks_text import blocks_to_text
-from tracebot.render.slack_limits import fit
+from tracebot.render.slack_limits import block_chars, fit
 from tracebot.result import Result
 from tracebot.service.outbox import Outbox
 
@@ -33,9 +33,23 @@ def post(
     return ts
 
 
+SUMMARY_CHARS = 3500  # about three screens: a longer result is summarised in the thread, in full in a file
+RESULT_FILE = "tracebot-result.txt"
+
+
+def rendered_chars(rendered: render.Rendered) -> int:
+    return sum(block_chars(b) for b in rendered[1])
+
+
 def post_result(outbox: Outbox, channel: str, thread: str | None, result: Result) -> str:
-    """A command's Result and its attachments, in ``thread``."""
-    ts = post(outbox, channel, render.result(result), thread, filename="tracebot-result.txt")
+    """A command's Result and its attachments, in ``thread``. Past a few screens nobody reads it in the
+    thread: a short summary goes there and the whole result follows as a file."""
+    full = render.result(result)
+    if rendered_chars(full) <= SUMMARY_CHARS:
+        ts = post(outbox, channel, full, thread, filename=RESULT_FILE)
+    else:
+        ts = post(outbox, channel, render.result_summary(result, RESULT_FILE), thread, filename=RESULT_FILE)
+        outbox.upload(channel, thread or ts, RESULT_FILE, blocks_to_text(full[1], full[0]).encode("utf-8"), "Full result")
     for a in result.attachments:
         outbox.upload(channel, thread or ts, a.filename, a.content, a.title or a.filename)
     return ts

@@ -123,8 +123,9 @@ class TraceRuns:
                 f"I'm not in <#{channel}>, so here is your `/trace {render.escape(plan.label)}`. "
                 "Invite me there with `/invite @tracebot`."
             )
-            self.outbox.post(user, note, [render.section(note)])
-            return user, self.outbox.post(user, *parent)
+            dm = self.outbox.open_dm(user)
+            self.outbox.post(dm, note, [render.section(note)])
+            return dm, self.outbox.post(dm, *parent)
 
     def _run(self, job: Job, plan: Plan, channel: str, user: str | None, thread_ts: str | None) -> None:
         assert plan.step is not None

@@ -26,6 +26,7 @@ from typing import Any
 from tracebot.config import Config
 from tracebot.plugin_api import Caller
 from tracebot.render import slack as render
+from tracebot.render.messages import msg
 from tracebot.render.slack_home import HOME_BLOCKS, home_view
 from tracebot.result import Diagnosis
 from tracebot.secrets import Scrubber
@@ -37,7 +38,7 @@ from tracebot.service.inbound import Click, Inbound, SlashCommand, mentions, pla
 from tracebot.service.jobs import JobPool, PoolBusy
 from tracebot.service.knowledge import KnowledgeHolder
 from tracebot.service.learning import answered_text, maintainer_home, note_unanswered
-from tracebot.service.outbox import Outbox
+from tracebot.service.outbox import NotInChannel, Outbox
 from tracebot.service.ratelimit import RateLimiter
 from tracebot.service.records import Records
 from tracebot.service.router import Plan, Router
@@ -275,7 +276,9 @@ class Service:
         return self.outbox.rendered(reply) if reply is not None else None
 
     def on_click(self, click: Click) -> None:
-        diag_id_text, _, entry_id = click.value.partition(":")
+        diag_id_text, _, rest = click.value.partition(":")
+        entry_id, _, lang = rest.partition(":")  # answers before the language was added end at the entry
+        lang = lang or "en"
         try:
             diag_id = int(diag_id_text)
         except ValueError:
@@ -287,28 +290,41 @@ class Service:
         )
         thread = click.thread_ts or click.message_ts
         if record is None:
-            self.outbox.ephemeral(
-                click.channel, click.user, "That answer is no longer in my records.", None, thread
-            )
+            self.outbox.ephemeral(click.channel, click.user, msg(lang, "gone"), None, thread)
             return
-        if click.action_id == render.ACTION_OTHER:
-            posting.post(self.outbox, click.channel, render.other_matches(record.matches, entry_id), thread)
+        if click.action_id in (render.ACTION_WHY, render.ACTION_OTHER):
+            # Only the one who asked wants the rest: the thread keeps the short answer.
+            text, blocks = posting.fitted(render.details(record.matches, entry_id, lang))
+            self.outbox.ephemeral(click.channel, click.user, text, blocks, thread)
             return
         helpful = click.action_id == render.ACTION_HELPFUL
         self.store.record_feedback(
             diagnosis_id=record.id, entry_id=entry_id, user=click.user, helpful=helpful
         )
-        thanks = (
-            "Thanks, noted as helpful."
-            if helpful
-            else "Thanks. Noted as not this one: knowledge-base maintainers see it in `tracebot stats`."
-        )
+        thanks = msg(lang, "thanks_helpful" if helpful else "thanks_not_this")
         self.outbox.ephemeral(click.channel, click.user, thanks, None, thread)
 
+    def visible_to(self, user: str, records: list[Any], limit: int = 10) -> list[Any]:
+        """The diagnoses ``user`` may see: their own, and those from conversations they are a member of.
+        A conversation whose members cannot be read shows them only their own."""
+        members: dict[str, set[str] | None] = {}
+        shown = []
+        for record in records:
+            if record.user != user:
+                if record.channel not in members:
+                    members[record.channel] = self.outbox.members(record.channel)
+                if user not in (members[record.channel] or set()):
+                    continue
+            shown.append(record)
+            if len(shown) == limit:
+                break
+        return shown
+
     def on_home_opened(self, user: str) -> None:
+        recent = self.records.attempt("reading recent diagnoses", lambda: self.store.recent_diagnoses(limit=100), [])
         view = home_view(
             kb=self.knowledge.kb,
-            recent=self.records.attempt("reading recent diagnoses", lambda: self.store.recent_diagnoses(limit=10), []),
+            recent=self.visible_to(user, recent),
             helpful=self.records.attempt("reading feedback", lambda: most_helpful(self.store), []),
             kb_errors=self.knowledge.errors,
             plugin_errors=self.router.host.load_errors(),
@@ -380,7 +396,14 @@ class Service:
             assert rendered is not None  # always, or something confident
             if diagnosis.notes:
                 rendered[1].append(render.context(*(render.escape(n) for n in diagnosis.notes[:5])))
-            ts = posting.post(self.outbox, msg.channel, rendered, thread, filename="tracebot-diagnosis.txt")
+            try:
+                ts = posting.post(self.outbox, msg.channel, rendered, thread, filename="tracebot-diagnosis.txt")
+            except NotInChannel:
+                if not msg.response_url:
+                    raise
+                # The shortcut run in a channel tracebot is not in: the clicker still gets the answer.
+                self.outbox.respond(msg.response_url, *posting.fitted(rendered))
+                return None
             if diag_id is not None:
                 self.records.attempt("recording an answer's ts", lambda: self.store.set_reply_ts(diag_id, ts), None)
             return ts

@@ -9,6 +9,7 @@ from typing import Any
 from urllib.parse import urlparse
 
 from slack_sdk.errors import SlackApiError
+from slack_sdk.webhook import WebhookClient
 
 from tracebot.service.outbox import Blocks, DownloadRefused, NotInChannel
 from tracebot.service.ratelimit import RateLimiter
@@ -107,6 +108,30 @@ class SlackOutbox:
 
     def permalink(self, channel: str, ts: str) -> str:
         return str(self.client.chat_getPermalink(channel=channel, message_ts=ts)["permalink"])
+
+    def respond(self, response_url: str, text: str, blocks: Blocks | None = None) -> None:
+        # Only Slack's own hooks (or, in tests, the fake's origin) get what tracebot says.
+        if origin(response_url) not in {("https", "hooks.slack.com", 443), *self.file_origins}:
+            raise NotInChannel(f"response_url off Slack: {urlparse(response_url).hostname}")
+        WebhookClient(response_url).send(text=text, blocks=blocks, response_type="ephemeral")
+
+    def open_dm(self, user: str) -> str:
+        # A user id is not a channel: posting to it only works by a legacy fallback Slack may drop.
+        return str(self.client.conversations_open(users=user)["channel"]["id"])
+
+    def members(self, channel: str) -> set[str] | None:
+        found: set[str] = set()
+        cursor = None
+        try:
+            while True:
+                page = self.client.conversations_members(channel=channel, cursor=cursor, limit=1000)
+                found.update(page.get("members") or [])
+                cursor = (page.get("response_metadata") or {}).get("next_cursor")
+                if not cursor:
+                    return found
+        except SlackApiError:
+            log.warning("cannot list the members of %s", channel, exc_info=True)
+            return None
 
     def publish_home(self, user: str, view: dict[str, Any]) -> None:
         self.client.views_publish(user_id=user, view=view)

@@ -50,6 +50,7 @@ class FakeSlack:
         self.socket_url = ""
         self.not_in: set[str] = set()  # channels tracebot was never invited to
         self.threads: dict[tuple[str, str], list[dict[str, Any]]] = {}  # (channel, root ts) -> messages
+        self.channel_members: dict[str, list[str]] = {}  # conversations.members; unlisted: nobody but tracebot
         self._failures: dict[str, list[tuple[int, int]]] = {}
         self._lock = threading.Lock()
         self._ts = itertools.count(1)
@@ -181,6 +182,14 @@ class FakeSlack:
                 return {"ok": False, "error": "invalid_trigger_id"}
             view = p.get("view") or {}
             return {"ok": True, "view": {"id": "V0MODAL", **(json.loads(view) if isinstance(view, str) else view)}}
+        if method == "conversations.open":
+            user = str(p.get("users", ""))
+            return {"ok": True, "channel": {"id": "D" + user.removeprefix("U")}}
+        if method == "conversations.members":
+            if p.get("channel") in self.not_in:
+                return {"ok": False, "error": "channel_not_found"}
+            members = [self.bot_user_id, *self.channel_members.get(str(p.get("channel")), [])]
+            return {"ok": True, "members": members, "response_metadata": {"next_cursor": ""}}
         if method == "views.publish":
             return {"ok": True, "view": {"id": "V0001", **(p.get("view") or {})}}
         if method == "files.getUploadURLExternal":
@@ -257,6 +266,11 @@ class FakeSlack:
                             fake.uploads[file_id]["content"] = raw
                         fake.calls.append(Call("upload", {"file_id": file_id}, b"", ""))
                     self._send(200, f"OK - {len(raw)}".encode(), "text/plain")
+                    return
+                if path.startswith("/response/"):  # an interaction's response_url
+                    with fake._lock:
+                        fake.calls.append(Call("response_url", json.loads(raw or b"{}"), raw, ""))
+                    self._send(200, b"ok", "text/plain")
                     return
                 if not path.startswith("/api/"):
                     self._send(404, b"{}")

@@ -147,7 +147,12 @@ def slash(text: str, *, channel: str = "C0TRAIN", user: str = "U0ALICE") -> str:
 
 
 def message_action(
-    msg: dict[str, Any], *, channel: str = "C0TRAIN", user: str = "U0BOB", callback_id: str = "tracebot_diagnose"
+    msg: dict[str, Any],
+    *,
+    channel: str = "C0TRAIN",
+    user: str = "U0BOB",
+    callback_id: str = "tracebot_diagnose",
+    response_url: str = "https://hooks.slack.com/app/T0001/1/def",
 ) -> str:
     payload = {
         "type": "message_action",
@@ -160,7 +165,7 @@ def message_action(
         "enterprise": None,
         "callback_id": callback_id,
         "trigger_id": f"{next(_seq)}.1.def",
-        "response_url": "https://hooks.slack.com/app/T0001/1/def",
+        "response_url": response_url,
         "message_ts": msg["ts"],
         "message": {k: v for k, v in msg.items() if k not in ("channel", "channel_type", "event_ts")},
     }

@@ -57,10 +57,17 @@ class BigPlugin:
     def register_commands(self) -> list[Command]:
         def run(ctx: CommandContext) -> Result:
             sections = [Section(f"rank {i}", ("frame line\n" * 400)) for i in range(60)]
+            stuck = Frame(function="all_reduce", filename="/srv/train.py", line=7)
+            groups = [
+                StackGroup(ranks=[str(r) for r in range(59)], frames=[stuck], where=stuck),
+                StackGroup(ranks=["59"], frames=[Frame("read_shard", "/srv/data.py", 3)],
+                           where=Frame("read_shard", "/srv/data.py", 3), odd_one_out=True),
+            ]
             return Result(
                 title="big",
                 summary="60 ranks",
                 sections=sections,
+                stack_groups=groups,
                 attachments=[Attachment("ranks.txt", b"rank 0: ok\n" * 10, title="All ranks")],
             )
 

@@ -62,7 +62,7 @@ def test_a_scripted_console_conversation_shows_what_slack_would_get(kb_dir, tmp_
     # Each message the user sends opens a turn; what tracebot did about it follows, up to the next one.
     _, _, loss_curve_turn, log_turn = out.split("── you → #C0CONSOLE")
     assert "(tracebot says nothing" in loss_curve_turn and "tracebot → #C0CONSOLE" not in loss_curve_turn
-    assert "Test: NCCL watchdog timeout" in log_turn and "Matched line 51 · rank 5" in log_turn
+    assert "Test: NCCL watchdog timeout" in log_turn and "line 51 · rank 5" in log_turn
     assert re.search(r"^threshold +80\b", log_turn, re.MULTILINE), "the channel's threshold is now 80"
 
     stats = tracebot("stats", "--db", str(db), "--json")

@@ -56,6 +56,19 @@ def test_the_message_shortcut_diagnoses_a_reply_inside_a_thread_in_that_thread(s
     assert "Test: NCCL watchdog timeout" in texts(post["blocks"])
 
 
+def test_the_message_shortcut_in_a_channel_tracebot_is_not_in_answers_the_clicker_through_response_url(slack):
+    slack.fake.not_in.add("C0PRIVATE")
+    target = payloads.message(f"[rank5]: {NCCL_LINE}", channel="C0PRIVATE")
+    hook = f"{slack.fake.base}/response/T0001/1/def"
+    assert slack.interaction(payloads.message_action(target, channel="C0PRIVATE", response_url=hook)).status == 200
+    answer = slack.fake.wait_for(lambda: slack.fake.calls_to("response_url"))[0].params
+    slack.idle()
+    assert answer["response_type"] == "ephemeral"
+    assert "Test: NCCL watchdog timeout" in texts(answer["blocks"])
+    # the only post was the refused attempt in the channel itself; no error message went anywhere
+    assert [p["channel"] for p in slack.fake.posts()] == ["C0PRIVATE"]
+
+
 def test_trace_help_lists_builtins_and_plugin_commands_at_once(slack):
     resp = slack.command("help")
     assert resp.status == 200
@@ -146,14 +159,14 @@ def test_a_channel_threshold_above_the_score_silences_auto_replies(slack):
     assert slack.fake.posts() == []
 
 
-def test_helpful_and_not_this_are_recorded_and_other_matches_are_posted(slack):
+def test_helpful_and_not_this_are_recorded_and_why_and_all_steps_goes_only_to_the_clicker(slack):
     msg = payloads.message(f"{OOM_LINE}\n{NCCL_LINE}")
     slack.event(msg)
     answer = slack.fake.wait_for(lambda: slack.fake.posts())[0]
     slack.idle()
     reply_ts = slack.tracebot.store.recent_diagnoses()[0].reply_ts
     b = buttons(answer["blocks"])
-    assert set(b) == {"Helpful", "Not this", "Other matches"}
+    assert set(b) == {"Helpful", "Not this", "Why & all steps"}
     for label, user in (("Helpful", "U0ALICE"), ("Not this", "U0BOB")):
         form = payloads.block_action(
             b[label]["action_id"],
@@ -166,26 +179,29 @@ def test_helpful_and_not_this_are_recorded_and_other_matches_are_posted(slack):
         assert slack.interaction(form).status == 200
     slack.interaction(
         payloads.block_action(
-            b["Other matches"]["action_id"],
-            b["Other matches"]["value"],
+            b["Why & all steps"]["action_id"],
+            b["Why & all steps"]["value"],
             channel="C0TRAIN",
             message_ts=reply_ts,
             thread_ts=msg["ts"],
+            user="U0CAROL",
         )
     )
     slack.idle()
     from tracebot.store.stats import entry_stats, not_this_feedback
 
     stats = {s.entry_id: s for s in entry_stats(slack.tracebot.store)}
-    shown = answer["blocks"][0]["text"]["text"]
-    shown_id = "test-cuda-oom" if "test-cuda-oom" in shown else "test-nccl-watchdog"
+    shown_id = "test-cuda-oom" if "`test-cuda-oom` · score" in texts(answer["blocks"]) else "test-nccl-watchdog"
     assert (stats[shown_id].helpful, stats[shown_id].not_this) == (1, 1)
     assert not_this_feedback(slack.tracebot.store)[0]["user"] == "U0BOB"
     ephemerals = slack.fake.calls_to("chat.postEphemeral")
-    assert {c.params["user"] for c in ephemerals} == {"U0ALICE", "U0BOB"}
-    other = slack.fake.posts()[-1]
+    assert {c.params["user"] for c in ephemerals} == {"U0ALICE", "U0BOB", "U0CAROL"}
+    # Carol alone sees the cause, every step and the other match; the thread keeps one answer.
+    why = next(c.params for c in ephemerals if c.params["user"] == "U0CAROL")
     other_id = ({"test-cuda-oom", "test-nccl-watchdog"} - {shown_id}).pop()
-    assert other["thread_ts"] == msg["ts"] and other_id in texts(other["blocks"])
+    why_text = texts(why["blocks"])
+    assert why["thread_ts"] == msg["ts"] and "Why:" in why_text and other_id in why_text
+    assert len(slack.fake.posts()) == 1
 
 
 def test_app_home_shows_entries_by_tag_recent_diagnoses_and_helpful_entries(slack):
@@ -206,7 +222,10 @@ def test_trace_in_a_channel_tracebot_is_not_in_answers_in_the_users_dm(slack):
     slack.fake.not_in.add("C0PRIVATE")
     assert slack.command("slow 9", channel="C0PRIVATE").status == 200
     slack.idle()
-    dm = slack.fake.posts("U0ALICE")
+    # the DM's own channel id, from conversations.open: a user id is not a channel
+    assert slack.fake.calls_to("conversations.open")[0].params["users"] == "U0ALICE"
+    assert slack.fake.posts("U0ALICE") == []
+    dm = slack.fake.posts("D0ALICE")
     assert "not in <#C0PRIVATE>" in dm[0]["text"] and "/invite @tracebot" in dm[0]["text"]
     assert any("3 of 4 ranks stuck" in texts(p["blocks"]) for p in dm)
 
@@ -237,3 +256,22 @@ def test_a_mention_whose_diagnosis_fails_still_gets_an_apology_in_the_thread(sla
     post = slack.fake.wait_for(lambda: slack.fake.posts())[0]
     assert post["thread_ts"] == event["ts"] and "could not diagnose that (RuntimeError)" in post["text"]
     assert "xoxb" not in post["text"]
+
+
+def test_app_home_shows_a_viewer_only_diagnoses_from_conversations_they_are_in_or_their_own(slack):
+    slack.fake.channel_members = {"C0TRAIN": ["U0ALICE", "U0BOB"], "C0SECRET": ["U0CAROL"]}
+    slack.event(payloads.message(OOM_LINE, channel="C0TRAIN", user="U0ALICE"))
+    slack.event(payloads.message(NCCL_LINE, channel="C0SECRET", user="U0CAROL"))
+    slack.fake.wait_for(lambda: len(slack.fake.posts()) == 2)
+    slack.idle()
+    homes = {}
+    for viewer in ("U0BOB", "U0CAROL", "U0DAVE"):
+        slack.event(payloads.home_opened(viewer))
+        slack.idle()
+        call = [c for c in slack.fake.calls_to("views.publish") if c.params["user_id"] == viewer][-1]
+        homes[viewer] = texts(call.params["view"]["blocks"])
+    assert "Test: CUDA out of memory · auto" in homes["U0BOB"]
+    assert "Test: NCCL watchdog timeout · auto" not in homes["U0BOB"]
+    assert "Test: NCCL watchdog timeout · auto" in homes["U0CAROL"]
+    assert "Test: CUDA out of memory · auto" not in homes["U0CAROL"]
+    assert "· auto" not in homes["U0DAVE"]

@@ -55,6 +55,8 @@ def test_the_manifest_subscribes_to_exactly_the_events_the_code_listens_for():
 
 def test_the_manifest_asks_for_the_scopes_those_events_and_calls_need_and_no_more():
     needed = {"app_mentions:read", "chat:write", "commands", "files:read", "files:write"}
+    needed |= {"channels:read", "groups:read"}  # conversations.members, for the App Home's privacy
+    needed |= {"im:write"}  # conversations.open, for answers in a DM
     needed |= {e.split(".")[1] + ":history" for e in MESSAGE_EVENTS}
     assert set(MANIFEST["oauth_config"]["scopes"]["bot"]) == needed
 

@@ -42,8 +42,22 @@ def test_a_result_longer_than_one_message_is_cut_and_the_full_text_uploaded_in_t
     full, attachment = by_name["tracebot-result.txt"], by_name["ranks.txt"]
     for up in (full, attachment):
         assert up["completed"] and up["channel"] == "C0TRAIN" and up["thread_ts"] == parent.response["ts"]
-    assert full["content"].decode().count("rank 59") == 1 and len(full["content"]) > 40000
+    assert full["content"].decode().count("*rank 59*\nframe line") == 1 and len(full["content"]) > 40000
     assert attachment["content"] == b"rank 0: ok\n" * 10
+
+
+def test_a_result_of_many_screens_is_a_short_summary_with_each_stack_group_once_and_the_rest_in_a_file(slack):
+    slack.command("big")
+    slack.idle()
+    _parent, _progress, result = slack.fake.calls_to("chat.postMessage")
+    shown = texts(result.params["blocks"])
+    assert len(shown) < 4000 and len(result.params["text"]) < 4000
+    assert shown.count("ranks 0–58 (59) in `all_reduce (train.py:7)`") == 1
+    assert shown.count("odd one out · rank 59 (1) in `read_shard (data.py:3)`") == 1
+    assert "frame line\nframe line" not in shown
+    full = {u["filename"]: u for u in slack.fake.uploads.values()}["tracebot-result.txt"]["content"].decode()
+    assert full.count("*rank 59*\nframe line") == 1 and full.count("frame line") == 60 * 400
+    assert full.count("odd one out") == 1
 
 
 def test_a_429_from_slack_is_retried_after_the_retry_after_delay(slack):

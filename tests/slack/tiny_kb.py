@@ -31,6 +31,12 @@ examples:
     - "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB."
   no_match:
     - "memory usage is fine"
+ja:
+  title: "テスト: CUDA のメモリ不足"
+  summary: "GPU の空きより多くのメモリを要求しました。"
+  fix:
+    - "GPU ごとのマイクロバッチを下げます。"
+    - "断片化には `PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True` を設定します。"
 """,
     "nccl/test-nccl-watchdog.yaml": """
 id: test-nccl-watchdog

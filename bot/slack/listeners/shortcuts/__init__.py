@@ -16,6 +16,7 @@ def on_diagnose(ack: Ack, shortcut: dict[str, Any], context: BoltContext) -> Non
     ack()
     msg = from_message(shortcut.get("message") or {}, event_id=shortcut.get("action_ts"))
     msg.channel = shortcut["channel"]["id"]
+    msg.response_url = shortcut.get("response_url")
     context["service"].on_direct(msg, "shortcut", keys=[f"shortcut:{shortcut.get('trigger_id')}"])
 
 
