@@ -19,9 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
 
-import re2
-
-from tracebot.matcher.index import ERROR_WORDS
+from tracebot.matcher.candidates import CandidateStage
+from tracebot.matcher.index import ERROR_WORD_LIST
 from tracebot.matcher.normalize import clean
 from tracebot.matcher.scan import ScanStats, candidate_lines
 
@@ -40,9 +39,8 @@ ERROR_LINE = re.compile(
     r"|nccl warn|watchdog caught|\bkilled\b|cancelled at|due to time limit|\bterminate called\b)"
     r"|エラー|例外"
 )
-# Without a knowledge base, the matcher's error words select lines. RE2, like the matcher's own trigger:
-# Python's re needs ~1.5 s per 4 MB for this alternation, RE2 ~10 ms.
-FALLBACK_TRIGGER = re2.compile(("(?i)" + ERROR_WORDS).encode("utf-8"))
+# Without a knowledge base, the matcher's error words select lines.
+FALLBACK_TRIGGER = CandidateStage(ERROR_WORD_LIST, [], [])
 
 
 @dataclass
