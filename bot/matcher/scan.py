@@ -142,7 +142,8 @@ def candidate_lines(
                 continue
             cut = len(buf) - 1 if cut == -1 else cut
             block, carry = buf[: cut + 1], buf[cut + 1 :]
-        if not stats.binary and block.count(b"\x00") > len(block) // 100 + 1:
+        # find() first: most logs have no NUL at all, and finding none is much cheaper than counting.
+        if not stats.binary and block.find(b"\x00") != -1 and block.count(b"\x00") > len(block) // 100 + 1:
             stats.binary = True
             stats.notes.append("binary content found; only text-like lines were read")
         counted_pos, counted_lines = 0, lines_before
@@ -159,7 +160,7 @@ def candidate_lines(
             counted_pos = line_start
             raw = block[line_start : min(line_end, line_start + MAX_LINE_BYTES)]
             yield counted_lines + 1, raw.decode("utf-8", errors="replace")
-        lines_before += block.count(b"\n")
+        lines_before = counted_lines + block.count(b"\n", counted_pos)  # each newline is counted once
         if block and not block.endswith(b"\n"):
             lines_before += 1
         if progress:
