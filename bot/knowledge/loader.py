@@ -2,7 +2,10 @@
 
 Entries arrive by pull request, so a file is treated as untrusted data:
 - YAML is parsed with the safe loader, with anchors/aliases refused (no "billion laughs") and any tag
-  that would construct an object refused;
+  that would construct an object refused; libyaml's C parser reads the plain files (nearly all of them),
+  and anything unusual (an anchor, an alias, a tag, a repeated key, an error) is read again by the
+  pure-Python loader, so every problem is reported exactly as before, with its line;
+- a parsed directory is cached under a hash of every file in it (:mod:`tracebot.knowledge.cache`);
 - files, patterns and examples have size limits (``bot/kb/entry.py``);
 - regexes are compiled with RE2, which runs in linear time: a pattern RE2 cannot compile (for example
   a backreference or lookaround, the constructs that make backtracking engines blow up) is an error.
@@ -20,9 +23,12 @@ from typing import Any
 import re2
 import yaml
 
+from tracebot.knowledge.cache import cached, tree_hash
 from tracebot.knowledge.entry import MIN_ANCHOR_CHARS, Entry, SchemaError, build_entry
 
 MAX_FILE_BYTES = 256 * 1024
+MAX_FAST_DEPTH = 32  # an entry is a few levels deep; deeper files go to the careful loader
+MIN_CACHED_FILES = 32  # smaller knowledge bases parse in milliseconds: no cache file for them
 
 
 @dataclass(frozen=True)
@@ -90,6 +96,46 @@ class _UntrustedLoader(yaml.SafeLoader):
         return super().construct_mapping(node, deep=deep)
 
 
+def _fast_parse(text: str) -> tuple[Any, Any] | None:
+    """(node, data) through libyaml's C parser, or None when the file needs the careful loader: it has
+    an anchor, an alias, an explicit tag or a repeated key, or libyaml finds anything wrong with it."""
+    if not yaml.__with_libyaml__:
+        return None
+    try:
+        depth = 0
+        for event in yaml.parse(text, Loader=yaml.CSafeLoader):
+            if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None) is not None:
+                return None
+            if isinstance(event, yaml.CollectionStartEvent):
+                depth += 1
+                if depth > MAX_FAST_DEPTH:  # libyaml's composer recurses in C: deep nesting would crash it
+                    return None
+            elif isinstance(event, yaml.CollectionEndEvent):
+                depth -= 1
+            implicit = getattr(event, "implicit", True)
+            if getattr(event, "tag", None) is not None and not (implicit is True or (isinstance(implicit, tuple) and any(implicit))):
+                return None
+        loader = yaml.CSafeLoader(text)
+        try:
+            node = loader.get_single_node()
+            if node is None or _has_repeated_key(node):
+                return None
+            return node, loader.construct_document(node)
+        finally:
+            loader.dispose()
+    except (yaml.YAMLError, RecursionError, ValueError, TypeError):
+        return None
+
+
+def _has_repeated_key(node: yaml.Node) -> bool:
+    if isinstance(node, yaml.MappingNode):
+        keys = [k.value for k, _ in node.value if isinstance(k, yaml.ScalarNode)]
+        return len(keys) != len(set(keys)) or any(_has_repeated_key(v) for _, v in node.value)
+    if isinstance(node, yaml.SequenceNode):
+        return any(_has_repeated_key(v) for v in node.value)
+    return False
+
+
 def _key_lines(node: yaml.Node, prefix: str = "") -> dict[str, int]:
     """Map dotted key paths (``recognise.regex.0``) to 1-based line numbers from the composed node tree."""
     lines: dict[str, int] = {}
@@ -125,27 +171,13 @@ def parse_entry_text(raw: bytes | str, shown: str, path: Path | None = None) -> 
             raw = raw.decode("utf-8")
         except UnicodeDecodeError as exc:
             return None, [LoadError(shown, 1, f"not UTF-8 text ({exc.reason} at byte {exc.start})")]
-    try:
-        loader = _UntrustedLoader(raw)  # the reader rejects control characters here, before parsing
-    except yaml.reader.ReaderError as exc:
-        line = raw[: exc.position].count("\n") + 1
-        return None, [LoadError(shown, line, f"YAML: character #x{exc.character:04x} is not allowed in YAML text")]
-    try:
-        node = loader.get_single_node()
-        data = loader.construct_document(node) if node is not None else None
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        line = mark.line + 1 if mark else 1
-        what = exc.problem or exc.context or "invalid YAML"
-        if what.startswith("could not determine a constructor for the tag"):
-            what = f"tag {what.rpartition(' ')[2]} is not allowed: an entry is plain data, it never constructs objects"
-        return None, [LoadError(shown, line, f"YAML: {what}")]
-    except yaml.YAMLError as exc:
-        return None, [LoadError(shown, 1, f"YAML: {exc}")]
-    except RecursionError:  # PyYAML composes recursively: "[[[[..." thousands deep must not crash the load
-        return None, [LoadError(shown, 1, "YAML: nested too deeply (an entry is only a few levels deep)")]
-    finally:
-        loader.dispose()
+    fast = _fast_parse(raw)
+    if fast is not None:
+        node, data = fast
+    else:
+        node, data, problem = _careful_parse(raw, shown)
+        if problem is not None:
+            return None, [problem]
     entry, schema_errors = build_entry(data)
     lines = _key_lines(node) if node is not None else {}
     errors = [LoadError(shown, _line_for(lines, e), e.message) for e in schema_errors]
@@ -157,6 +189,33 @@ def parse_entry_text(raw: bytes | str, shown: str, path: Path | None = None) -> 
     if path is not None and path.stem != entry.id:
         errors.append(LoadError(shown, entry.line_of("id"), f"id '{entry.id}' must equal the file name '{path.stem}'"))
     return entry, errors
+
+
+def _careful_parse(raw: str, shown: str) -> tuple[Any, Any, LoadError | None]:
+    """(node, data, None) through the pure-Python loader that refuses anchors, aliases, object tags and
+    repeated keys, or (None, None, the problem with its line)."""
+    try:
+        loader = _UntrustedLoader(raw)  # the reader rejects control characters here, before parsing
+    except yaml.reader.ReaderError as exc:
+        line = raw[: exc.position].count("\n") + 1
+        return None, None, LoadError(shown, line, f"YAML: character #x{exc.character:04x} is not allowed in YAML text")
+    try:
+        node = loader.get_single_node()
+        data = loader.construct_document(node) if node is not None else None
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 if mark else 1
+        what = exc.problem or exc.context or "invalid YAML"
+        if what.startswith("could not determine a constructor for the tag"):
+            what = f"tag {what.rpartition(' ')[2]} is not allowed: an entry is plain data, it never constructs objects"
+        return None, None, LoadError(shown, line, f"YAML: {what}")
+    except yaml.YAMLError as exc:
+        return None, None, LoadError(shown, 1, f"YAML: {exc}")
+    except RecursionError:  # PyYAML composes recursively: "[[[[..." thousands deep must not crash the load
+        return None, None, LoadError(shown, 1, "YAML: nested too deeply (an entry is only a few levels deep)")
+    finally:
+        loader.dispose()
+    return node, data, None
 
 
 def _line_for(lines: dict[str, int], err: SchemaError) -> int:
@@ -254,8 +313,19 @@ def _cite_documents(entry: Entry, docs: dict[str, dict[str, str]], shown: str) -
 
 
 def load_knowledge_base(root: Path | str) -> tuple[KnowledgeBase, list[LoadError]]:
-    """Load every entry under ``root``. Entries with errors are left out; every problem is returned."""
+    """Load every entry under ``root``. Entries with errors are left out; every problem is returned.
+
+    From the cache when nothing under ``root`` changed since it was last loaded (same files, same
+    bytes, same loader code and versions)."""
     root = Path(root)
+    if not root.is_dir() or len(entry_files(root)) < MIN_CACHED_FILES:
+        return _load(root)
+    code = [p.read_bytes() for p in sorted(Path(__file__).parent.glob("*.py"))]
+    versions = f"{yaml.__version__} {yaml.__with_libyaml__} {re2.__name__} {root.resolve()}".encode()
+    return cached("kb", tree_hash(root, [versions, *code]), lambda: _load(root))
+
+
+def _load(root: Path) -> tuple[KnowledgeBase, list[LoadError]]:
     errors: list[LoadError] = []
     entries: list[Entry] = []
     if not root.is_dir():

@@ -8,8 +8,22 @@ The public functions (what the service, the authoring tools and plugins may use)
 - :func:`scan_log` (``tracebot.matcher.logscan``): the first errors of a log file of any size
 """
 
-from tracebot.matcher.core import Matcher, entry_match
-from tracebot.matcher.loading import load_matcher
-from tracebot.matcher.ranking import combine, rank
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from tracebot.matcher.core import Matcher, entry_match
+    from tracebot.matcher.loading import load_matcher
+    from tracebot.matcher.ranking import combine, rank
 
 __all__ = ["Matcher", "combine", "entry_match", "load_matcher", "rank"]
+# Imported on first use (PEP 562): the log scanner needs none of the matcher's model (scikit-learn,
+# SciPy: ~100 MB and a second of start-up), so a /trace job's scan does not pay for it.
+_HOME = {"Matcher": "core", "entry_match": "core", "load_matcher": "loading", "combine": "ranking", "rank": "ranking"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _HOME:
+        return getattr(import_module(f"tracebot.matcher.{_HOME[name]}"), name)
+    raise AttributeError(f"module 'tracebot.matcher' has no attribute {name!r}")

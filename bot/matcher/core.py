@@ -25,7 +25,7 @@ from tracebot.matcher.facts import read_facts
 from tracebot.matcher.features import text_info
 from tracebot.matcher.index import CompiledKB, looks_like_error, tokens
 from tracebot.matcher.model import MIN_ENTRIES, Evidence, RankingModel, load_or_train
-from tracebot.matcher.normalize import clean, mask, to_text
+from tracebot.matcher.normalize import CleanLine, clean, mask, to_text
 from tracebot.matcher.ranking import MAX_MATCHES, rank
 from tracebot.matcher.scan import ScanStats, bytes_stream, candidate_lines, open_log, text_lines
 from tracebot.matcher.suggest import UNFILLED, fill, placeholders
@@ -243,13 +243,21 @@ class Matcher:
     def _score_lines(self, lines, triager: Triager | None = None) -> dict[int, _Agg]:
         seen: dict[str, list[_Hit]] = {}
         aggs: dict[int, _Agg] = {}
+        cleaned: dict[str, tuple[CleanLine, str]] = {}
         for no, raw in lines:
-            cl = clean(raw)
+            # A long log repeats its lines (the same warning from every rank, every step): clean and mask
+            # each distinct line once.
+            got = cleaned.get(raw)
+            if got is None:
+                cl = clean(raw)
+                got = (cl, mask(cl.text) if cl.text else "")
+                if len(cleaned) < MAX_UNIQUE_LINES:
+                    cleaned[raw] = got
+            cl, key = got
             if triager is not None:
                 triager.add(no, raw, cl)
             if not cl.text:
                 continue
-            key = mask(cl.text)
             hits = seen.get(key)
             if hits is None:
                 hits = self._line_hits(cl.text, key, fuzzy=len(seen) < MAX_UNIQUE_LINES)

@@ -12,17 +12,20 @@ import re2
 
 from tracebot.knowledge.entry import Entry
 from tracebot.knowledge.loader import KnowledgeBase, compile_pattern
+from tracebot.matcher.candidates import CandidateStage
 from tracebot.matcher.ngrams import NgramIndex
 from tracebot.matcher.normalize import mask
 
 # Words that make a line worth a closer look in a long log. They only select candidate lines; they
 # never make a match on their own.
-ERROR_WORDS = (
-    r"error|exception|traceback|fail|fatal|killed|abort|timeout|timed out|time limit|panic|segmentation"
-    r"|signal|warn|oom|out of memory|cannot|can't|unable|refused|denied|invalid|not found|unhandled"
-    r"|terminat|hang|hung|stuck|stall|exited|exit code|exitcode|core dump|xid"
-    r"|エラー|例外|失敗|タイムアウト|止ま|落ち"
-)
+ERROR_WORD_LIST = [
+    "error", "exception", "traceback", "fail", "fatal", "killed", "abort", "timeout", "timed out",
+    "time limit", "panic", "segmentation", "signal", "warn", "oom", "out of memory", "cannot", "can't",
+    "unable", "refused", "denied", "invalid", "not found", "unhandled", "terminat", "hang", "hung", "stuck",
+    "stall", "exited", "exit code", "exitcode", "core dump", "xid",
+    "エラー", "例外", "失敗", "タイムアウト", "止ま", "落ち",
+]
+ERROR_WORDS = "|".join(ERROR_WORD_LIST)  # plain literals: also a valid regex alternation
 # Short texts get a closer look at any line that names the usual suspects, even without an error word.
 _ERRORISH = re.compile(ERROR_WORDS + r"|nccl|cuda|ecc|gpu", re.IGNORECASE)
 _TOKEN = re.compile(r"[a-z][a-z0-9_]{3,}")
@@ -90,20 +93,19 @@ class CompiledKB:
         options.case_sensitive = False
         options.max_mem = 256 << 20
         self.strong_set = re2.Set.SearchSet(options)
-        trigger_parts = [ERROR_WORDS]
+        anchors: list[str] = []
+        regexes: list[str] = []
         for ei, e in enumerate(self.entries):
             for a in e.anchors:
                 self._add_strong(ei, "anchor", a, re2.escape(a))
-                trigger_parts.append(re2.escape(a))
+                anchors.append(a)
             for r in e.regex:
                 self._add_strong(ei, "regex", r, r)
-                trigger_parts.append(_unanchor(r))
+                regexes.append(_unanchor(r))
         if self.strong:
             self.strong_set.Compile()
-        # Trigger: bytes regex over whole chunks of a long log; RE2 scans hundreds of MB/s.
-        self.trigger = re2.compile(
-            ("(?i)(?:" + ")|(?:".join(trigger_parts) + ")").encode("utf-8"), _trigger_options()
-        )
+        # Trigger: picks candidate lines out of whole blocks of a long log, linear in the log.
+        self.trigger = CandidateStage(ERROR_WORD_LIST, anchors, regexes)
         self.unless: dict[int, list[Any]] = {
             ei: [compile_pattern(p) for p in e.unless] for ei, e in enumerate(self.entries) if e.unless
         }
@@ -145,12 +147,6 @@ class CompiledKB:
 
     def vetoed(self, ei: int, clean_text: str) -> bool:
         return any(p.search(clean_text) for p in self.unless.get(ei, ()))
-
-
-def _trigger_options() -> Any:
-    o = re2.Options()
-    o.max_mem = 256 << 20
-    return o
 
 
 def _unanchor(pattern: str) -> str:

@@ -1,11 +1,11 @@
 """Find the first errors in a job's log, in bounded time and memory, whatever its size.
 
-The file is streamed in chunks (:func:`tracebot.matcher.scan.candidate_lines`, the matcher's own reader):
-never read whole, never followed into FIFOs or devices. A file larger than ``head + tail`` bytes is
-read at both ends — a crash is usually at the end, the cause sometimes at the start — and the lines
-between are counted (time permitting) so line numbers stay true. Candidate lines (what the matcher's
-trigger selects) are kept, with their line numbers, for the matcher; lines that read like errors are
-reported as "first errors", with the rank and host their prefixes name.
+The file is streamed whole, in blocks (:func:`tracebot.matcher.scan.candidate_lines`, the matcher's own
+reader): never held in memory, never followed into FIFOs or devices, never sampled — an error in the
+middle of a 2 GB log is found, with its true line number. Candidate lines (what the matcher's candidate
+stage selects) are kept, with their line numbers, for the matcher; lines that read like errors are
+reported as "first errors", with the rank and host their prefixes name. Only the time budget stops the
+scan early, and the notes then say how far it got.
 """
 
 from __future__ import annotations
@@ -19,19 +19,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
 
-import re2
-
-from tracebot.matcher.index import ERROR_WORDS
+from tracebot.matcher.candidates import CandidateStage
+from tracebot.matcher.index import ERROR_WORD_LIST
 from tracebot.matcher.normalize import clean
 from tracebot.matcher.scan import ScanStats, candidate_lines
 
-HEAD_BYTES = 64 << 20
-TAIL_BYTES = 128 << 20
 MAX_CANDIDATES = 4000
 MAX_EXCERPT_CHARS = 4 << 20
 MAX_ERROR_LINES = 200
 MAX_RANKS = 4096
-COUNT_CHUNK = 8 << 20
 
 # Stricter than the matcher's trigger: these are lines a person would call an error.
 ERROR_LINE = re.compile(
@@ -40,14 +36,13 @@ ERROR_LINE = re.compile(
     r"|nccl warn|watchdog caught|\bkilled\b|cancelled at|due to time limit|\bterminate called\b)"
     r"|エラー|例外"
 )
-# Without a knowledge base, the matcher's error words select lines. RE2, like the matcher's own trigger:
-# Python's re needs ~1.5 s per 4 MB for this alternation, RE2 ~10 ms.
-FALLBACK_TRIGGER = re2.compile(("(?i)" + ERROR_WORDS).encode("utf-8"))
+# Without a knowledge base, the matcher's error words select lines.
+FALLBACK_TRIGGER = CandidateStage(ERROR_WORD_LIST, [], [])
 
 
 @dataclass
 class ErrorLine:
-    line_no: int | None  # 1-based; None when the lines before it could not be counted in time
+    line_no: int | None  # 1-based
     text: str
     rank: str | None = None
     host: str | None = None
@@ -121,9 +116,10 @@ def describe_os_error(exc: OSError) -> str:
     return str(exc.strerror or exc) if not isinstance(exc, IsADirectoryError) else str(exc)
 
 
-def scan_log(path: Path, trigger: Any = None, budget_s: float = 20.0, head_bytes: int = HEAD_BYTES,
-             tail_bytes: int = TAIL_BYTES, opener: Callable[[Path], BinaryIO] = open_regular) -> LogScan:
-    """Scan ``path``; never raises for an unreadable file (``LogScan.unreadable`` says why).
+def scan_log(path: Path, trigger: Any = None, budget_s: float = 20.0,
+             opener: Callable[[Path], BinaryIO] = open_regular) -> LogScan:
+    """Scan ``path`` whole, within ``budget_s``; never raises for an unreadable file
+    (``LogScan.unreadable`` says why).
 
     ``opener`` opens it: by default :func:`open_regular` with this process's rights; a caller that must
     read with someone else's (fewer) rights passes its own."""
@@ -137,28 +133,8 @@ def scan_log(path: Path, trigger: Any = None, budget_s: float = 20.0, head_bytes
         return result
     with stream:
         result.size = os.fstat(stream.fileno()).st_size
-        if result.size <= head_bytes + tail_bytes:
-            _collect(result, _lines(stream, trigger, result, start + budget_s, max_bytes=result.size + 1), 0)
-            return result
-        # Huge file: head, then count the middle's lines (for true line numbers), then the tail.
-        _collect(result, _lines(stream, trigger, result, start + budget_s * 0.4, max_bytes=head_bytes), 0)
-        tail_start = _line_start_after(stream, result.size - tail_bytes)
-        lines_before = _count_lines(stream, 0, tail_start, start + budget_s * 0.7)
-        if lines_before is None:
-            result.notes.append("the lines before the end of the file could not all be counted in time: "
-                                "line numbers are given only for its beginning")
-        stream.seek(tail_start)
-        result.lines_total = None  # from here on: the tail's lines, plus the lines before it
-        _collect(result, _lines(stream, trigger, result, start + budget_s, max_bytes=tail_bytes), lines_before)
-        mb = 1 << 20
-        result.truncated = True
-        result.notes.append(
-            f"the log is {result.size / mb:,.0f} MB: read its first {head_bytes // mb} MB and last "
-            f"{(result.size - tail_start) // mb} MB; errors only in the middle are not reported")
-        if lines_before is not None and result.lines_total is not None:
-            result.lines_total += lines_before
-        else:
-            result.lines_total = None
+        # What a still-running job appends after the open is left for the next scan.
+        _collect(result, _lines(stream, trigger, result, start + budget_s, max_bytes=result.size + 1))
     return result
 
 
@@ -167,17 +143,17 @@ def _lines(stream: BinaryIO, trigger: Any, result: LogScan, deadline: float, max
     stats = ScanStats()
     yield from candidate_lines(stream, trigger, stats, max_bytes=max_bytes, deadline=deadline)
     result.bytes_read += stats.bytes_read
-    result.lines_total = (result.lines_total or 0) + stats.lines_total
+    result.lines_total = stats.lines_total
     if stats.truncated and any("time limit" in n for n in stats.notes):
         result.truncated = True
-        result.notes.append(f"stopped reading at the time limit after {result.bytes_read >> 20} MB")
+        result.notes.append(f"stopped reading at the time limit after {result.bytes_read >> 20} MB "
+                            f"of {result.size >> 20} MB; errors after that point are not reported")
     result.notes.extend(n for n in stats.notes if "time limit" not in n and "limit)" not in n)
 
 
-def _collect(result: LogScan, lines: Iterator[tuple[int, str]], offset: int | None) -> None:
-    excerpt_chars = sum(len(t) + 1 for _, t in result.candidates)
-    for rel_no, text in lines:
-        line_no = rel_no + offset if offset is not None else None
+def _collect(result: LogScan, lines: Iterator[tuple[int, str]]) -> None:
+    excerpt_chars = 0
+    for line_no, text in lines:
         if len(result.candidates) < MAX_CANDIDATES and excerpt_chars < MAX_EXCERPT_CHARS:
             result.candidates.append((line_no, text))
             excerpt_chars += len(text) + 1
@@ -190,28 +166,3 @@ def _collect(result: LogScan, lines: Iterator[tuple[int, str]], offset: int | No
         key = cleaned.rank if cleaned.rank is not None else "?"
         if key not in result.first_by_rank and len(result.first_by_rank) < MAX_RANKS:
             result.first_by_rank[key] = error
-
-
-def _line_start_after(stream: BinaryIO, offset: int) -> int:
-    """The offset of the first line that starts at or after ``offset``."""
-    stream.seek(max(0, offset - 1))
-    probe = stream.read(1 << 20)
-    cut = probe.find(b"\n")
-    return max(0, offset - 1) + cut + 1 if cut != -1 else offset
-
-
-def _count_lines(stream: BinaryIO, start: int, end: int, deadline: float) -> int | None:
-    """Newlines in ``[start, end)``, or None past the deadline. One reused buffer: no per-chunk allocation."""
-    stream.seek(start)
-    buf = bytearray(COUNT_CHUNK)
-    view = memoryview(buf)
-    count, pos = 0, start
-    while pos < end:
-        if time.monotonic() > deadline:
-            return None
-        got = stream.readinto(view[: min(COUNT_CHUNK, end - pos)])
-        if not got:
-            break
-        count += buf.count(b"\n", 0, got)
-        pos += got
-    return count

@@ -19,9 +19,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import pickle
-import tempfile
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -31,6 +28,7 @@ import sklearn
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import StratifiedKFold
 
+from tracebot.knowledge.cache import cached
 from tracebot.knowledge.entry import Entry
 from tracebot.matcher.features import KINDS, TextInfo, TextSpace, entry_parts
 
@@ -351,29 +349,5 @@ def content_hash(entries: list[Entry]) -> str:
     return h.hexdigest()[:24]
 
 
-def cache_dir() -> Path | None:
-    where = os.environ.get("TRACEBOT_CACHE")
-    if where == "":
-        return None
-    return Path(where) if where else Path.home() / ".cache" / "tracebot"
-
-
 def load_or_train(entries: list[Entry], train: Callable[[], RankingModel]) -> RankingModel:
-    root = cache_dir()
-    path = root / f"model-{content_hash(entries)}.pkl" if root else None
-    if path is not None and path.is_file():
-        try:
-            with path.open("rb") as f:
-                return pickle.load(f)  # noqa: S301 — our own cache file, keyed by content hash
-        except Exception:  # noqa: BLE001 — a stale or torn cache file just means training again
-            pass
-    model = train()
-    if path is not None:
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            with tempfile.NamedTemporaryFile("wb", dir=path.parent, delete=False) as f:
-                pickle.dump(model, f, protocol=pickle.HIGHEST_PROTOCOL)
-            os.replace(f.name, path)
-        except OSError:
-            pass
-    return model
+    return cached("model", content_hash(entries), train)

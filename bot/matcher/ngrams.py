@@ -12,6 +12,8 @@ import math
 import re
 from collections import Counter
 
+import numpy as np
+
 _CJK = r"\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
 _CJK_RUN = re.compile(f"[{_CJK}]+")
 _WORD = re.compile(r"[a-z][a-z0-9_]*(?:[-.][a-z0-9_]+)*")  # nvidia-smi, torch.distributed: one word
@@ -63,6 +65,8 @@ class NgramIndex:
         for i, v in enumerate(self.vectors):
             for g in v:
                 self.postings.setdefault(g, []).append(i)
+        self._norms = np.array(self.norms or [0.0])
+        self._post_arrays: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
 
     def _weigh(self, c: Counter[str]) -> Vector:
         return {g: (1 + math.log(k)) * self.idf.get(g, self.default_idf) for g, k in c.items()}
@@ -71,6 +75,18 @@ class NgramIndex:
         # Unknown n-grams get no weight: they cannot overlap any phrase but would dilute the cosine of a
         # long message that contains a known question.
         return {g: (1 + math.log(k)) * self.idf[g] for g, k in grams(text).items() if g in self.idf}
+
+    def _posting_arrays(self, g: str) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """The posting of ``g`` as arrays (documents, their weight of ``g``, their norm), built on first
+        use, so candidate scoring costs a few array operations however many documents share ``g``."""
+        arrays = self._post_arrays.get(g)
+        if arrays is None:
+            docs = self.postings.get(g)
+            if docs is None:
+                return None
+            arrays = (np.array(docs), np.array([self.vectors[i][g] for i in docs]), self._norms[docs])
+            self._post_arrays[g] = arrays
+        return arrays
 
     def similarities(self, text: str) -> dict[int, tuple[float, float, int]]:
         """For each document sharing a distinctive n-gram with ``text``: (cosine, coverage of the document,
@@ -85,13 +101,13 @@ class NgramIndex:
             return {}
         qn = _norm(q)
         rare_limit = max(20, len(self.vectors) // 20)
-        partial: dict[int, float] = {}
+        docs, contrib = [], []
         for g, w in q.items():
-            posting = self.postings.get(g, ())
-            if len(posting) <= rare_limit:
-                for i in posting:
-                    partial[i] = partial.get(i, 0.0) + w * self.vectors[i][g] / self.norms[i]
-        candidates = sorted(partial, key=partial.__getitem__, reverse=True)[:MAX_CANDIDATES]
+            arrays = self._posting_arrays(g)
+            if arrays is not None and len(arrays[0]) <= rare_limit:
+                docs.append(arrays[0])
+                contrib.append(w * arrays[1] / arrays[2])
+        candidates = _top_candidates(docs, contrib, len(self.vectors))
         out = {}
         for i in candidates:
             vec, dn = self.vectors[i], self.norms[i]
@@ -107,6 +123,18 @@ class NgramIndex:
                     shared += g.startswith("#") or len(g) == 2
             out[i] = (dot / (dn * qn), cov / (dn * dn) * min(1.0, self.sizes[i] / FULL_COVER_WORDS), shared)
         return out
+
+
+def _top_candidates(docs: list, contrib: list, n_docs: int) -> list[int]:
+    """The :data:`MAX_CANDIDATES` documents with the largest summed contribution, ties in order of first
+    appearance; each sum is added up in the same order as a loop over ``docs`` would (same floats)."""
+    if not docs:
+        return []
+    all_docs, all_contrib = np.concatenate(docs), np.concatenate(contrib)
+    partial = np.bincount(all_docs, weights=all_contrib, minlength=n_docs)
+    touched, first = np.unique(all_docs, return_index=True)
+    order = np.lexsort((first, -partial[touched]))[:MAX_CANDIDATES]
+    return touched[order].tolist()
 
 
 def _norm(v: Vector) -> float:

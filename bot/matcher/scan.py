@@ -1,7 +1,8 @@
 """Where lines come from: every line of a short text, or only candidate lines of a long log.
 
-Long logs are read in chunks of bytes (never whole into memory); one RE2 trigger regex finds the lines
-worth scoring, so a 20 MB log costs one linear scan plus work proportional to its error lines.
+Long logs are read in chunks of bytes (never whole into memory); the candidate stage
+(:mod:`tracebot.matcher.candidates`) finds the lines worth scoring, so a 20 MB log costs one linear scan
+plus work proportional to its error lines.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any, BinaryIO
 CHUNK_BYTES = 4 << 20
 MAX_LINE_BYTES = 16 << 10  # longer "lines" (minified JSON, binary junk) are cut to this for scoring
 GZIP_MAGIC = b"\x1f\x8b"
+DEADLINE_EVERY = 32  # candidate lines between two looks at the clock inside a block
 INFLATE_PIECE = 1 << 20  # the deadline and the inflate limit are checked after every piece this large
 
 Progress = Callable[[int, int], None]  # (bytes done, bytes total or 0 when unknown)
@@ -116,7 +118,9 @@ def candidate_lines(
     deadline: float | None = None,
     progress: Progress | None = None,
 ) -> Iterator[tuple[int, str]]:
-    """Yield (line number, decoded line) for each line of ``stream`` that the trigger regex hits."""
+    """Yield (line number, decoded line) for each line of ``stream`` that ``trigger`` (a
+    :class:`~tracebot.matcher.candidates.CandidateStage`) picks. ``deadline`` is honoured inside a block
+    as well as between blocks (the consumer's time spent on each line counts)."""
     carry = b""
     lines_before = 0  # newlines in everything before the current block
     done = False
@@ -138,24 +142,25 @@ def candidate_lines(
                 continue
             cut = len(buf) - 1 if cut == -1 else cut
             block, carry = buf[: cut + 1], buf[cut + 1 :]
-        if not stats.binary and block.count(b"\x00") > len(block) // 100 + 1:
+        # find() first: most logs have no NUL at all, and finding none is much cheaper than counting.
+        if not stats.binary and block.find(b"\x00") != -1 and block.count(b"\x00") > len(block) // 100 + 1:
             stats.binary = True
             stats.notes.append("binary content found; only text-like lines were read")
-        counted_pos, counted_lines, last_end = 0, lines_before, -1
-        for m in trigger.finditer(block):
-            start = m.start()
-            if start <= last_end:
-                continue
-            line_start = block.rfind(b"\n", 0, start) + 1
-            line_end = block.find(b"\n", start)
+        counted_pos, counted_lines = 0, lines_before
+        for k, line_start in enumerate(trigger.line_starts(block)):
+            if deadline is not None and k % DEADLINE_EVERY == DEADLINE_EVERY - 1 and time.monotonic() > deadline:
+                # Checked inside the block too: scoring a block's candidates can take longer than reading it.
+                stats.lines_total = counted_lines + block.count(b"\n", counted_pos, line_start)
+                _time_limit(stats)
+                return
+            line_end = block.find(b"\n", line_start)
             if line_end == -1:
                 line_end = len(block)
             counted_lines += block.count(b"\n", counted_pos, line_start)
             counted_pos = line_start
-            last_end = line_end
             raw = block[line_start : min(line_end, line_start + MAX_LINE_BYTES)]
             yield counted_lines + 1, raw.decode("utf-8", errors="replace")
-        lines_before += block.count(b"\n")
+        lines_before = counted_lines + block.count(b"\n", counted_pos)  # each newline is counted once
         if block and not block.endswith(b"\n"):
             lines_before += 1
         if progress:
@@ -165,10 +170,15 @@ def candidate_lines(
             stats.notes.append(f"read the first {stats.bytes_read // (1 << 20)} MB only (limit)")
             break
         if deadline is not None and time.monotonic() > deadline and not done:
-            stats.truncated = True
-            stats.notes.append(f"time limit reached after {stats.bytes_read // (1 << 20)} MB; the rest was not read")
-            break
+            stats.lines_total = lines_before
+            _time_limit(stats)
+            return
     stats.lines_total = lines_before
+
+
+def _time_limit(stats: ScanStats) -> None:
+    stats.truncated = True
+    stats.notes.append(f"time limit reached after {stats.bytes_read // (1 << 20)} MB; the rest was not read")
 
 
 def bytes_stream(data: bytes) -> BinaryIO:
