@@ -312,7 +312,7 @@ def configure_logging(cfg: Config, stream: TextIO | None = None) -> logging.Hand
 
 
 def cmd_console(args: argparse.Namespace) -> int:
-    from tracebot.console import ConsoleOutbox, run_console
+    from tracebot.console import ConsoleOutbox, run_console, write_html
     from tracebot.service.build import build_service
     from tracebot.store import Store, StoreError
 
@@ -330,6 +330,9 @@ def cmd_console(args: argparse.Namespace) -> int:
         return run_console(service, outbox, channel=args.channel, user=args.user)
     finally:
         service.shutdown(wait=False)
+        if getattr(args, "html", None):
+            write_html(outbox, Path(args.html))
+            print(f"wrote {args.html}", file=sys.stderr)
 
 
 def _require(cfg: Config, *names: str) -> None:
@@ -497,6 +500,9 @@ def add_bot_subcommands(sub: Any) -> None:
         "--db", help="SQLite file (default: $TRACEBOT_DB or var/tracebot.sqlite3; :memory: for none)"
     )
     c.add_argument("--knowledge", help="knowledge directory (default: bundled, or $TRACEBOT_KNOWLEDGE)")
+    c.add_argument(
+        "--html", metavar="FILE", help="also write the conversation as an HTML page rendered as Slack would show it"
+    )
     c.set_defaults(func=cmd_console)
 
     s = sub.add_parser("serve", help="run the Slack app over HTTP (Events API, signatures verified)")

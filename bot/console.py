@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
+from tracebot.render import html
 from tracebot.render.blocks_text import blocks_to_text
 from tracebot.render.slack import ACTION_HELPFUL, ACTION_NOT_THIS, ACTION_WHY
 from tracebot.service.inbound import Click, FileRef, Inbound, SlashCommand
@@ -62,6 +63,15 @@ class ConsoleOutbox:
         self._last_us = 0
         self._ts_lock = threading.Lock()
         self.posted: list[Posted] = []
+        # Everything said, as a reader would see it (``--html``): posts edited in place, ephemerals, files.
+        self.shown: list[html.Shown] = []
+        self._shown_by_ts: dict[str, html.Shown] = {}
+        self._shown_lock = threading.Lock()
+
+    def show(self, shown: html.Shown) -> None:
+        with self._shown_lock:
+            self.shown.append(shown)
+            self._shown_by_ts.setdefault(shown.ts, shown)
 
     def next_ts(self) -> str:
         """A Slack-style ts from the real clock, strictly increasing. The store remembers every message
@@ -83,11 +93,16 @@ class ConsoleOutbox:
     ) -> str:
         ts = self.next_ts()
         self.posted.append(Posted(channel, ts, text, blocks or [], thread_ts))
+        self.show(html.Shown("tracebot", ts, text, list(blocks or []), thread_ts))
         where = f"#{channel}" + (f" (thread {thread_ts})" if thread_ts else "")
         self._print(f"tracebot → {where} [{ts}]", blocks_to_text(blocks or [], text))
         return ts
 
     def update(self, channel: str, ts: str, text: str, blocks: list[dict[str, Any]] | None = None) -> None:
+        with self._shown_lock:
+            earlier = self._shown_by_ts.get(ts)
+            if earlier is not None:  # Slack shows the edit in place
+                earlier.text, earlier.blocks, earlier.edited = text, list(blocks or []), True
         self._print(f"tracebot edits [{ts}]", blocks_to_text(blocks or [], text))
 
     def ephemeral(
@@ -98,10 +113,13 @@ class ConsoleOutbox:
         blocks: list[dict[str, Any]] | None = None,
         thread_ts: str | None = None,
     ) -> None:
+        self.show(html.Shown("tracebot", self.next_ts(), text, list(blocks or []), thread_ts, only_visible_to=user))
         self._print(f"tracebot → only visible to {user}", blocks_to_text(blocks or [], text))
 
     def upload(self, channel: str, thread_ts: str | None, filename: str, content: bytes, title: str) -> None:
         head = content[:400].decode("utf-8", "replace")
+        self.show(html.Shown("tracebot", self.next_ts(), thread_ts=thread_ts,
+                             files=[html.FileCard(filename, title, len(content))]))
         self._print(
             f"tracebot uploads {filename} ({len(content):,} bytes) → #{channel} (thread {thread_ts})",
             head + ("\n…" if len(content) > 400 else ""),
@@ -120,6 +138,8 @@ class ConsoleOutbox:
         return None  # one person at the terminal: the App Home shows them their own diagnoses
 
     def publish_home(self, user: str, view: dict[str, Any]) -> None:
+        self.show(html.Shown("tracebot", self.next_ts(), "App Home", list(view.get("blocks", [])),
+                             only_visible_to=f"{user} (App Home)"))
         self._print(f"App Home of {user}", blocks_to_text(view.get("blocks", [])))
 
     def download(self, url: str, dest: Path, max_bytes: int) -> int:
@@ -167,6 +187,8 @@ class Session:
         lines = text.count("\n") + 1 if text else 0
         files = f", {len(msg.files)} file(s)" if msg.files else ""
         self.say(f"── you → #{channel} [{msg.ts}]: {lines} line(s){files} ──")
+        self.outbox.show(html.Shown(self.user, msg.ts, text, thread_ts=msg.thread_ts, plain=True,
+                                    files=[html.FileCard(f.name, f.name, f.size or 0) for f in msg.files]))
         before = len(self.outbox.posted)
         if text.startswith("@tracebot"):
             msg.text = text[len("@tracebot") :]
@@ -263,6 +285,11 @@ def turns(lines: Iterable[str], interactive: bool) -> Iterator[str]:
         buf.append(line)
     if buf:
         yield "\n".join(buf)
+
+
+def write_html(outbox: ConsoleOutbox, path: Path) -> None:
+    """The conversation so far as a page approximating Slack's thread pane (``--html``)."""
+    path.write_text(html.page(list(outbox.shown)), encoding="utf-8")
 
 
 def run_console(

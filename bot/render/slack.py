@@ -24,6 +24,7 @@ ACTION_OTHER = "tracebot_other_matches"  # on answers posted before "Why & all s
 ACTIONS = (ACTION_HELPFUL, ACTION_NOT_THIS, ACTION_WHY, ACTION_OTHER)
 _KANA = re.compile(r"[\u3040-\u30ff]{3}")
 FIRST_STEPS = 3  # fix steps in the answer itself; the rest behind "Why & all steps"
+FIX_BLOCK = "tracebot_fix"  # the block_id of an answer's fix steps (once per message; the HTML view finds it)
 STATUS_EMOJI = {
     "ok": ":white_check_mark:",
     "info": ":information_source:",
@@ -42,8 +43,11 @@ def code(text: str) -> str:
     return "```" + escape(text).replace("```", "`\u200b``") + "```"
 
 
-def section(text: str) -> Block:
-    return {"type": "section", "text": {"type": "mrkdwn", "text": text}}
+def section(text: str, block_id: str | None = None) -> Block:
+    block: Block = {"type": "section", "text": {"type": "mrkdwn", "text": text}}
+    if block_id:
+        block["block_id"] = block_id
+    return block
 
 
 def context(*texts: str) -> Block:
@@ -102,9 +106,10 @@ def _why_matched(match: Match, lang: str) -> str:
     return msg(lang, "matched_line", where=_where(match) or "the text")
 
 
-def match_blocks(match: Match, lang: str = "en") -> list[Block]:
+def match_blocks(match: Match, lang: str = "en", *, fix_id: str | None = None) -> list[Block]:
     """One match in full: title, why it matched (the line), the cause, every fix step, the sources and
-    the next /trace command. Shown behind "Why & all steps" and in plugin results."""
+    the next /trace command. Shown behind "Why & all steps" and in plugin results. ``fix_id`` names the
+    fix block where it is the message's one fix (block ids must be unique in a message)."""
     blocks = [section(f"{_head(match, lang)}  {_score(match)}")]
     why = _why_matched(match, lang)
     if match.line:
@@ -114,7 +119,7 @@ def match_blocks(match: Match, lang: str = "en") -> list[Block]:
     if match.cause:
         blocks.append(section(f"*{msg(lang, 'why')}:* {escape(match.cause)}"))
     if match.fix:
-        blocks.append(section(f"*{msg(lang, 'fix')}*\n{_steps(match.fix)}"))
+        blocks.append(section(f"*{msg(lang, 'fix')}*\n{_steps(match.fix)}", block_id=fix_id))
     footer = _footer(match, lang, match.sources)
     if footer:
         blocks.append(context(*footer))
@@ -176,7 +181,7 @@ def compact_blocks(match: Match, lang: str, *, line_shown: bool = False) -> list
         blocks.append(context(_why_matched(match, lang)))
     if match.fix:
         steps = _steps(match.fix[:FIRST_STEPS])
-        blocks.append(section(f"*{msg(lang, 'fix')}*\n{steps}"))
+        blocks.append(section(f"*{msg(lang, 'fix')}*\n{steps}", block_id=FIX_BLOCK))
     return blocks
 
 
@@ -280,7 +285,7 @@ def _answer_entries(
 def details(matches: list[Match], shown: str, lang: str = "en") -> Rendered:
     """"Why & all steps": the shown entry in full, then the other matches, for the one who asked."""
     first = next((m for m in matches if m.entry_id == shown), None)
-    blocks = match_blocks(first, lang) if first is not None else []
+    blocks = match_blocks(first, lang, fix_id=FIX_BLOCK) if first is not None else []
     others = other_matches(matches, shown, lang)
     if first is None or len(others[1]) > 1:
         blocks += ([{"type": "divider"}] if blocks else []) + others[1]
