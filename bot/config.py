@@ -2,7 +2,8 @@
 
 Every setting has an environment variable (README "Configuration"); ``TRACEBOT_CONFIG`` may point to a
 YAML file with the structured parts: ``admins``, ``users`` (Slack user id -> cluster user),
-``confidence_threshold`` and one section per plugin (``slurm:``, ``sagemaker:``, ``pyspy:``, ``cli:``).
+``confidence_threshold``, ``channels`` (the channel policy: where ``/trace`` runs and where tracebot
+answers unprompted) and one section per plugin (``slurm:``, ``sagemaker:``, ``pyspy:``, ``cli:``).
 A plugin sees only its own section (:meth:`Config.plugin_settings`), never the Slack secrets.
 """
 
@@ -18,7 +19,46 @@ import yaml
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_THRESHOLD = 75.0  # a match scoring at least this is posted unprompted in a channel
-_FILE_KEYS = {"admins", "users", "confidence_threshold"}
+_FILE_KEYS = {"admins", "users", "confidence_threshold", "channels"}
+_POLICY_KEYS = ("trace", "auto_reply")
+
+
+def is_direct(channel: str | None) -> bool:
+    """A DM with tracebot (Slack's conversation ids for DMs start with D)."""
+    return bool(channel) and str(channel).startswith("D")
+
+
+@dataclass(frozen=True)
+class ChannelPolicy:
+    """Where ``/trace`` (and ``@tracebot <command>``) may run and where tracebot answers a paste nobody
+    addressed to it. ``None`` means every channel (the default). A DM with tracebot is always allowed:
+    nobody else reads it. Mentions and the message shortcut are always answered (someone asked)."""
+
+    trace: frozenset[str] | None = None
+    auto_reply: frozenset[str] | None = None
+
+    def may_trace(self, channel: str | None) -> bool:
+        return self.trace is None or not channel or is_direct(channel) or channel in self.trace
+
+    def may_auto_reply(self, channel: str) -> bool:
+        return self.auto_reply is None or channel in self.auto_reply
+
+    @classmethod
+    def from_yaml(cls, data: object) -> ChannelPolicy:
+        if data is None:
+            return cls()
+        if not isinstance(data, dict) or set(data) - set(_POLICY_KEYS):
+            raise ValueError(f"channels: must be a mapping with {' and/or '.join(_POLICY_KEYS)} (lists of channel ids)")
+        lists: dict[str, frozenset[str] | None] = {}
+        for key in _POLICY_KEYS:
+            value = data.get(key)
+            if value is None or value == "*":
+                lists[key] = None
+            elif isinstance(value, list) and all(isinstance(c, str) and c.strip() for c in value):
+                lists[key] = frozenset(c.strip() for c in value)
+            else:
+                raise ValueError(f"channels.{key} must be a list of channel ids (C…/G…) or \"*\", got {value!r:.80}")
+        return cls(**lists)
 
 
 def _number(env: Mapping[str, str], name: str, default: float, *, positive: bool = True) -> float:
@@ -52,6 +92,7 @@ class Config:
     admins: set[str] = field(default_factory=set)  # Slack user ids
     user_map: dict[str, str] = field(default_factory=dict)  # Slack user id -> cluster user name
     extra: dict[str, Any] = field(default_factory=dict)  # plugin sections from the YAML file, by name
+    channels: ChannelPolicy = field(default_factory=ChannelPolicy)
     # How the bot runs
     repeat_window_s: float = 600.0  # the same error again in a thread within this gets a pointer
     max_file_bytes: int = 50 << 20  # largest attachment downloaded and read
@@ -126,6 +167,10 @@ class Config:
             raise ValueError(f"TRACEBOT_CONFIG {path}: top level must be a mapping")
         self.admins |= {str(u) for u in data.get("admins", []) or []}
         self.user_map.update({str(k): str(v) for k, v in (data.get("users", {}) or {}).items()})
+        try:
+            self.channels = ChannelPolicy.from_yaml(data.get("channels"))
+        except ValueError as exc:
+            raise ValueError(f"TRACEBOT_CONFIG {path}: {exc}") from exc
         if "confidence_threshold" in data:
             self.confidence_threshold = float(data["confidence_threshold"])
         self.extra = {k: v for k, v in data.items() if k not in _FILE_KEYS}

@@ -107,8 +107,12 @@ class BuiltinCommands:
             else self.store.channel_settings(ctx.channel)
         )
         threshold = settings.threshold if settings.threshold is not None else self.config.confidence_threshold
+        allowed = self.config.channels.may_auto_reply(ctx.channel)
         rows = [
-            ["auto-reply", "on" if settings.auto_reply else "off"],
+            ["auto-reply", ("on" if settings.auto_reply else "off") if allowed
+             else "off (not one of TRACEBOT_CONFIG's channels.auto_reply)"],
+            ["/trace", "runs here" if self.config.channels.may_trace(ctx.channel)
+             else "not here (not one of TRACEBOT_CONFIG's channels.trace)"],
             ["threshold", f"{threshold:g}" + ("" if settings.threshold is not None else " (default)")],
         ]
         return Result(
@@ -116,7 +120,7 @@ class BuiltinCommands:
             summary="Updated." if changes else "Settings for this channel.",
             status="ok" if changes else "info",
             tables=[Table("Channel settings", ["setting", "value"], rows)],
-            data={"auto_reply": settings.auto_reply, "threshold": threshold},
+            data={"auto_reply": settings.auto_reply and allowed, "threshold": threshold},
         )
 
 

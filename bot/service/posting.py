@@ -8,6 +8,19 @@ from tracebot.render.slack_limits import block_chars, fit
 from tracebot.result import Result
 from tracebot.service.outbox import Outbox
 
+PRIVATE_ERRORS = frozenset({"usage", "not_allowed", "not_here"})  # said only to the one who asked
+
+
+def is_private(result: Result) -> bool:
+    """A refusal or a usage error: it concerns the caller alone, so it is never posted in the channel."""
+    return result.status == "error" and isinstance(result.data, dict) and result.data.get("error") in PRIVATE_ERRORS
+
+
+def tell_caller(outbox: Outbox, channel: str, user: str, result: Result, thread: str | None) -> None:
+    """``result`` ephemeral to ``user`` (in ``thread``): nobody else in the channel sees it."""
+    text, blocks = fitted(render.result(result))
+    outbox.ephemeral(channel, user, text, blocks, thread)
+
 
 def fitted(rendered: render.Rendered) -> render.Rendered:
     """A reply that travels in an HTTP ack (no file can follow it): cut to the limits."""

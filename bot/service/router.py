@@ -20,6 +20,8 @@ from tracebot.service.builtin_commands import NAME as BUILTIN_NAME
 from tracebot.service.builtin_commands import BuiltinCommands
 from tracebot.service.plugin_host import PluginHost, Prepared, config_section
 
+ANYWHERE = ("help", "config")  # answered in every channel, whatever the channel policy says
+
 
 @dataclass
 class Plan:
@@ -62,6 +64,13 @@ class Router:
         name = words[0].lower() if words else "help"
         label = " ".join(words) or "help"
         cmd = self.host.get_commands().get(name)
+        if cmd is not None and name not in ANYWHERE and not self.config.channels.may_trace(channel):
+            return Plan("reply", label, result=Result(
+                title=f"/trace {name}", status="error", data={"error": "not_here"},
+                summary=f"`/trace {name}` is not enabled in this channel: tracebot's admins chose where it runs "
+                        "(`channels: trace:` in TRACEBOT_CONFIG). Run it in one of those channels, or in a DM "
+                        "with me.",
+            ))
         args = [text.strip()[len(words[0]):].strip()] if cmd is not None and cmd.takes_text and words else words[1:]
         step = self.host.prepare(name, args, caller)
         if isinstance(step, Result):

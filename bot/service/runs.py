@@ -158,8 +158,13 @@ class TraceRuns:
             else:
                 ctx = self.router.context(plan.step, self.caller(user), channel, progress=job.progress)
                 result = self.router.run(plan, ctx)
-                posting.post_result(self.outbox, channel, thread, result)
-                status, summary = result.status, result.summary
+                if posting.is_private(result) and user:
+                    # "not yours", "not mapped", a bad argument: for the caller's eyes only
+                    posting.tell_caller(self.outbox, channel, user, result, thread)
+                    result, status, summary = None, "error", "not run; only the person who asked sees why"
+                else:
+                    posting.post_result(self.outbox, channel, thread, result)
+                    status, summary = result.status, result.summary
             finished = True
         except Exception as exc:
             log.exception("/trace %s failed", plan.label)

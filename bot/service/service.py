@@ -194,7 +194,7 @@ class Service:
         keys = delivery_keys("auto", event_id=msg.event_id, channel=msg.channel, ts=msg.ts)
         if not self.claim(keys):
             return False
-        if not self.settings(msg.channel).auto_reply:
+        if not self.config.channels.may_auto_reply(msg.channel) or not self.settings(msg.channel).auto_reply:
             return False
         return self.enqueue(
             lambda job: self._answer_auto(msg),
@@ -233,6 +233,12 @@ class Service:
         where = {"channel": msg.channel, "thread": msg.thread_root, "keys": keys}
         if plan.kind == "reply" and plan.result is not None:
             result = plan.result
+            if posting.is_private(result) and msg.user:
+                user = msg.user
+                return self.enqueue(
+                    lambda job: posting.tell_caller(self.outbox, msg.channel, user, result, msg.thread_root),
+                    plan.label, **where,
+                )
             return self.enqueue(
                 lambda job: posting.post_result(self.outbox, msg.channel, msg.thread_root, result), plan.label, **where
             )

@@ -10,7 +10,7 @@ import pytest
 
 from tests.fakes.fake_slack import FakeSlack
 from tests.slack.harness import Slack, make_config, running_app
-from tests.slack.plugins_for_tests import BigPlugin, SlowPlugin
+from tests.slack.plugins_for_tests import BigPlugin, GuardedPlugin, SlowPlugin
 from tests.slack.tiny_kb import write_tiny_kb
 from tracebot.service.plugin_host import PluginHost
 
@@ -31,12 +31,14 @@ def kb_dir(tmp_path: Path) -> Path:
 def plugin_host() -> Iterator[tuple[PluginHost, SlowPlugin]]:
     host = PluginHost(builtins=(), entry_points=False)
     slow = SlowPlugin(seconds=0.2)
-    big = BigPlugin()
+    big, guarded = BigPlugin(), GuardedPlugin()
     host.register(slow, name="test-slow")
     host.register(big, name="test-big")
+    host.register(guarded, name="test-guarded")
     yield host, slow
     host.unregister(slow)
     host.unregister(big)
+    host.unregister(guarded)
 
 
 @pytest.fixture

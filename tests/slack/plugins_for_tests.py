@@ -6,7 +6,7 @@ import threading
 import time
 from typing import Any
 
-from tracebot.plugin_api import Command, CommandContext, UsageError, hookimpl
+from tracebot.plugin_api import Command, CommandContext, NotAllowed, UsageError, hookimpl
 from tracebot.result import Attachment, Frame, Result, Section, StackGroup, Table
 
 
@@ -110,3 +110,18 @@ class EchoPlugin:
                 takes_text=True,
             )
         ]
+
+
+class GuardedPlugin:
+    """``/trace guarded <n>``: refuses, while running, a caller with no cluster user (as ``/trace job``
+    does once it knows whose job it is)."""
+
+    def run(self, ctx: CommandContext, n: int) -> Result:
+        if ctx.caller.cluster_user is None:
+            raise NotAllowed(f"Your Slack user is not mapped to a cluster user, so you may not look at job {n}.")
+        return Result(title=f"guarded {n}", summary=f"job {n} belongs to {ctx.caller.cluster_user}", status="ok")
+
+    @hookimpl
+    def register_commands(self) -> list[Command]:
+        return [Command(name="guarded", usage="/trace guarded <job>", help="Refuses unmapped users (tests).",
+                        parse=_parse_n, run=self.run, timeout_s=30)]
