@@ -2,7 +2,7 @@
 
 ``diagnose`` and ``kb`` call the matcher; ``kb lint|eval|new|import`` the authoring tools
 (:mod:`tracebot.authoring.cli` adds its own subcommands); ``trace`` the same router as Slack's
-``/trace``; ``console``, ``serve`` and ``run`` start the service; ``stats`` reads the store.
+``/trace``; ``console``, ``serve`` and ``run`` start the service; ``stats`` and ``audit`` read the store.
 """
 
 from __future__ import annotations
@@ -490,6 +490,35 @@ def _print_unanswered(cfg: Config, args: argparse.Namespace) -> int:
     return 0
 
 
+def _printable(text: object) -> str:
+    """A stored value as one terminal line: control characters (escape sequences, newlines) shown as ?."""
+    return "".join(c if c.isprintable() else "?" for c in str(text or ""))
+
+
+def cmd_audit(args: argparse.Namespace) -> int:
+    from tracebot.store import Store, StoreError
+
+    cfg = _config(args)
+    try:
+        rows = Store(cfg.db_path).audit(limit=args.limit, user=args.user, channel=args.channel)
+    except StoreError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if args.json:
+        print(json.dumps({"audit": rows}, indent=2, ensure_ascii=False))
+        return 0
+    if not rows:
+        print(f"No commands recorded in {cfg.db_path}.")
+        return 0
+    print(f"{'when (UTC)':<16}  {'user':<12} {'channel':<12} {'via':<7} {'outcome':<11} command")
+    for r in rows:
+        when = time.strftime("%Y-%m-%d %H:%M", time.gmtime(r["at"]))
+        command = _printable(f"/trace {r['command']} {r['args'] or ''}".strip())[:160]
+        print(f"{when:<16}  {_printable(r['user'] or '-'):<12} {_printable(r['channel'] or '-'):<12} "
+              f"{_printable(r['via']):<7} {_printable(r['outcome']):<11} {command}")
+    return 0
+
+
 def add_bot_subcommands(sub: Any) -> None:
     c = sub.add_parser(
         "console", help="the Slack bot in a terminal: paste errors, run /trace, see what it posts"
@@ -526,6 +555,14 @@ def add_bot_subcommands(sub: Any) -> None:
     )
     st.add_argument("--json", action="store_true")
     st.set_defaults(func=cmd_stats)
+
+    au = sub.add_parser("audit", help="who ran which /trace command, where and when, and what came of it")
+    au.add_argument("--db", help="SQLite file (default: $TRACEBOT_DB)")
+    au.add_argument("--limit", type=int, default=50)
+    au.add_argument("--user", help="only this Slack user id")
+    au.add_argument("--channel", help="only this channel id")
+    au.add_argument("--json", action="store_true")
+    au.set_defaults(func=cmd_audit)
 
 
 # ---- tracebot trace: /trace commands from a terminal ----

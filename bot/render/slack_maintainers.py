@@ -1,5 +1,6 @@
-"""The App Home sections only maintainers (tracebot admins) see: entries people keep rejecting, and the
-errors pasted that nothing answered. Both come from ``tracebot stats``; these are its Slack view."""
+"""The App Home sections only maintainers (tracebot admins) see: entries people keep rejecting, the
+errors pasted that nothing answered (both from ``tracebot stats``), and who ran which command where
+(``tracebot audit``). These are their Slack views."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from tracebot.render.slack import context, escape, section
 
 Block = dict[str, Any]
 TOP_GAPS = 5
+AUDIT_ROWS = 15
 
 
 def maintainer_blocks(*, flagged: list[Any], gaps: list[Any], threshold: float) -> list[Block]:
@@ -36,4 +38,25 @@ def maintainer_blocks(*, flagged: list[Any], gaps: list[Any], threshold: float) 
         blocks.append(context("`tracebot stats --unanswered` lists them all; save a thread's fix with *Save as knowledge*."))
     else:
         blocks.append(context("None yet: every error pasted got a confident answer."))
+    return blocks
+
+
+def audit_line(row: dict[str, Any]) -> str:
+    """One audit row as mrkdwn: who, what, where, what came of it, when. Everything in it is escaped."""
+    when = time.strftime("%Y-%m-%d %H:%M", time.gmtime(row["at"]))
+    who = f"<@{escape(row['user'])}>" if row.get("user") else "someone"
+    where = f"<#{escape(row['channel'])}>" if row.get("channel") else "a terminal"
+    command = " ".join(x for x in (row.get("command") or "", row.get("args") or "") if x)
+    shown = command if len(command) <= 120 else command[:119] + "…"
+    outcome = escape(row.get("outcome") or "")
+    return f"• {when} UTC · {who} · `/trace {escape(shown).replace('`', chr(39))}` in {where} · {outcome}"
+
+
+def audit_blocks(rows: list[dict[str, Any]]) -> list[Block]:
+    blocks: list[Block] = [section(f"*Who ran what* (last {AUDIT_ROWS} commands)")]
+    if rows:
+        blocks.append(section("\n".join(audit_line(r) for r in rows[:AUDIT_ROWS])))
+        blocks.append(context("`tracebot audit` lists them all (`--user`, `--channel`, `--json`)."))
+    else:
+        blocks.append(context("No commands yet."))
     return blocks

@@ -28,6 +28,7 @@ from tracebot.plugin_api import Caller
 from tracebot.render import slack as render
 from tracebot.render.messages import msg
 from tracebot.render.slack_home import HOME_BLOCKS, home_view
+from tracebot.render.slack_maintainers import AUDIT_ROWS, audit_blocks
 from tracebot.result import Diagnosis
 from tracebot.secrets import Scrubber
 from tracebot.service import posting
@@ -219,7 +220,9 @@ class Service:
             and first in self.router.command_names()
             and (first != "help" or len(words) == 1)
         ):
-            return self._command_in_thread(self.router.plan(text, self.caller(msg.user), msg.channel), msg, keys)
+            plan = self.router.plan(text, self.caller(msg.user), msg.channel)
+            self.audit(plan, text, msg.user, msg.channel, via="mention")
+            return self._command_in_thread(plan, msg, keys)
         where = {"channel": msg.channel, "thread": msg.thread_root, "keys": keys}
         if not text and not msg.files:
             hint = "Paste an error after mentioning me (or attach a log), or try `/trace help`."
@@ -274,12 +277,29 @@ class Service:
         """``/trace ...`` inside the 3-second ack window. Returns an ephemeral reply, or None when the work
         was queued (its parent message in the channel is the visible answer)."""
         plan = self.router.plan(cmd.text, self.caller(cmd.user), cmd.channel)
+        self.audit(plan, cmd.text, cmd.user, cmd.channel, via="slash")
         if plan.kind == "reply" and plan.result is not None:
             reply: render.Rendered | None = posting.fitted(render.result(plan.result))
         else:
             reply = self.runs.start(plan, cmd.channel, cmd.user, thread_ts=None)
         # The acknowledgement goes to Slack without the outbox: it passes the same door.
         return self.outbox.rendered(reply) if reply is not None else None
+
+    def audit(self, plan: Plan, text: str, user: str | None, channel: str | None, *, via: str) -> None:
+        """Write down who asked for which command, where, and what came of it (secrets scrubbed)."""
+        words = text.split()
+        outcome = "started" if plan.kind == "run" else "answered"
+        if plan.result is not None and plan.result.status == "error":
+            outcome = str(plan.result.data.get("error", "error")) if isinstance(plan.result.data, dict) else "error"
+        command = words[0].lower()[:40] if words else "help"
+        args = self.outbox.scrubber.text(" ".join(words[1:]))
+        self.records.attempt(
+            "recording a command in the audit log",
+            lambda: self.store.record_audit(
+                user=user, channel=channel, via=via, command=command, args=args, outcome=outcome
+            ),
+            None,
+        )
 
     def on_click(self, click: Click) -> None:
         diag_id_text, _, rest = click.value.partition(":")
@@ -337,7 +357,9 @@ class Service:
             storage_errors=[str(f) for f in self.records.faults],
         )
         if self.caller(user).is_admin:
-            view["blocks"] = [*view["blocks"], *maintainer_home(self.store, self.records)][:HOME_BLOCKS]
+            audit = self.records.attempt("reading the audit log", lambda: self.store.audit(limit=AUDIT_ROWS), [])
+            extra = [*maintainer_home(self.store, self.records), *audit_blocks(audit)]
+            view["blocks"] = [*view["blocks"], *extra][:HOME_BLOCKS]
         self.outbox.publish_home(user, view)
 
     # -- diagnosing ------------------------------------------------------------------------------------

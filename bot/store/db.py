@@ -29,6 +29,7 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 EVENT_TTL_S = 7 * 24 * 3600  # Slack retries within minutes; a week is far beyond any redelivery
 PRUNE_EVERY = 1000
+AUDIT_ARGS_CHARS = 200  # a pasted log after `/trace diagnose` is not kept whole
 
 
 class StoreError(RuntimeError):
@@ -344,6 +345,27 @@ class Store:
 
     def trace_runs(self, limit: int = 20) -> list[dict[str, Any]]:
         return self.query("SELECT * FROM trace_runs ORDER BY id DESC LIMIT ?", [limit])
+
+    # -- audit ---------------------------------------------------------------------------------------
+    def record_audit(
+        self, *, user: str | None, channel: str | None, via: str, command: str, args: str, outcome: str
+    ) -> int:
+        """One command request; ``args`` already scrubbed of secrets."""
+        row = {"at": time.time(), "user": user, "channel": channel, "via": via, "command": command,
+               "args": args[:AUDIT_ARGS_CHARS], "outcome": outcome}
+        return self._run(lambda: int(self.db["audit"].insert(row).last_pk))
+
+    def audit(
+        self, *, limit: int = 50, user: str | None = None, channel: str | None = None
+    ) -> list[dict[str, Any]]:
+        """Command requests, newest first, optionally of one user or in one channel."""
+        where, params = [], []
+        for column, value in (("user", user), ("channel", channel)):
+            if value:
+                where.append(f"{column} = ?")
+                params.append(value)
+        sql = "SELECT * FROM audit" + (" WHERE " + " AND ".join(where) if where else "") + " ORDER BY id DESC LIMIT ?"
+        return self.query(sql, [*params, limit])
 
     def query(self, sql: str, params: list[Any]) -> list[dict[str, Any]]:
         return self._run(lambda: list(self.db.query(sql, params)))

@@ -89,9 +89,29 @@ def _m002_learning(db: sqlite_utils.Database) -> None:
     db["unanswered"].create_index(["signature"])
 
 
+def _m003_audit(db: sqlite_utils.Database) -> None:
+    # Who asked for which command, where and when, and what came of it (every request, refusals too).
+    db["audit"].create(
+        {
+            "id": int,
+            "at": float,
+            "user": str,
+            "channel": str,
+            "via": str,  # "slash" (/trace), "mention" (@tracebot <command>)
+            "command": str,
+            "args": str,  # scrubbed of secrets and cut short
+            "outcome": str,  # "answered", "started", "usage", "not_allowed", "not_here", ...
+        },
+        pk="id",
+        not_null={"at"},
+    )
+    db["audit"].create_index(["at"])
+
+
 MIGRATIONS: list[Migration] = [
     ("001_initial", _m001_initial),
     ("002_learning", _m002_learning),
+    ("003_audit", _m003_audit),
 ]
 
 

@@ -1,0 +1,53 @@
+"""Who ran which command, where and when: recorded for every request (refusals too), shown to admins in
+the App Home and by ``tracebot audit``; secrets scrubbed, user text escaped."""
+
+from __future__ import annotations
+
+import json
+
+from tests.slack import payloads
+from tests.slack.blocks import texts
+from tracebot.cli import main
+
+
+def test_every_command_request_is_audited_and_admins_see_it_in_app_home_and_tracebot_audit(slack, capsys):
+    token = slack.fake.bot_token
+    slack.command("slow 12", user="U0ALICE", channel="C0TRAIN")
+    slack.command(f"kb <!here> *bold* {token}", user="U0BOB", channel="C0OPS")
+    slack.command("config threshold 5", user="U0BOB", channel="C0OPS")  # refused: admins only
+    slack.event(payloads.mention("slow twelve", user="U0CAROL", channel="C0TRAIN"))  # a usage error
+    slack.idle()
+
+    slack.event(payloads.home_opened("U0ADMIN"))
+    admin_view = slack.fake.wait_for(lambda: slack.fake.calls_to("views.publish"))[0].params["view"]
+    shown = texts(admin_view["blocks"])
+    assert "Who ran what" in shown
+    assert "<@U0ALICE> · `/trace slow 12` in <#C0TRAIN> · started" in shown
+    assert "<@U0BOB> · `/trace config threshold 5` in <#C0OPS> · not_allowed" in shown
+    assert "<@U0CAROL> · `/trace slow twelve` in <#C0TRAIN> · usage" in shown
+    assert "&lt;!here&gt; *bold*" in shown and "<!here>" not in shown and token not in shown
+
+    slack.event(payloads.home_opened("U0ALICE"))
+    slack.fake.wait_for(lambda: len(slack.fake.calls_to("views.publish")) == 2)
+    assert "Who ran what" not in texts(slack.fake.calls_to("views.publish")[1].params["view"]["blocks"])
+
+    capsys.readouterr()
+    assert main(["audit", "--db", str(slack.config.db_path), "--user", "U0BOB", "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)["audit"]
+    assert [(r["command"], r["outcome"], r["via"]) for r in rows] == [("config", "not_allowed", "slash"),
+                                                                     ("kb", "answered", "slash")]
+    assert token not in rows[1]["args"] and "<!here>" in rows[1]["args"]
+    assert main(["audit", "--db", str(slack.config.db_path)]) == 0
+    table = capsys.readouterr().out.splitlines()
+    assert len(table) == 5 and table[-1].split()[2:7] == ["U0ALICE", "C0TRAIN", "slash", "started", "/trace"]
+
+
+def test_tracebot_audit_prints_stored_control_characters_harmlessly(tmp_path, capsys):
+    from tracebot.store import Store
+
+    db = tmp_path / "audit.sqlite3"
+    Store(db).record_audit(user="U1", channel="C1", via="slash", command="kb", args="\x1b[2J\x1b]0;pwned\x07x\ny",
+                           outcome="answered")
+    assert main(["audit", "--db", str(db)]) == 0
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "\x07" not in out and "?[2J?]0;pwned?x?y" in out
