@@ -16,7 +16,7 @@ from tracebot.plugin_api import (
     ranks_phrase,
 )
 from tracebot.plugins.pyspy.group import group_stacks
-from tracebot.plugins.pyspy.render import PNG_MIN_RANKS, ranks_png, stack_text, summarise_groups
+from tracebot.plugins.pyspy.render import PNG_MIN_RANKS, ranks_png, summarise_groups
 from tracebot.plugins.pyspy.stacks_text import stacks_text
 from tracebot.plugins.slurm.hang import HangTrace
 from tracebot.plugins.slurm.jobinfo import JobView
@@ -110,13 +110,11 @@ def add_hang_trace(result: Result, ctx: CommandContext, job: JobView, trace: Han
     elif groups:
         result.summary += f" Stacks: {line}."
     result.sections.append(Section(f"py-spy of {ranks} rank(s) in {trace.seconds:.1f}s", line))
-    for group in groups:
-        result.sections.append(Section(f"{'Odd one out: ' if group.odd_one_out else ''}{ranks_phrase(group.ranks)}",
-                                       f"```\n{stack_text(group)}\n```"))
-    problems = [f"{rank}: {why}" for rank, why in unreadable.items()]
-    problems += [f"node {node}: {why}" for node, why in trace.node_errors.items()]
-    if problems:
-        result.sections.append(Section("Not read", "\n".join(problems)))
+    # Each group's stack is shown from result.stack_groups and the unreadable ranks from result.unreadable
+    # by every view; repeating them as sections printed every stack twice.
+    if trace.node_errors:
+        result.sections.append(Section("Nodes not read", "\n".join(f"node {node}: {why}"
+                                                                    for node, why in trace.node_errors.items())))
     result.data["hang"] = {"ranks": ranks, "pids": trace.pids, "hosts": trace.hosts,
                            "node_errors": trace.node_errors, "notes": trace.notes, "seconds": round(trace.seconds, 2),
                            "odd_ranks": [r for g in odd for r in g.ranks]}
