@@ -6,17 +6,17 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/bootstrap.sh --test
 
-echo "== Debian packages the tests use (chromium for the HTML answer view, CJK fonts for Japanese answers)"
-if ! command -v chromium >/dev/null || ! fc-list 2>/dev/null | grep -qi "Noto Sans CJK"; then
-    timeout 300 apt-get update -q >/dev/null
-    DEBIAN_FRONTEND=noninteractive timeout 600 apt-get install -y -q chromium fonts-noto-cjk >/dev/null
-fi
-
 echo "== starting SLURM (one node, with accounting)"
 scripts/slurm/start.sh
 
 echo "== deployment for the security tests (users tracebot/alice/bob, the tracebot-as-owner privilege)"
 scripts/deploy/test-setup.sh
+
+echo "== Debian packages the tests use (chromium for the HTML answer view, CJK fonts for Japanese answers)"
+if ! command -v chromium >/dev/null || ! fc-list 2>/dev/null | grep -qi "Noto Sans CJK"; then
+    timeout 300 apt-get update -q >/dev/null
+    DEBIAN_FRONTEND=noninteractive timeout 600 apt-get install -y -q chromium fonts-noto-cjk >/dev/null
+fi
 
 echo "== ruff"
 .venv/bin/ruff check .

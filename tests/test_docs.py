@@ -54,3 +54,19 @@ def test_every_trace_command_is_documented_with_its_usage(usage):
 @pytest.mark.parametrize("command", _subcommands(build_parser()))
 def test_every_command_line_subcommand_is_documented(command):
     assert f"`{command}" in README
+
+
+def test_the_example_tracebot_config_in_the_readme_is_one_tracebot_accepts(tmp_path):
+    import re
+
+    from tracebot.config import Config
+
+    block = re.search(r"```yaml\n(# TRACEBOT_CONFIG example.*?)```", README, re.S)
+    assert block, "README: the example TRACEBOT_CONFIG block"
+    path = tmp_path / "tracebot.yaml"
+    path.write_text(block.group(1), encoding="utf-8")
+    cfg = Config.from_env({"TRACEBOT_CONFIG": str(path)})
+    assert cfg.admins == {"U0ADMIN"} and cfg.user_map["U0ALICE"] == "alice"
+    assert cfg.channels.may_trace("C0INFRA") and not cfg.channels.may_trace("C0RANDOM")
+    assert cfg.channels.may_auto_reply("C0TRAINING") and not cfg.channels.may_auto_reply("C0INFRA")
+    assert cfg.plugin_settings("sagemaker")["allow"]["team-a"] == ["team-a-*"]
