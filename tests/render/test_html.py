@@ -45,3 +45,29 @@ def test_buttons_context_fields_and_dividers_are_drawn():
     assert '<div class="field"><div class="ln"><b>a</b></div></div>' in page and "*b*" in page
     assert '<span class="btn primary">Helpful</span><span class="btn">No</span>' in page
     assert 'class="block context"' in page and "Only visible to U1" in page and "<hr" in page
+
+
+def test_console_html_writes_the_conversation_with_answers_ephemerals_and_files(tmp_path):
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    log = tmp_path / "rank3.log"
+    log.write_text("step 1 loss 2.0\n" * 20 + "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate "
+                   "20.00 MiB. GPU 3 has a total capacity of 79.15 GiB of which 3.06 MiB is free.\n")
+    script = f"<b>paste</b> below\n---\n/attach {log}\nhere\n---\n/click why\n/trace nope\n"
+    page = tmp_path / "chat.html"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SLACK_", "TRACEBOT_"))}
+    done = subprocess.run(
+        [sys.executable, "-m", "tracebot.cli", "console", "--db", ":memory:", "--html", str(page)],
+        input=script, capture_output=True, text=True, timeout=180, env={**env, "TRACEBOT_LOAD_ENTRYPOINTS": "0"},
+        cwd=Path(__file__).resolve().parents[2],
+    )
+    assert done.returncode == 0, done.stderr
+    shown = page.read_text(encoding="utf-8")
+    assert html.CSP_META in shown and "&lt;b&gt;paste&lt;/b&gt; below" in shown
+    assert '<div class="file">' in shown and "rank3.log" in shown, "the attached log as a file card"
+    assert "CUDA out of memory" in shown and '<span class="btn primary">Helpful</span>' in shown
+    assert shown.count("Only visible to U0CONSOLE") == 2, "Why & all steps, and the unknown command"
+    assert 'data-block-id="tracebot_fix"' in shown
