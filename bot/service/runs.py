@@ -21,8 +21,9 @@ from tracebot.plugin_api import Caller
 from tracebot.render import slack as render
 from tracebot.result import Result
 from tracebot.service import posting
+from tracebot.service.egress import EgressOutbox
 from tracebot.service.jobs import Job, JobPool, PoolBusy
-from tracebot.service.outbox import NotInChannel, Outbox
+from tracebot.service.outbox import NotInChannel
 from tracebot.service.plugin_host import BUILTIN_COMMANDS
 from tracebot.service.progress import ProgressLine
 from tracebot.service.records import Records
@@ -45,7 +46,7 @@ class TraceRuns:
     def __init__(
         self,
         *,
-        outbox: Outbox,
+        outbox: EgressOutbox,
         store: Store,
         pool: JobPool,
         router: Router,
@@ -161,6 +162,13 @@ class TraceRuns:
                 if posting.is_private(result) and user:
                     # "not yours", "not mapped", a bad argument: for the caller's eyes only
                     posting.tell_caller(self.outbox, channel, user, result, thread)
+                    refused = str(result.data.get("error"))
+                    self.records.attempt(
+                        "recording a refusal in the audit log",
+                        lambda: self.store.record_audit(user=user, channel=channel, via="run", command=plan.command,
+                                                        args=self.outbox.scrubber.text(" ".join(plan.words)), outcome=refused),
+                        None,
+                    )
                     result, status, summary = None, "error", "not run; only the person who asked sees why"
                 else:
                     posting.post_result(self.outbox, channel, thread, result)

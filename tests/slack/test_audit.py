@@ -17,6 +17,8 @@ def test_every_command_request_is_audited_and_admins_see_it_in_app_home_and_trac
     slack.command("config threshold 5", user="U0BOB", channel="C0OPS")  # refused: admins only
     slack.event(payloads.mention("slow twelve", user="U0CAROL", channel="C0TRAIN"))  # a usage error
     slack.idle()
+    slack.command("guarded 9", user="U0BOB", channel="C0OPS")  # refused while it runs: Bob has no cluster user
+    slack.idle()
 
     slack.event(payloads.home_opened("U0ADMIN"))
     admin_view = slack.fake.wait_for(lambda: slack.fake.calls_to("views.publish"))[0].params["view"]
@@ -25,6 +27,7 @@ def test_every_command_request_is_audited_and_admins_see_it_in_app_home_and_trac
     assert "<@U0ALICE> · `/trace slow 12` in <#C0TRAIN> · started" in shown
     assert "<@U0BOB> · `/trace config threshold 5` in <#C0OPS> · not_allowed" in shown
     assert "<@U0CAROL> · `/trace slow twelve` in <#C0TRAIN> · usage" in shown
+    assert "<@U0BOB> · `/trace guarded 9` in <#C0OPS> · not_allowed" in shown
     assert "&lt;!here&gt; *bold*" in shown and "<!here>" not in shown and token not in shown
 
     slack.event(payloads.home_opened("U0ALICE"))
@@ -34,12 +37,14 @@ def test_every_command_request_is_audited_and_admins_see_it_in_app_home_and_trac
     capsys.readouterr()
     assert main(["audit", "--db", str(slack.config.db_path), "--user", "U0BOB", "--json"]) == 0
     rows = json.loads(capsys.readouterr().out)["audit"]
-    assert [(r["command"], r["outcome"], r["via"]) for r in rows] == [("config", "not_allowed", "slash"),
-                                                                     ("kb", "answered", "slash")]
-    assert token not in rows[1]["args"] and "<!here>" in rows[1]["args"]
+    assert [(r["command"], r["outcome"], r["via"]) for r in rows] == [
+        ("guarded", "not_allowed", "run"), ("guarded", "started", "slash"),
+        ("config", "not_allowed", "slash"), ("kb", "answered", "slash"),
+    ]
+    assert token not in rows[3]["args"] and "<!here>" in rows[3]["args"]
     assert main(["audit", "--db", str(slack.config.db_path)]) == 0
     table = capsys.readouterr().out.splitlines()
-    assert len(table) == 5 and table[-1].split()[2:7] == ["U0ALICE", "C0TRAIN", "slash", "started", "/trace"]
+    assert len(table) == 7 and table[-1].split()[2:7] == ["U0ALICE", "C0TRAIN", "slash", "started", "/trace"]
 
 
 def test_tracebot_audit_prints_stored_control_characters_harmlessly(tmp_path, capsys):
