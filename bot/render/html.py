@@ -210,7 +210,7 @@ def message(m: Shown, index: int) -> str:
     badge = '<span class="app">APP</span>' if bot else ""
     note = ""
     if m.only_visible_to:
-        note = f'<div class="only">👁 Only visible to {html.escape(m.only_visible_to)}</div>'
+        note = f'<div class="only">Only visible to {html.escape(m.only_visible_to)}</div>'
     if m.blocks:
         body = "".join(block(b) for b in m.blocks)
     elif m.text:
