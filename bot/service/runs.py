@@ -74,7 +74,7 @@ class TraceRuns:
                 lambda job: self._run(job, plan, channel, user, thread_ts),
                 label=plan.label,
                 key=plan.key,
-                meta={"channel": channel},
+                meta={"channel": channel, "rights": self._rights(user)},
             )
         except PoolBusy as exc:
             text = f":hourglass: {exc}"
@@ -84,10 +84,13 @@ class TraceRuns:
         with self._lock:
             finished = job.meta.get("finished", False)
             same_channel = job.meta["channel"] == channel
-            if not finished and not same_channel:
+            # A result computed with someone else's rights is only handed to a caller with the same rights
+            # (it may show a job, log or process they may not see); others get their own run.
+            same_rights = job.meta.get("rights") == self._rights(user)
+            if not finished and not same_channel and same_rights:
                 job.meta.setdefault("followers", []).append(Follower(channel, user, thread_ts))
             link = job.meta.get("permalink")
-        if finished:  # it ended between the pool's check and ours: this request runs on its own
+        if finished or (not same_channel and not same_rights):  # runs on its own
             return self._start_unshared(plan, channel, user, thread_ts)
         label = f"`/trace {render.escape(plan.label)}`"
         if same_channel:
@@ -97,6 +100,10 @@ class TraceRuns:
         else:
             text = f"{label} is already running for someone else; I'll post its result here too when it is done."
         return text, [render.section(text)]
+
+    def _rights(self, user: str | None) -> tuple[str | None, bool]:
+        caller = self.caller(user)
+        return caller.cluster_user, caller.is_admin
 
     def _start_unshared(
         self, plan: Plan, channel: str, user: str | None, thread_ts: str | None

@@ -205,9 +205,9 @@ def test_the_same_trace_from_another_channel_gets_the_result_there_not_a_link_it
     slack = app()
     slack.slow.release.clear()
     try:
-        assert slack.command("slow 88", channel="C0PRIVATE", user="U0ALICE").body == ""
+        assert slack.command("slow 88", channel="C0PRIVATE", user="U0CAROL").body == ""
         slack.fake.wait_for(lambda: slack.fake.calls_to("chat.getPermalink"))
-        here = slack.command("slow 88", channel="C0PRIVATE", user="U0CAROL").json()
+        here = slack.command("slow 88", channel="C0PRIVATE", user="U0ALICE").json()
         elsewhere = slack.command("slow 88", channel="C0PUBLIC", user="U0BOB").json()
     finally:
         slack.slow.release.set()
@@ -217,6 +217,23 @@ def test_the_same_trace_from_another_channel_gets_the_result_there_not_a_link_it
     assert slack.slow.runs == [88], "the work ran once"
     public = slack.fake.posts("C0PUBLIC")
     assert any("3 of 4 ranks stuck" in texts(p["blocks"]) for p in public), "Bob got the result where he asked"
+
+
+def test_a_trace_running_with_someone_elses_rights_is_not_handed_to_another_channel(app):
+    """Alice's trace ran with Alice's rights (her job, her logs); Bob, who maps to no cluster user, asking the
+    same from another channel gets a run of his own, never her result."""
+    slack = app()
+    slack.slow.release.clear()
+    try:
+        assert slack.command("slow 88", channel="C0PRIVATE", user="U0ALICE").body == ""
+        slack.fake.wait_for(lambda: slack.fake.calls_to("chat.getPermalink"))
+        elsewhere = slack.command("slow 88", channel="C0PUBLIC", user="U0BOB")
+    finally:
+        slack.slow.release.set()
+    slack.idle()
+    assert "already running" not in elsewhere.body
+    assert slack.slow.runs == [88, 88], "Bob's request ran with his own rights"
+    assert any("3 of 4 ranks stuck" in texts(p["blocks"]) for p in slack.fake.posts("C0PUBLIC"))
 
 
 # -- saturation and floods ----------------------------------------------------------------------------
