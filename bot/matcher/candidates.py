@@ -63,43 +63,91 @@ def required_literal(pattern: str) -> str | None:
 
 
 class CandidateStage:
-    """Picks candidate lines out of blocks of log bytes; see the module's docstring.
+    """Picks candidate lines out of blocks of log bytes, and tells which anchors and regexes one clean line
+    matches; see the module's docstring.
 
     ``words``: literals that make any line a candidate (the error words); ``anchors``: entries' literal
-    anchors; ``regexes``: entries' regexes, already unanchored."""
+    anchors; ``regexes``: entries' regexes (matched as written on a clean line by :meth:`matches`,
+    unanchored on raw lines by :meth:`line_starts`). Pattern ``i`` of :meth:`matches` is ``anchors[i]``,
+    then ``regexes[i - len(anchors)]``.
+
+    Everything slow to build is either stored in the matcher cache (the Hyperscan database, serialized)
+    or built on first use (each regex, the RE2 shards), so a cached stage loads in milliseconds and a
+    paste never compiles the shards a long log needs."""
 
     def __init__(self, words: list[str], anchors: list[str], regexes: list[str]):
-        direct: dict[bytes, None] = {}
-        shard_patterns: list[str] = []
-        for lit in [*words, *anchors]:
-            if _caseless_ascii(lit):
-                direct[lit.lower().encode()] = None
-            elif lit:
-                shard_patterns.append(re2.escape(lit))
-        verify: dict[bytes, list[Any]] = {}
-        for r in regexes:
+        self.n_anchors = len(anchors)
+        self.regexes = list(regexes)
+        keys: dict[bytes, int] = {}
+        self._direct: list[bool] = []  # key -> makes a line a candidate by itself
+        self._key_anchors: list[list[int]] = []  # key -> the anchors it is (pattern numbers)
+        self._key_regexes: list[list[int]] = []  # key -> the regexes that require it (pattern numbers)
+
+        def key(literal: str) -> int:
+            k = keys.setdefault(literal.lower().encode(), len(keys))
+            if k == len(self._direct):
+                self._direct.append(False)
+                self._key_anchors.append([])
+                self._key_regexes.append([])
+            return k
+
+        self._shard_patterns: list[str] = []  # for line_starts, unanchored
+        self._rest: list[tuple[int, str]] = []  # for matches: (pattern number, pattern)
+        for w in words:
+            if _caseless_ascii(w):
+                self._direct[key(w)] = True
+            elif w:
+                self._shard_patterns.append(re2.escape(w))
+        for i, a in enumerate(anchors):
+            if _caseless_ascii(a):
+                k = key(a)
+                self._direct[k] = True
+                self._key_anchors[k].append(i)
+            elif a:
+                self._shard_patterns.append(re2.escape(a))
+                self._rest.append((i, re2.escape(a)))
+        for i, r in enumerate(self.regexes, self.n_anchors):
             lit = required_literal(r)
             if lit is None:
-                shard_patterns.append(r)
+                self._shard_patterns.append(unanchor(r))
+                self._rest.append((i, r))
             else:
-                verify.setdefault(lit.encode(), []).append(re2.compile(r.encode(), _options(False)))
-        self.n_direct = len(direct)
-        keys = list(direct) + [k for k in verify if k not in direct]
-        # A literal that is also a direct one makes the line a candidate anyway: no need to verify.
-        self.verify = [verify.get(k, []) for k in keys[self.n_direct :]]
-        self.literals = _literal_database(keys) if keys else None
-        self._scratch = threading.local()  # Hyperscan scratch space is per thread
-        self.shards = [
-            re2.compile(("(?:" + ")|(?:".join(shard_patterns[i : i + SHARD_PATTERNS]) + ")").encode(), _options(False))
-            for i in range(0, len(shard_patterns), SHARD_PATTERNS)
-        ]
+                self._key_regexes[key(lit)].append(i)
+        self._keys = list(keys)
+        self.literals = _literal_database(self._keys) if self._keys else None
+        self._lazy()
 
+    def _lazy(self) -> None:
+        self._scratch = threading.local()  # Hyperscan scratch space is per thread
+        self._raw_rx: dict[int, Any] = {}  # pattern number -> unanchored regex, for raw log bytes
+        self._clean_rx: dict[int, Any] = {}  # pattern number -> regex as written, for clean lines
+        self._shards: list[Any] | None = None
+        self._rest_set: Any = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = {k: v for k, v in self.__dict__.items() if k in _PICKLED}
+        state["literals"] = hyperscan.dumpb(self.literals) if self.literals is not None else None
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        if self.literals is not None:
+            self.literals = hyperscan.loadb(self.literals, hyperscan.HS_MODE_BLOCK)
+        self._lazy()
+
+    # ---- long logs: which lines are candidates ------------------------------------------------------
     def line_starts(self, block: bytes) -> list[int]:
         """Offsets (sorted, distinct) of the starts of the candidate lines in ``block``."""
         starts: set[int] = set()
         if self.literals is not None:
             self._literal_lines(block, starts)
-        for shard in self.shards:
+        if self._shards is None:
+            pats = self._shard_patterns
+            self._shards = [
+                re2.compile(("(?:" + ")|(?:".join(pats[i : i + SHARD_PATTERNS]) + ")").encode(), _options(False))
+                for i in range(0, len(pats), SHARD_PATTERNS)
+            ]
+        for shard in self._shards:
             pos = 0
             while True:
                 m = shard.search(block, pos)
@@ -114,14 +162,11 @@ class CandidateStage:
         return sorted(starts)
 
     def _literal_lines(self, block: bytes, starts: set[int]) -> None:
-        scratch = getattr(self._scratch, "space", None)
-        if scratch is None:
-            scratch = self._scratch.space = hyperscan.Scratch(self.literals)
         hits: list[tuple[int, int]] = []
         add = hits.append
-        self.literals.scan(block, lambda idx, _s, end, _f, _c: add((end, idx)), scratch=scratch)  # type: ignore[union-attr]
+        self.literals.scan(block, lambda idx, _s, end, _f, _c: add((end, idx)), scratch=self._scratch_space())  # type: ignore[union-attr]
         hits.sort()  # by end offset; a literal never spans a newline, so its end's line is its line
-        n_direct, verify = self.n_direct, self.verify
+        direct, key_regexes = self._direct, self._key_regexes
         line_start, line_end, decided = -1, -1, False
         for end, idx in hits:
             if end > line_end:
@@ -132,9 +177,67 @@ class CandidateStage:
                 decided = False
             if decided:
                 continue
-            if idx < n_direct or any(rx.search(block, line_start, line_end) for rx in verify[idx - n_direct]):
+            if direct[idx] or any(self._raw(i).search(block, line_start, line_end) for i in key_regexes[idx]):
                 starts.add(line_start)
                 decided = True
+
+    def _raw(self, i: int) -> Any:
+        rx = self._raw_rx.get(i)
+        if rx is None:
+            rx = self._raw_rx[i] = re2.compile(unanchor(self.regexes[i - self.n_anchors]).encode(), _options(False))
+        return rx
+
+    # ---- one clean line: which anchors and regexes match it -----------------------------------------
+    def matches(self, text: str) -> list[int]:
+        """The numbers of the anchors and regexes found in ``text``, ascending, case-insensitively: what
+        one RE2 set of all of them would report, through the same literals."""
+        found: set[int] = set()
+        if self.literals is not None:
+            keys: set[int] = set()
+            self.literals.scan(text.encode(), lambda idx, _s, _e, _f, _c: keys.add(idx), scratch=self._scratch_space())
+            for k in keys:
+                found.update(self._key_anchors[k])
+                found.update(i for i in self._key_regexes[k] if self._clean(i).search(text))
+        if self._rest:
+            if self._rest_set is None:
+                self._rest_set = _rest_set([p for _, p in self._rest])
+            found.update(self._rest[j][0] for j in self._rest_set.Match(text) or ())
+        return sorted(found)
+
+    def _clean(self, i: int) -> Any:
+        rx = self._clean_rx.get(i)
+        if rx is None:
+            rx = self._clean_rx[i] = re2.compile(self.regexes[i - self.n_anchors], _options(False))
+        return rx
+
+    def _scratch_space(self) -> Any:
+        scratch = getattr(self._scratch, "space", None)
+        if scratch is None:
+            scratch = self._scratch.space = hyperscan.Scratch(self.literals)
+        return scratch
+
+
+_PICKLED = ("n_anchors", "regexes", "_direct", "_key_anchors", "_key_regexes", "_shard_patterns", "_rest", "_keys",
+            "literals")
+
+
+def unanchor(pattern: str) -> str:
+    """Drop a leading ^ / trailing $ so an entry regex written for the clean line can still pick the raw
+    line (which has prefixes) out of a long log; the clean line is then matched exactly."""
+    if pattern.startswith("^"):
+        pattern = pattern[1:]
+    if pattern.endswith("$") and not pattern.endswith("\\$"):
+        pattern = pattern[:-1]
+    return pattern
+
+
+def _rest_set(patterns: list[str]) -> Any:
+    options = _options(False)
+    rest = re2.Set.SearchSet(options)
+    for p in patterns:
+        rest.Add(p)
+    rest.Compile()
+    return rest
 
 
 def _caseless_ascii(literal: str) -> bool:

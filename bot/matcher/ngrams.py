@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import math
 import re
+from array import array
 from collections import Counter
-
-import numpy as np
 
 _CJK = r"\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
 _CJK_RUN = re.compile(f"[{_CJK}]+")
@@ -44,7 +43,11 @@ def grams(text: str) -> Counter[str]:
 
 
 class NgramIndex:
-    """IDF-weighted n-gram vectors of a set of short documents (phrases), with cosine / coverage."""
+    """IDF-weighted n-gram vectors of a set of short documents (phrases), with cosine / coverage.
+
+    Kept compact for the matcher cache: postings as typed arrays, each document's vector rebuilt from
+    its text on first use (the same floats), so loading a cached index costs little more than its idf
+    table, and no NumPy."""
 
     def __init__(self, documents: list[str]):
         counts = [grams(d) for d in documents]
@@ -54,39 +57,41 @@ class NgramIndex:
         n = max(1, len(documents))
         self.idf = {g: math.log((n + 1) / (k + 0.5)) for g, k in df.items()}
         self.default_idf = math.log(n + 1)
-        self.vectors = [self._weigh(c) for c in counts]
+        self.documents = documents
+        self._vectors: dict[int, Vector] = {}
+        for i, c in enumerate(counts):
+            self._vectors[i] = self._weigh(c)
         # How much a document says: distinct words (Latin) or CJK bigrams. Coverage of a two-word phrase
         # is cheap, so coverage counts in proportion to this.
-        self.sizes = [
-            sum(1 for g in c if g.startswith("#")) + sum(1 for g in c if len(g) == 2) for c in counts
-        ]
-        self.norms = [_norm(v) for v in self.vectors]
-        self.postings: dict[str, list[int]] = {}
-        for i, v in enumerate(self.vectors):
-            for g in v:
-                self.postings.setdefault(g, []).append(i)
-        self._norms = np.array(self.norms or [0.0])
-        self._post_arrays: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+        self.sizes = array("l", [sum(1 for g in c if g.startswith("#")) + sum(1 for g in c if len(g) == 2) for c in counts])
+        self.norms = array("d", [_norm(self._vectors[i]) for i in range(len(documents))])
+        docs: dict[str, list[int]] = {}
+        for i in range(len(documents)):
+            for g in self._vectors[i]:
+                docs.setdefault(g, []).append(i)
+        # For each n-gram: the documents that have it, and their weight of it.
+        self.postings: dict[str, tuple[array, array]] = {
+            g: (array("l", ds), array("d", [self._vectors[i][g] for i in ds])) for g, ds in docs.items()
+        }
+
+    def __getstate__(self) -> dict:
+        state = self.__dict__.copy()
+        state["_vectors"] = {}  # rebuilt from the documents on first use
+        return state
 
     def _weigh(self, c: Counter[str]) -> Vector:
         return {g: (1 + math.log(k)) * self.idf.get(g, self.default_idf) for g, k in c.items()}
+
+    def _vector(self, i: int) -> Vector:
+        vec = self._vectors.get(i)
+        if vec is None:
+            vec = self._vectors[i] = self._weigh(grams(self.documents[i]))
+        return vec
 
     def vector(self, text: str) -> Vector:
         # Unknown n-grams get no weight: they cannot overlap any phrase but would dilute the cosine of a
         # long message that contains a known question.
         return {g: (1 + math.log(k)) * self.idf[g] for g, k in grams(text).items() if g in self.idf}
-
-    def _posting_arrays(self, g: str) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
-        """The posting of ``g`` as arrays (documents, their weight of ``g``, their norm), built on first
-        use, so candidate scoring costs a few array operations however many documents share ``g``."""
-        arrays = self._post_arrays.get(g)
-        if arrays is None:
-            docs = self.postings.get(g)
-            if docs is None:
-                return None
-            arrays = (np.array(docs), np.array([self.vectors[i][g] for i in docs]), self._norms[docs])
-            self._post_arrays[g] = arrays
-        return arrays
 
     def similarities(self, text: str) -> dict[int, tuple[float, float, int]]:
         """For each document sharing a distinctive n-gram with ``text``: (cosine, coverage of the document,
@@ -100,19 +105,21 @@ class NgramIndex:
         if not q:
             return {}
         qn = _norm(q)
-        rare_limit = max(20, len(self.vectors) // 20)
-        docs, contrib = [], []
+        rare_limit = max(20, len(self.documents) // 20)
+        norms = self.norms
+        partial: dict[int, float] = {}  # in order of first appearance, which breaks ties
         for g, w in q.items():
-            arrays = self._posting_arrays(g)
-            if arrays is not None and len(arrays[0]) <= rare_limit:
-                docs.append(arrays[0])
-                contrib.append(w * arrays[1] / arrays[2])
-        candidates = _top_candidates(docs, contrib, len(self.vectors))
+            posting = self.postings.get(g)
+            if posting is not None and len(posting[0]) <= rare_limit:
+                for d, weight in zip(*posting, strict=True):
+                    partial[d] = partial.get(d, 0.0) + w * weight / norms[d]
+        candidates = sorted(partial, key=lambda d: -partial[d])[:MAX_CANDIDATES]  # stable: ties keep order
         out = {}
         for i in candidates:
-            vec, dn = self.vectors[i], self.norms[i]
+            dn = self.norms[i]
             if dn == 0:
                 continue
+            vec = self._vector(i)
             dot = cov = 0.0
             shared = 0
             for g, w in q.items():
@@ -123,18 +130,6 @@ class NgramIndex:
                     shared += g.startswith("#") or len(g) == 2
             out[i] = (dot / (dn * qn), cov / (dn * dn) * min(1.0, self.sizes[i] / FULL_COVER_WORDS), shared)
         return out
-
-
-def _top_candidates(docs: list, contrib: list, n_docs: int) -> list[int]:
-    """The :data:`MAX_CANDIDATES` documents with the largest summed contribution, ties in order of first
-    appearance; each sum is added up in the same order as a loop over ``docs`` would (same floats)."""
-    if not docs:
-        return []
-    all_docs, all_contrib = np.concatenate(docs), np.concatenate(contrib)
-    partial = np.bincount(all_docs, weights=all_contrib, minlength=n_docs)
-    touched, first = np.unique(all_docs, return_index=True)
-    order = np.lexsort((first, -partial[touched]))[:MAX_CANDIDATES]
-    return touched[order].tolist()
 
 
 def _norm(v: Vector) -> float:

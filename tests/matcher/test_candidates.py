@@ -67,3 +67,31 @@ def test_a_passed_deadline_stops_the_scan_inside_a_block_and_says_so() -> None:
     assert 0 < len(got) < 1000
     assert stats.truncated and any("time limit" in n for n in stats.notes)
     assert got[-1][0] == len(got)  # line numbers stay true up to where it stopped
+
+
+def test_anchors_and_regexes_found_on_a_clean_line_are_what_one_re2_set_of_them_reports() -> None:
+    """The strong evidence of a line comes from the same Hyperscan literals (regexes verified only where
+    their literal is): it must equal what one case-insensitive RE2 set of every anchor and regex finds."""
+    from tracebot.authoring.evaluate import load_cases
+    from tracebot.matcher.normalize import clean
+
+    kb, _ = load_knowledge_base(ROOT / "knowledge")
+    index = CompiledKB(kb)
+    options = re2.Options()
+    options.case_sensitive = False
+    options.max_mem = 256 << 20
+    every = re2.Set.SearchSet(options)
+    for s in index.strong:
+        every.Add(re2.escape(s.signature) if s.kind == "anchor" else s.signature)
+    every.Compile()
+    texts = [x for e in kb.entries for x in [*e.exemplars, *e.anchors, e.title, *e.examples_match, *e.examples_no_match]]
+    for name in ("corpus", "holdout"):
+        texts += [c.text or c.file.read_text(errors="replace") for c in load_cases(ROOT / "tests" / name / "cases.jsonl")]
+    lines = {clean(line).text for t in texts for line in t.splitlines()}
+    lines |= {line.upper() for line in list(lines)[:2000]} | {line[: len(line) // 2] for line in list(lines)[:2000]}
+    hits = 0
+    for line in lines:
+        got = index.strong_hits(line)
+        assert sorted(index.strong.index(s) for s in got) == sorted(every.Match(line) or []), line
+        hits += bool(got)
+    assert hits > 500
