@@ -40,26 +40,58 @@ def _options(case_sensitive: bool = True) -> Any:
     return o
 
 
-def required_literal(pattern: str) -> str | None:
-    """The longest ASCII literal every match of ``pattern`` contains, lower-cased, or None.
+def required_literals(pattern: str) -> list[str] | None:
+    """ASCII literals, lower-cased, one of which every match of ``pattern`` contains (the longest single
+    literal when there is one; ``FAILED|CANCELLED`` gives both), or None.
 
     Read with Python's regex parser (RE2's syntax is close to a subset of it); a pattern Python cannot
-    read, or whose top level is an alternation, has none, and goes to the RE2 shards instead."""
+    read, or with no literal of :data:`MIN_LITERAL` characters in every match, has none and goes to the
+    RE2 shards instead."""
     try:
         parsed = re._parser.parse(pattern)  # type: ignore[attr-defined]
     except (re.error, OverflowError, RecursionError, ValueError):
         return None
-    literal_op = re._constants.LITERAL  # type: ignore[attr-defined]
-    best, run = "", []
-    for op, arg in list(parsed) + [(None, None)]:
-        if op is literal_op and arg < 128:
+    return _required(parsed)
+
+
+def required_literal(pattern: str) -> str | None:
+    """The one literal every match of ``pattern`` contains, when :func:`required_literals` finds one."""
+    found = required_literals(pattern)
+    return found[0] if found and len(found) == 1 else None
+
+
+_C = re._constants  # type: ignore[attr-defined]
+
+
+def _required(items: Any) -> list[str] | None:
+    best: list[str] | None = None
+
+    def consider(found: list[str] | None) -> None:
+        nonlocal best
+        if not found or min(map(len, found)) < MIN_LITERAL or any("\n" in x for x in found):
+            return
+        if best is None or (min(map(len, found)), -len(found)) > (min(map(len, best)), -len(best)):
+            best = found
+
+    run: list[str] = []
+    for op, arg in [*items, (None, None)]:
+        if op is _C.LITERAL and arg < 128:
             run.append(chr(arg))
             continue
-        if len(run) > len(best):
-            best = "".join(run)
-        run = []
-    best = best.lower()
-    return best if len(best) >= MIN_LITERAL and "\n" not in best else None
+        if run:
+            consider(["".join(run).lower()])
+            run = []
+        if op is _C.SUBPATTERN:
+            consider(_required(arg[-1]))
+        elif op is _C.BRANCH:
+            branches = [_required(b) for b in arg[1]]
+            if all(branches):
+                union = {x for b in branches for x in b}  # type: ignore[union-attr]
+                # "cancelled by " needs no key of its own where "cancelled" is one
+                consider(sorted(x for x in union if not any(y != x and y in x for y in union)))
+        elif op in (_C.MAX_REPEAT, _C.MIN_REPEAT) and arg[0] >= 1:
+            consider(_required(arg[2]))
+    return best
 
 
 class CandidateStage:
@@ -107,11 +139,11 @@ class CandidateStage:
                 self._shard_patterns.append(re2.escape(a))
                 self._rest.append((i, re2.escape(a)))
         for i, r in enumerate(self.regexes, self.n_anchors):
-            lit = required_literal(r)
-            if lit is None:
+            literals = required_literals(r)
+            if literals is None:
                 self._shard_patterns.append(unanchor(r))
                 self._rest.append((i, r))
-            else:
+            for lit in literals or ():
                 self._key_regexes[key(lit)].append(i)
         self._keys = list(keys)
         self.literals = _literal_database(self._keys) if self._keys else None

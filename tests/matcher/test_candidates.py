@@ -10,7 +10,7 @@ from pathlib import Path
 import re2
 
 from tracebot.knowledge.loader import load_knowledge_base
-from tracebot.matcher.candidates import CandidateStage, required_literal
+from tracebot.matcher.candidates import CandidateStage, required_literal, required_literals
 from tracebot.matcher.index import ERROR_WORDS, CompiledKB, _unanchor
 from tracebot.matcher.scan import ScanStats, candidate_lines
 
@@ -52,11 +52,17 @@ def test_regexes_with_a_literal_are_verified_and_the_others_go_to_re2_shards() -
     assert required_literal(r"CUDA error: (?:an illegal|misaligned) address") == "cuda error: "
     assert required_literal(r"(?:foo|bar)\d+") is None
     assert required_literal(r"\pL+ broken") is None  # Python's parser cannot read it: RE2 shard
-    stage = CandidateStage(["error"], ["Watchdog caught"], [r"NCCL WARN \w+ failed", r"\pL+ broke"])
-    block = b"ok\nnccl warn socket failed\nnccl warn only\nall fine\nthe WATCHDOG CAUGHT it\nits broke\n"
+    # one of several literals: every alternative has one, so no RE2 shard has to scan the whole log
+    assert required_literals(r"^\d+\s.*\s(FAILED|CANCELLED\+?|CANCELLED by \d+)\s+\d+:\d+$") == ["cancelled", "failed"]
+    assert required_literals(r"foo(bar|)baz") is None and required_literals(r"(?:abcd)*x") is None
+    assert required_literals(r"(?:abcd)+x") == ["abcd"]
+    stage = CandidateStage(["error"], ["Watchdog caught"], [r"NCCL WARN \w+ failed", r"\pL+ broke", r"(Abort|Cancel)ed job"])
+    block = (b"ok\nnccl warn socket failed\nnccl warn only\nall fine\nthe WATCHDOG CAUGHT it\nits broke\n"
+             b"CANCELED JOB 7\ncanceled\n")
     starts = stage.line_starts(block)
     assert [block[s : block.find(b"\n", s)] for s in starts] == [
-        b"nccl warn socket failed", b"the WATCHDOG CAUGHT it", b"its broke"]
+        b"nccl warn socket failed", b"the WATCHDOG CAUGHT it", b"its broke", b"CANCELED JOB 7"]
+    assert stage.matches("CANCELED JOB 7") == [3] and stage.matches("nccl warn socket failed") == [1]
 
 
 def test_a_passed_deadline_stops_the_scan_inside_a_block_and_says_so() -> None:
