@@ -151,8 +151,8 @@ class CandidateStage:
 
     def _lazy(self) -> None:
         self._scratch = threading.local()  # Hyperscan scratch space is per thread
-        self._raw_rx: dict[int, Any] = {}  # pattern number -> unanchored regex, for raw log bytes
-        self._clean_rx: dict[int, Any] = {}  # pattern number -> regex as written, for clean lines
+        self._raw_rx: dict[int, list[Any]] = {}  # key -> its regexes, unanchored, for raw log bytes
+        self._clean_rx: dict[int, tuple[Any, list[int]]] = {}  # key -> its regexes as written, for clean lines
         self._shards: list[Any] | None = None
         self._rest_set: Any = None
 
@@ -174,11 +174,7 @@ class CandidateStage:
         if self.literals is not None:
             self._literal_lines(block, starts)
         if self._shards is None:
-            pats = self._shard_patterns
-            self._shards = [
-                re2.compile(("(?:" + ")|(?:".join(pats[i : i + SHARD_PATTERNS]) + ")").encode(), _options(False))
-                for i in range(0, len(pats), SHARD_PATTERNS)
-            ]
+            self._shards = _alternations(self._shard_patterns)
         for shard in self._shards:
             pos = 0
             while True:
@@ -209,14 +205,16 @@ class CandidateStage:
                 decided = False
             if decided:
                 continue
-            if direct[idx] or any(self._raw(i).search(block, line_start, line_end) for i in key_regexes[idx]):
+            if direct[idx] or (key_regexes[idx] and any(rx.search(block, line_start, line_end) for rx in self._raw(idx))):
                 starts.add(line_start)
                 decided = True
 
-    def _raw(self, i: int) -> Any:
-        rx = self._raw_rx.get(i)
+    def _raw(self, k: int) -> list[Any]:
+        """The regexes keyed by literal ``k``, unanchored, as alternations (many regexes can share one
+        literal: one pass over the line for all of them)."""
+        rx = self._raw_rx.get(k)
         if rx is None:
-            rx = self._raw_rx[i] = re2.compile(unanchor(self.regexes[i - self.n_anchors]).encode(), _options(False))
+            rx = self._raw_rx[k] = _alternations([unanchor(self.regexes[i - self.n_anchors]) for i in self._key_regexes[k]])
         return rx
 
     # ---- one clean line: which anchors and regexes match it -----------------------------------------
@@ -229,18 +227,22 @@ class CandidateStage:
             self.literals.scan(text.encode(), lambda idx, _s, _e, _f, _c: keys.add(idx), scratch=self._scratch_space())
             for k in keys:
                 found.update(self._key_anchors[k])
-                found.update(i for i in self._key_regexes[k] if self._clean(i).search(text))
+                if self._key_regexes[k]:
+                    rx, numbers = self._clean(k)
+                    found.update(numbers[j] for j in rx.Match(text) or ())
         if self._rest:
             if self._rest_set is None:
-                self._rest_set = _rest_set([p for _, p in self._rest])
+                self._rest_set = _set([p for _, p in self._rest])
             found.update(self._rest[j][0] for j in self._rest_set.Match(text) or ())
         return sorted(found)
 
-    def _clean(self, i: int) -> Any:
-        rx = self._clean_rx.get(i)
-        if rx is None:
-            rx = self._clean_rx[i] = re2.compile(self.regexes[i - self.n_anchors], _options(False))
-        return rx
+    def _clean(self, k: int) -> tuple[Any, list[int]]:
+        """An RE2 set of the regexes keyed by literal ``k``, as written, and their pattern numbers."""
+        got = self._clean_rx.get(k)
+        if got is None:
+            numbers = self._key_regexes[k]
+            got = self._clean_rx[k] = (_set([self.regexes[i - self.n_anchors] for i in numbers]), numbers)
+        return got
 
     def _scratch_space(self) -> Any:
         scratch = getattr(self._scratch, "space", None)
@@ -263,13 +265,20 @@ def unanchor(pattern: str) -> str:
     return pattern
 
 
-def _rest_set(patterns: list[str]) -> Any:
-    options = _options(False)
-    rest = re2.Set.SearchSet(options)
+def _set(patterns: list[str]) -> Any:
+    found = re2.Set.SearchSet(_options(False))
     for p in patterns:
-        rest.Add(p)
-    rest.Compile()
-    return rest
+        found.Add(p)
+    found.Compile()
+    return found
+
+
+def _alternations(patterns: list[str]) -> list[Any]:
+    """``patterns`` as RE2 alternations of at most :data:`SHARD_PATTERNS` each, for raw bytes."""
+    return [
+        re2.compile(("(?:" + ")|(?:".join(patterns[i : i + SHARD_PATTERNS]) + ")").encode(), _options(False))
+        for i in range(0, len(patterns), SHARD_PATTERNS)
+    ]
 
 
 def _caseless_ascii(literal: str) -> bool:

@@ -8,8 +8,10 @@ n-grams ("the", "ing", "する") carry little weight.
 
 from __future__ import annotations
 
+import heapq
 import math
 import re
+import sys
 from array import array
 from collections import Counter
 
@@ -21,6 +23,8 @@ _NUM = re.compile(r"\d+")
 Vector = dict[str, float]
 FULL_COVER_WORDS = 5
 MAX_CANDIDATES = 64  # documents scored exactly, chosen by their overlap on distinctive n-grams
+NUMPY_FROM = 4000  # postings summed in Python up to this many entries, with NumPy above
+NUMPY_LOADED_FROM = 500  # ... or above this many when NumPy is imported already (the model uses it)
 
 
 def grams(text: str) -> Counter[str]:
@@ -47,7 +51,7 @@ class NgramIndex:
 
     Kept compact for the matcher cache: postings as typed arrays, each document's vector rebuilt from
     its text on first use (the same floats), so loading a cached index costs little more than its idf
-    table, and no NumPy."""
+    table; NumPy is imported only when a query touches many postings."""
 
     def __init__(self, documents: list[str]):
         counts = [grams(d) for d in documents]
@@ -65,14 +69,17 @@ class NgramIndex:
         # is cheap, so coverage counts in proportion to this.
         self.sizes = array("l", [sum(1 for g in c if g.startswith("#")) + sum(1 for g in c if len(g) == 2) for c in counts])
         self.norms = array("d", [_norm(self._vectors[i]) for i in range(len(documents))])
-        docs: dict[str, list[int]] = {}
+        lists: dict[str, tuple[list[int], list[float]]] = {}
         for i in range(len(documents)):
-            for g in self._vectors[i]:
-                docs.setdefault(g, []).append(i)
-        # For each n-gram: the documents that have it, and their weight of it.
-        self.postings: dict[str, tuple[array, array]] = {
-            g: (array("l", ds), array("d", [self._vectors[i][g] for i in ds])) for g, ds in docs.items()
-        }
+            for g, w in self._vectors[i].items():
+                posting = lists.get(g)
+                if posting is None:
+                    posting = lists[g] = ([], [])
+                posting[0].append(i)
+                posting[1].append(w)
+        # For each n-gram: the documents that have it, and their weight of it (typed arrays: compact to
+        # store, and NumPy reads them without a copy).
+        self.postings: dict[str, tuple[array, array]] = {g: (array("q", ds), array("d", ws)) for g, (ds, ws) in lists.items()}
 
     def __getstate__(self) -> dict:
         state = self.__dict__.copy()
@@ -106,16 +113,13 @@ class NgramIndex:
             return {}
         qn = _norm(q)
         rare_limit = max(20, len(self.documents) // 20)
-        norms = self.norms
-        partial: dict[int, float] = {}  # in order of first appearance, which breaks ties
+        chosen = []
         for g, w in q.items():
             posting = self.postings.get(g)
             if posting is not None and len(posting[0]) <= rare_limit:
-                for d, weight in zip(*posting, strict=True):
-                    partial[d] = partial.get(d, 0.0) + w * weight / norms[d]
-        candidates = sorted(partial, key=lambda d: -partial[d])[:MAX_CANDIDATES]  # stable: ties keep order
+                chosen.append((w, posting))
         out = {}
-        for i in candidates:
+        for i in _top_candidates(chosen, self.norms):
             dn = self.norms[i]
             if dn == 0:
                 continue
@@ -130,6 +134,36 @@ class NgramIndex:
                     shared += g.startswith("#") or len(g) == 2
             out[i] = (dot / (dn * qn), cov / (dn * dn) * min(1.0, self.sizes[i] / FULL_COVER_WORDS), shared)
         return out
+
+
+def _top_candidates(chosen: list[tuple[float, tuple[array, array]]], norms: array) -> list[int]:
+    """The :data:`MAX_CANDIDATES` documents with the largest summed contribution (query weight × the
+    document's weight / its norm), ties in order of first appearance. Few postings are summed in Python;
+    many (a large knowledge base) with NumPy, imported then; both add the same floats in the same order,
+    so the choice never changes an answer."""
+    total = sum(len(p[0]) for _, p in chosen)
+    if total > NUMPY_FROM or (total > NUMPY_LOADED_FROM and "numpy" in sys.modules):
+        return _top_candidates_numpy(chosen, norms)
+    partial: dict[int, float] = {}  # in order of first appearance
+    get = partial.get
+    for w, (docs, weights) in chosen:
+        for d, weight in zip(docs, weights, strict=True):
+            partial[d] = get(d, 0.0) + w * weight / norms[d]
+    # nlargest is sorted(..., reverse=True)[:n], which is stable: ties keep their order
+    return heapq.nlargest(MAX_CANDIDATES, partial, key=partial.__getitem__)
+
+
+def _top_candidates_numpy(chosen: list[tuple[float, tuple[array, array]]], norms: array) -> list[int]:
+    import numpy as np
+
+    all_norms = np.frombuffer(norms, dtype=np.float64)
+    docs = [np.frombuffer(p[0], dtype=np.int64) for _, p in chosen]
+    contrib = [w * np.frombuffer(p[1], dtype=np.float64) / all_norms[d] for (w, p), d in zip(chosen, docs, strict=True)]
+    all_docs, all_contrib = np.concatenate(docs), np.concatenate(contrib)
+    partial = np.bincount(all_docs, weights=all_contrib, minlength=len(norms))  # adds in order, like the loop
+    touched, first = np.unique(all_docs, return_index=True)
+    order = np.lexsort((first, -partial[touched]))[:MAX_CANDIDATES]
+    return touched[order].tolist()
 
 
 def _norm(v: Vector) -> float:
