@@ -35,16 +35,24 @@ def load_matcher(
     """The knowledge base under ``directory``, its matcher, and every problem met while loading it.
 
     ``model``: use the ranking model (``None``: unless ``$TRACEBOT_MODEL`` is ``0``)."""
+    kb, errors, index, key = load_compiled(Path(directory))
+    return kb, matcher_of(kb, index, key, threshold, model=model), errors
+
+
+def matcher_of(
+    kb: KnowledgeBase, index: CompiledKB, key: str | None, threshold: float = DEFAULT_THRESHOLD, *, model: bool | None = None
+) -> Matcher:
+    """The matcher over ``index`` (from :func:`load_compiled`), with its ranking model from the cache
+    under the same ``key`` (trained and stored when missing)."""
     from tracebot.matcher.core import Matcher
 
     if model is None:
         model = os.environ.get("TRACEBOT_MODEL", "1") != "0"
-    kb, errors, index, key = load_compiled(Path(directory))
     matcher = Matcher(kb, threshold=threshold, model=False, index=index)
     if model and matcher.can_train:
         # The model is opaque here: whatever ``train_model`` returns is stored as it is.
         matcher.model = matcher.train_model() if key is None else cached("matcher-model", key, matcher.train_model)
-    return kb, matcher, errors
+    return matcher
 
 
 def load_compiled(directory: Path) -> tuple[KnowledgeBase, list[LoadError], CompiledKB, str | None]:
