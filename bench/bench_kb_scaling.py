@@ -1,6 +1,10 @@
 """The candidate stage as the knowledge base grows, against the single trigger regex it replaced, and a
 200 MB log against ``rg -F -f <anchors>``. Prints JSON.
 
+Every figure is against its baseline in the same run: the stage against the single alternation it
+replaced, the 200 MB scan against ripgrep and ``wc -l`` on the same file (the ratios), with the
+machine's load average at the start and end (a shared machine's wall times carry other people's work).
+
 Targets (speed issue): with the knowledge base scaled 50 → 1,000 → 5,000 → 10,000 entries (generated
 variants, :func:`bench.bench_matcher.scaled_kb`), a 1 MB log ≤ 50 ms and a 2 KB paste ≤ 5 ms at every
 size, with no step; a 200 MB log with 1,000 entries within 2× of ripgrep with the same literal anchors
@@ -15,7 +19,9 @@ Usage: .venv/bin/python bench/bench_kb_scaling.py [--quick] [--big-mb 200]
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import os
 import shutil
 import statistics
 import subprocess
@@ -31,7 +37,7 @@ sys.path.insert(0, str(REPO))
 
 from bench.bench_matcher import PASTE_2KB, make_log, scaled_kb, timed  # noqa: E402
 from tracebot.knowledge.loader import load_knowledge_base  # noqa: E402
-from tracebot.matcher import Matcher  # noqa: E402
+from tracebot.matcher import Matcher, core  # noqa: E402
 from tracebot.matcher.index import ERROR_WORDS, _unanchor  # noqa: E402
 
 LEGACY_SLICE = 16 << 10
@@ -82,7 +88,19 @@ def scaling(base, sizes: list[int]) -> dict:
     return out
 
 
+def _best_of(fn, n: int = 3) -> float:
+    return min(timed(fn, n))
+
+
+def _tool(argv: list[str]) -> float | None:
+    if not shutil.which(argv[0]):
+        return None
+    return _best_of(lambda: subprocess.run(argv, capture_output=True, check=False))
+
+
 def big_log_vs_ripgrep(base, mb: int) -> dict:
+    """A ``mb`` MB log with 1,000 entries: tracebot (triage on, as users get it, and off, to show the
+    triager's share) against ``rg -F -i -f <anchors>`` and ``wc -l`` on the same file, best of 3 each."""
     kb = scaled_kb(base, 1000)
     m = Matcher(kb, model=False)
     tmp = Path(tempfile.mkdtemp(prefix="tracebot-bench-"))
@@ -94,23 +112,42 @@ def big_log_vs_ripgrep(base, mb: int) -> dict:
                 f.write(chunk)
         anchors = tmp / "anchors.txt"
         anchors.write_text("\n".join(a for e in kb.entries for a in e.anchors) + "\n")
-        m.diagnose_file(log, deadline_s=None)  # warm the page cache for both
-        t = time.perf_counter()
-        d = m.diagnose_file(log, deadline_s=None)
-        ours = time.perf_counter() - t
-        report = {"log_mb": round(log.stat().st_size / (1 << 20)), "entries": 1000,
-                  "tracebot_s": round(ours, 2), "best": d.best.entry_id if d.best else None}
-        rg = shutil.which("rg")
-        if rg:
-            t = time.perf_counter()
-            subprocess.run([rg, "-F", "-i", "-c", "-f", str(anchors), str(log)], capture_output=True, check=False)
-            rg_s = time.perf_counter() - t
-            report |= {"rg_F_s": round(rg_s, 2), "ratio_to_rg": round(ours / rg_s, 2)}
-        else:
-            report["rg_F_s"] = "rg not installed (apt-get install ripgrep)"
+        d = m.diagnose_file(log, deadline_s=None)  # warms the page cache for everyone
+        ours = _best_of(lambda: m.diagnose_file(log, deadline_s=None))
+        with _triage_off():
+            no_triage = _best_of(lambda: m.diagnose_file(log, deadline_s=None))
+        report: dict = {"log_mb": round(log.stat().st_size / (1 << 20)), "entries": 1000,
+                        "lines": d.lines_total, "candidate_lines_scored": d.lines_scored,
+                        "tracebot_s": round(ours, 2), "tracebot_triage_off_s": round(no_triage, 2),
+                        "triage_share_s": round(ours - no_triage, 2), "best": d.best.entry_id if d.best else None}
+        for name, argv in (("rg_F_s", ["rg", "-F", "-i", "-c", "-f", str(anchors), str(log)]),
+                           ("wc_l_s", ["wc", "-l", str(log)])):
+            took = _tool(argv)
+            if took is None:
+                report[name] = f"{argv[0]} not installed"
+                continue
+            key = name[:-2]
+            report |= {name: round(took, 3), f"ratio_to_{key}": round(ours / took, 2),
+                       f"ratio_to_{key}_triage_off": round(no_triage / took, 2)}
         return report
     finally:
         shutil.rmtree(tmp)
+
+
+@contextlib.contextmanager
+def _triage_off():
+    """The matcher with a triager that does nothing: what scanning costs without log triage."""
+
+    class NoTriage:
+        def add(self, *_args) -> None:
+            pass
+
+    saved = core.Triager, core.attach_triage
+    core.Triager, core.attach_triage = NoTriage, lambda *_a: None
+    try:
+        yield
+    finally:
+        core.Triager, core.attach_triage = saved
 
 
 def main() -> None:
@@ -120,7 +157,8 @@ def main() -> None:
     args = ap.parse_args()
     base, _ = load_knowledge_base(REPO / "knowledge")
     sizes = [50, 1000] if args.quick else [50, 1000, 5000, 10000]
-    report: dict = {"bench": "kb_scaling", "kb_scaling": scaling(base, sizes)}
+    report: dict = {"bench": "kb_scaling", "load_average_at_start": os.getloadavg()[0],
+                    "kb_scaling": scaling(base, sizes)}
     report["big_log"] = big_log_vs_ripgrep(base, 32 if args.quick else args.big_mb)
     rows = report["kb_scaling"].values()
     report["targets"] = {
@@ -128,8 +166,9 @@ def main() -> None:
         "paste_2kb_le_5ms_every_size": all(r["paste_2kb_ms"] <= 5 for r in rows),
     }
     if isinstance(report["big_log"].get("rg_F_s"), float):
-        report["targets"]["big_log_within_2x_rg"] = report["big_log"]["ratio_to_rg"] <= 2
+        report["targets"]["big_log_within_2x_rg"] = report["big_log"]["ratio_to_rg_F"] <= 2
         report["targets"]["big_log_le_1s"] = report["big_log"]["tracebot_s"] <= 1
+    report["load_average_at_end"] = os.getloadavg()[0]
     print(json.dumps(report, indent=2))
 
 

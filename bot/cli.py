@@ -18,23 +18,26 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from tracebot.config import Config
-from tracebot.knowledge.loader import KnowledgeBase
-from tracebot.matcher import Matcher, entry_match, load_matcher
-from tracebot.matcher.core import FULL_SCAN_CHARS
-from tracebot.plugin_api import Caller
-from tracebot.render.text import render_diagnosis, render_match, render_result
-from tracebot.result import Result
 from tracebot.secrets import Scrubber, ScrubbingStream, install_log_filter
-from tracebot.service.plugin_host import default_host
-from tracebot.service.router import Router
+
+if TYPE_CHECKING:
+    from tracebot.knowledge.loader import KnowledgeBase
+    from tracebot.matcher import Matcher
+    from tracebot.plugin_api import Caller
+    from tracebot.result import Result
+
+# Each command imports what it needs when it runs: `tracebot diagnose` on a paste must not pay for the
+# service, the plugins or the Slack app (a cold start is part of every CI log classification).
 
 MAX_STDIN_BYTES = 512 << 20
 
 
 def _kb(args: argparse.Namespace) -> tuple[KnowledgeBase, Matcher]:
+    from tracebot.matcher import load_matcher
+
     cfg = _config(args)
     if getattr(args, "threshold", None) is not None:
         cfg.confidence_threshold = args.threshold
@@ -72,6 +75,9 @@ class _Progress:
 
 
 def cmd_diagnose(args: argparse.Namespace) -> int:
+    from tracebot.matcher.core import FULL_SCAN_CHARS
+    from tracebot.render.text import render_diagnosis
+
     kb, matcher = _kb(args)
     if args.batch:
         return _diagnose_batch(matcher, Path(args.batch))
@@ -126,6 +132,7 @@ def _diagnose_batch(matcher: Matcher, path: Path) -> int:
 
 def cmd_kb_lint(args: argparse.Namespace) -> int:
     from tracebot.authoring.lint import held_out_warnings, lint
+    from tracebot.matcher import Matcher
 
     root = Path(args.knowledge) if args.knowledge else Config.from_env().knowledge_dir
     kb, problems = lint(root, examples=not args.no_examples)
@@ -163,7 +170,8 @@ def cmd_kb_show(args: argparse.Namespace) -> int:
     if e is None:
         print(f"error: no entry '{args.id}' (see `tracebot kb list`)", file=sys.stderr)
         return 2
-    from dataclasses import asdict
+    from tracebot.matcher import entry_match
+    from tracebot.render.text import render_match
 
     if args.json:
         d = asdict(e)
@@ -581,6 +589,10 @@ def add_trace_subcommands(subparsers: Any) -> None:
 
 
 def cmd_trace(args: argparse.Namespace) -> int:
+    from tracebot.render.text import render_result
+    from tracebot.service.plugin_host import default_host
+    from tracebot.service.router import Router
+
     words, as_json, out_dir = _own_options(list(args.words), args.json, args.out)
     config = _config(args)
     knowledge, kb_note = _trace_knowledge(config)
@@ -626,6 +638,8 @@ def _own_options(words: list[str], as_json: bool, out: str | None) -> tuple[list
 
 
 def local_caller(config: Config) -> Caller:
+    from tracebot.plugin_api import Caller
+
     uid = os.getuid()
     try:
         user = pwd.getpwuid(uid).pw_name
@@ -644,6 +658,8 @@ class _Knowledge:
 
 def _trace_knowledge(config: Config) -> tuple[_Knowledge | None, str | None]:
     """The knowledge base's matcher for ``trace``; without one, plugins still run and a note says so."""
+    from tracebot.matcher import load_matcher
+
     try:
         kb, matcher, _errors = load_matcher(config.knowledge_dir, config.confidence_threshold)
     except Exception as exc:  # a broken KB must not stop an admin from tracing a hung job

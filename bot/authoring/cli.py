@@ -12,20 +12,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from tracebot.authoring.compare import CompareError, compare, comparison_dict, format_comparison
-from tracebot.authoring.draft import (
-    DraftError,
-    draft_from_snippet,
-    pick_signatures,
-    read_snippet,
-    scaffold,
-    write_draft,
-)
-from tracebot.authoring.importer import import_document
-from tracebot.authoring.lint import todo_problems
 from tracebot.config import DEFAULT_THRESHOLD, Config
-from tracebot.knowledge.loader import KnowledgeBase, load_knowledge_base, parse_entry_file
-from tracebot.matcher import Matcher
+
+# The commands import their tools when they run: every `tracebot` command builds this parser, and
+# `tracebot diagnose` must not pay for the authoring tools.
 
 DEFAULT_DRAFTS_DIR = "knowledge-drafts"
 
@@ -35,6 +25,17 @@ def _knowledge(args: argparse.Namespace) -> Path:
 
 
 def cmd_kb_new(args: argparse.Namespace) -> int:
+    from tracebot.authoring.draft import (
+        DraftError,
+        draft_from_snippet,
+        pick_signatures,
+        read_snippet,
+        scaffold,
+        write_draft,
+    )
+    from tracebot.authoring.lint import todo_problems
+    from tracebot.knowledge.loader import KnowledgeBase, parse_entry_file
+
     if args.from_thread:
         return cmd_kb_new_from_thread(args)
     if not args.id:
@@ -64,6 +65,8 @@ def cmd_kb_new(args: argparse.Namespace) -> int:
 
 def cmd_kb_new_from_thread(args: argparse.Namespace) -> int:
     """``kb new --from-thread THREAD.json``: what the Slack shortcut does, from a saved thread."""
+    from tracebot.authoring.compare import CompareError
+    from tracebot.authoring.draft import DraftError
     from tracebot.authoring.from_thread import (
         ThreadMessage,
         fix_choices,
@@ -105,6 +108,9 @@ def cmd_kb_new_from_thread(args: argparse.Namespace) -> int:
 
 def _say_who_answers(kb_root: Path, path: Path, snippet: str) -> None:
     """Tell the author when an existing entry already answers their snippet: maybe extend that one."""
+    from tracebot.knowledge.loader import load_knowledge_base
+    from tracebot.matcher import Matcher
+
     kb, _ = load_knowledge_base(kb_root)
     # The line rules alone: the draft's own example would teach the ranking model to answer it.
     best = Matcher(kb, model=False).diagnose(snippet).best
@@ -118,6 +124,9 @@ def _say_who_answers(kb_root: Path, path: Path, snippet: str) -> None:
 
 
 def cmd_kb_import(args: argparse.Namespace) -> int:
+    from tracebot.authoring.draft import DraftError
+    from tracebot.authoring.importer import import_document
+
     out_dir = Path(args.out)
     kb_root = _knowledge(args)
     status = 0
@@ -146,6 +155,7 @@ def cmd_kb_import(args: argparse.Namespace) -> int:
 
 
 def cmd_kb_compare(args: argparse.Namespace) -> int:
+    from tracebot.authoring.compare import CompareError, compare, comparison_dict, format_comparison
     from tracebot.authoring.evaluate import CaseError, load_cases
 
     try:

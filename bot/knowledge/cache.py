@@ -6,6 +6,7 @@ means building again. Used for the parsed knowledge base and the trained ranking
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import pickle
@@ -30,30 +31,73 @@ def tree_hash(root: Path, extra: Iterable[bytes] = ()) -> str:
     h = hashlib.sha256()
     for part in extra:
         h.update(len(part).to_bytes(8, "little") + part)
-    for path in sorted(p for p in root.rglob("*") if p.is_file()):
-        data = path.read_bytes()
-        name = str(path.relative_to(root)).encode()
-        h.update(len(name).to_bytes(8, "little") + name + len(data).to_bytes(8, "little") + data)
+    names: list[str] = []
+    for folder, _dirs, files in os.walk(root):  # os.walk and plain strings: 2x faster than Path.rglob
+        rel = os.path.relpath(folder, root)
+        names += [name if rel == "." else os.path.join(rel, name) for name in files]
+    for name in sorted(names):
+        path = os.path.join(root, name)
+        if not os.path.isfile(path):
+            continue
+        with open(path, "rb") as f:
+            data = f.read()
+        h.update(len(name).to_bytes(8, "little") + name.encode() + len(data).to_bytes(8, "little") + data)
     return h.hexdigest()[:24]
 
 
 def cached(kind: str, key: str, build: Callable[[], T]) -> T:
-    """``build()``, or what it returned the last time for this ``kind`` and ``key``."""
+    """``build()``, or what it returned the last time for this ``kind`` and ``key``.
+
+    Written to a temporary file and renamed into place, so a reader (another process, another
+    thread) sees a whole file or none, and concurrent writers of the same key just replace each
+    other's identical result. Older files of the same ``kind`` beyond the newest :data:`KEEP` are
+    removed: each edit of the knowledge base leaves one behind."""
     root = cache_dir()
     path = root / f"{kind}-{key}.pkl" if root else None
     if path is not None and path.is_file():
         try:
             with path.open("rb") as f:
-                return pickle.load(f)  # noqa: S301 — our own cache file, keyed by content hash
+                value = pickle.load(f)  # noqa: S301 — our own cache file, keyed by content hash
+            with contextlib.suppress(OSError):
+                os.utime(path)  # recently used: kept by _prune
+            return value
         except Exception:  # noqa: BLE001 — a stale or torn cache file just means building again
             pass
     value = build()
     if path is not None:
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            with tempfile.NamedTemporaryFile("wb", dir=path.parent, delete=False) as f:
-                pickle.dump(value, f, protocol=pickle.HIGHEST_PROTOCOL)
-            os.replace(f.name, path)
-        except OSError:
-            pass
+        _store(path, value)
+        _prune(path.parent, kind)
     return value
+
+
+KEEP = 4  # cache files kept per kind
+
+
+def _store(path: Path, value: object) -> None:
+    tmp = None
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile("wb", dir=path.parent, prefix=".tmp-", delete=False) as f:
+            tmp = f.name
+            pickle.dump(value, f, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(tmp, path)
+        tmp = None
+    except Exception:  # noqa: BLE001 — no cache (read-only home, full disk, unpicklable) is not an error
+        pass
+    finally:
+        if tmp is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+
+
+def _prune(folder: Path, kind: str) -> None:
+    files = []
+    for p in folder.glob(f"{kind}-*.pkl"):
+        # "matcher-…" must not prune "matcher-model-…": the rest of the name is the key alone
+        if "-" in p.name[len(kind) + 1 : -4]:
+            continue
+        with contextlib.suppress(OSError):
+            files.append((p.stat().st_mtime, p))
+    for _, p in sorted(files, reverse=True)[KEEP:]:
+        with contextlib.suppress(OSError):
+            p.unlink()

@@ -7,7 +7,9 @@ offending key (see ``bot/kb/loader.py``). CONTRIBUTING.md documents the same for
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from array import array
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -53,7 +55,13 @@ class Entry:
     examples_todo: list[str] = field(default_factory=list)
     ja: dict[str, Any] = field(default_factory=dict)  # {title, summary, cause: str; fix: list[str]}, all optional
     path: Path | None = None
-    lines: dict[str, int] = field(default_factory=dict)  # dotted key path -> 1-based line in the file
+    lines: Mapping[str, int] = field(default_factory=dict)  # dotted key path -> 1-based line in the file
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        # Pickled for the knowledge and matcher caches: the line map (dozens of keys per entry, read only
+        # when a problem is reported) packed into two flat values, unpacked on first use.
+        values = tuple(getattr(self, name) for name in _PLAIN_FIELDS)
+        return _unpickle_entry, (values, str(self.path) if self.path is not None else None, *_pack(self.lines))
 
     def line_of(self, key: str) -> int:
         """Line of ``key`` (e.g. ``examples.match.2``), falling back to its closest parent, then 1."""
@@ -238,3 +246,49 @@ def _ja(value: Any, errors: list[SchemaError]) -> dict[str, Any]:
         raw = [value["fix"]] if isinstance(value["fix"], str) else value["fix"]
         out["fix"] = _str_list(raw, "ja.fix", errors, limit=MAX_TEXT_CHARS, max_items=30)
     return out
+
+
+class PackedLines(Mapping[str, int]):
+    """An entry's line map as it comes out of the cache: two flat values, a dict on first use."""
+
+    def __init__(self, keys: str, numbers: bytes) -> None:
+        self._packed: tuple[str, bytes] | None = (keys, numbers)
+        self._dict: dict[str, int] = {}
+
+    def _unpacked(self) -> dict[str, int]:
+        if self._packed is not None:
+            keys, numbers = self._packed
+            self._dict = dict(zip(keys.split("\0"), array("l", numbers), strict=True)) if keys else {}
+            self._packed = None
+        return self._dict
+
+    def __getitem__(self, key: str) -> int:
+        return self._unpacked()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._unpacked())
+
+    def __len__(self) -> int:
+        return len(self._unpacked())
+
+    def __reduce__(self) -> tuple[Any, tuple[str, bytes]]:
+        return PackedLines, _pack(self)
+
+    def __repr__(self) -> str:
+        return repr(self._unpacked())
+
+
+def _pack(lines: Mapping[str, int]) -> tuple[str, bytes]:
+    # YAML text cannot hold a NUL (its reader refuses control characters), so no key contains one
+    return "\0".join(lines), array("l", lines.values()).tobytes()
+
+
+def _unpickle_entry(values: tuple[Any, ...], path: str | None, keys: str, numbers: bytes) -> Entry:
+    entry = Entry(*values)
+    entry.path = Path(path) if path is not None else None
+    entry.lines = PackedLines(keys, numbers)
+    return entry
+
+
+_PLAIN_FIELDS = tuple(f.name for f in fields(Entry) if f.name not in ("path", "lines"))
+assert [f.name for f in fields(Entry)][len(_PLAIN_FIELDS) :] == ["path", "lines"], "Entry(*values) needs them last"

@@ -40,66 +40,142 @@ def _options(case_sensitive: bool = True) -> Any:
     return o
 
 
-def required_literal(pattern: str) -> str | None:
-    """The longest ASCII literal every match of ``pattern`` contains, lower-cased, or None.
+def required_literals(pattern: str) -> list[str] | None:
+    """ASCII literals, lower-cased, one of which every match of ``pattern`` contains (the longest single
+    literal when there is one; ``FAILED|CANCELLED`` gives both), or None.
 
     Read with Python's regex parser (RE2's syntax is close to a subset of it); a pattern Python cannot
-    read, or whose top level is an alternation, has none, and goes to the RE2 shards instead."""
+    read, or with no literal of :data:`MIN_LITERAL` characters in every match, has none and goes to the
+    RE2 shards instead."""
     try:
         parsed = re._parser.parse(pattern)  # type: ignore[attr-defined]
     except (re.error, OverflowError, RecursionError, ValueError):
         return None
-    literal_op = re._constants.LITERAL  # type: ignore[attr-defined]
-    best, run = "", []
-    for op, arg in list(parsed) + [(None, None)]:
-        if op is literal_op and arg < 128:
+    return _required(parsed)
+
+
+def required_literal(pattern: str) -> str | None:
+    """The one literal every match of ``pattern`` contains, when :func:`required_literals` finds one."""
+    found = required_literals(pattern)
+    return found[0] if found and len(found) == 1 else None
+
+
+_C = re._constants  # type: ignore[attr-defined]
+
+
+def _required(items: Any) -> list[str] | None:
+    best: list[str] | None = None
+
+    def consider(found: list[str] | None) -> None:
+        nonlocal best
+        if not found or min(map(len, found)) < MIN_LITERAL or any("\n" in x for x in found):
+            return
+        if best is None or (min(map(len, found)), -len(found)) > (min(map(len, best)), -len(best)):
+            best = found
+
+    run: list[str] = []
+    for op, arg in [*items, (None, None)]:
+        if op is _C.LITERAL and arg < 128:
             run.append(chr(arg))
             continue
-        if len(run) > len(best):
-            best = "".join(run)
-        run = []
-    best = best.lower()
-    return best if len(best) >= MIN_LITERAL and "\n" not in best else None
+        if run:
+            consider(["".join(run).lower()])
+            run = []
+        if op is _C.SUBPATTERN:
+            consider(_required(arg[-1]))
+        elif op is _C.BRANCH:
+            branches = [_required(b) for b in arg[1]]
+            if all(branches):
+                union = {x for b in branches for x in b}  # type: ignore[union-attr]
+                # "cancelled by " needs no key of its own where "cancelled" is one
+                consider(sorted(x for x in union if not any(y != x and y in x for y in union)))
+        elif op in (_C.MAX_REPEAT, _C.MIN_REPEAT) and arg[0] >= 1:
+            consider(_required(arg[2]))
+    return best
 
 
 class CandidateStage:
-    """Picks candidate lines out of blocks of log bytes; see the module's docstring.
+    """Picks candidate lines out of blocks of log bytes, and tells which anchors and regexes one clean line
+    matches; see the module's docstring.
 
     ``words``: literals that make any line a candidate (the error words); ``anchors``: entries' literal
-    anchors; ``regexes``: entries' regexes, already unanchored."""
+    anchors; ``regexes``: entries' regexes (matched as written on a clean line by :meth:`matches`,
+    unanchored on raw lines by :meth:`line_starts`). Pattern ``i`` of :meth:`matches` is ``anchors[i]``,
+    then ``regexes[i - len(anchors)]``.
+
+    Everything slow to build is either stored in the matcher cache (the Hyperscan database, serialized)
+    or built on first use (each regex, the RE2 shards), so a cached stage loads in milliseconds and a
+    paste never compiles the shards a long log needs."""
 
     def __init__(self, words: list[str], anchors: list[str], regexes: list[str]):
-        direct: dict[bytes, None] = {}
-        shard_patterns: list[str] = []
-        for lit in [*words, *anchors]:
-            if _caseless_ascii(lit):
-                direct[lit.lower().encode()] = None
-            elif lit:
-                shard_patterns.append(re2.escape(lit))
-        verify: dict[bytes, list[Any]] = {}
-        for r in regexes:
-            lit = required_literal(r)
-            if lit is None:
-                shard_patterns.append(r)
-            else:
-                verify.setdefault(lit.encode(), []).append(re2.compile(r.encode(), _options(False)))
-        self.n_direct = len(direct)
-        keys = list(direct) + [k for k in verify if k not in direct]
-        # A literal that is also a direct one makes the line a candidate anyway: no need to verify.
-        self.verify = [verify.get(k, []) for k in keys[self.n_direct :]]
-        self.literals = _literal_database(keys) if keys else None
-        self._scratch = threading.local()  # Hyperscan scratch space is per thread
-        self.shards = [
-            re2.compile(("(?:" + ")|(?:".join(shard_patterns[i : i + SHARD_PATTERNS]) + ")").encode(), _options(False))
-            for i in range(0, len(shard_patterns), SHARD_PATTERNS)
-        ]
+        self.n_anchors = len(anchors)
+        self.regexes = list(regexes)
+        keys: dict[bytes, int] = {}
+        self._direct: list[bool] = []  # key -> makes a line a candidate by itself
+        self._key_anchors: list[list[int]] = []  # key -> the anchors it is (pattern numbers)
+        self._key_regexes: list[list[int]] = []  # key -> the regexes that require it (pattern numbers)
 
+        def key(literal: str) -> int:
+            k = keys.setdefault(literal.lower().encode(), len(keys))
+            if k == len(self._direct):
+                self._direct.append(False)
+                self._key_anchors.append([])
+                self._key_regexes.append([])
+            return k
+
+        self._shard_patterns: list[str] = []  # for line_starts, unanchored
+        self._rest: list[tuple[int, str]] = []  # for matches: (pattern number, pattern)
+        for w in words:
+            if _caseless_ascii(w):
+                self._direct[key(w)] = True
+            elif w:
+                self._shard_patterns.append(re2.escape(w))
+        for i, a in enumerate(anchors):
+            if _caseless_ascii(a):
+                k = key(a)
+                self._direct[k] = True
+                self._key_anchors[k].append(i)
+            elif a:
+                self._shard_patterns.append(re2.escape(a))
+                self._rest.append((i, re2.escape(a)))
+        for i, r in enumerate(self.regexes, self.n_anchors):
+            literals = required_literals(r)
+            if literals is None:
+                self._shard_patterns.append(unanchor(r))
+                self._rest.append((i, r))
+            for lit in literals or ():
+                self._key_regexes[key(lit)].append(i)
+        self._keys = list(keys)
+        self.literals = _literal_database(self._keys) if self._keys else None
+        self._lazy()
+
+    def _lazy(self) -> None:
+        self._scratch = threading.local()  # Hyperscan scratch space is per thread
+        self._raw_rx: dict[int, list[Any]] = {}  # key -> its regexes, unanchored, for raw log bytes
+        self._clean_rx: dict[int, tuple[Any, list[int]]] = {}  # key -> its regexes as written, for clean lines
+        self._shards: list[Any] | None = None
+        self._rest_set: Any = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = {k: v for k, v in self.__dict__.items() if k in _PICKLED}
+        state["literals"] = hyperscan.dumpb(self.literals) if self.literals is not None else None
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        if self.literals is not None:
+            self.literals = hyperscan.loadb(self.literals, hyperscan.HS_MODE_BLOCK)
+        self._lazy()
+
+    # ---- long logs: which lines are candidates ------------------------------------------------------
     def line_starts(self, block: bytes) -> list[int]:
         """Offsets (sorted, distinct) of the starts of the candidate lines in ``block``."""
         starts: set[int] = set()
         if self.literals is not None:
             self._literal_lines(block, starts)
-        for shard in self.shards:
+        if self._shards is None:
+            self._shards = _alternations(self._shard_patterns)
+        for shard in self._shards:
             pos = 0
             while True:
                 m = shard.search(block, pos)
@@ -114,14 +190,11 @@ class CandidateStage:
         return sorted(starts)
 
     def _literal_lines(self, block: bytes, starts: set[int]) -> None:
-        scratch = getattr(self._scratch, "space", None)
-        if scratch is None:
-            scratch = self._scratch.space = hyperscan.Scratch(self.literals)
         hits: list[tuple[int, int]] = []
         add = hits.append
-        self.literals.scan(block, lambda idx, _s, end, _f, _c: add((end, idx)), scratch=scratch)  # type: ignore[union-attr]
+        self.literals.scan(block, lambda idx, _s, end, _f, _c: add((end, idx)), scratch=self._scratch_space())  # type: ignore[union-attr]
         hits.sort()  # by end offset; a literal never spans a newline, so its end's line is its line
-        n_direct, verify = self.n_direct, self.verify
+        direct, key_regexes = self._direct, self._key_regexes
         line_start, line_end, decided = -1, -1, False
         for end, idx in hits:
             if end > line_end:
@@ -132,9 +205,80 @@ class CandidateStage:
                 decided = False
             if decided:
                 continue
-            if idx < n_direct or any(rx.search(block, line_start, line_end) for rx in verify[idx - n_direct]):
+            if direct[idx] or (key_regexes[idx] and any(rx.search(block, line_start, line_end) for rx in self._raw(idx))):
                 starts.add(line_start)
                 decided = True
+
+    def _raw(self, k: int) -> list[Any]:
+        """The regexes keyed by literal ``k``, unanchored, as alternations (many regexes can share one
+        literal: one pass over the line for all of them)."""
+        rx = self._raw_rx.get(k)
+        if rx is None:
+            rx = self._raw_rx[k] = _alternations([unanchor(self.regexes[i - self.n_anchors]) for i in self._key_regexes[k]])
+        return rx
+
+    # ---- one clean line: which anchors and regexes match it -----------------------------------------
+    def matches(self, text: str) -> list[int]:
+        """The numbers of the anchors and regexes found in ``text``, ascending, case-insensitively: what
+        one RE2 set of all of them would report, through the same literals."""
+        found: set[int] = set()
+        if self.literals is not None:
+            keys: set[int] = set()
+            self.literals.scan(text.encode(), lambda idx, _s, _e, _f, _c: keys.add(idx), scratch=self._scratch_space())
+            for k in keys:
+                found.update(self._key_anchors[k])
+                if self._key_regexes[k]:
+                    rx, numbers = self._clean(k)
+                    found.update(numbers[j] for j in rx.Match(text) or ())
+        if self._rest:
+            if self._rest_set is None:
+                self._rest_set = _set([p for _, p in self._rest])
+            found.update(self._rest[j][0] for j in self._rest_set.Match(text) or ())
+        return sorted(found)
+
+    def _clean(self, k: int) -> tuple[Any, list[int]]:
+        """An RE2 set of the regexes keyed by literal ``k``, as written, and their pattern numbers."""
+        got = self._clean_rx.get(k)
+        if got is None:
+            numbers = self._key_regexes[k]
+            got = self._clean_rx[k] = (_set([self.regexes[i - self.n_anchors] for i in numbers]), numbers)
+        return got
+
+    def _scratch_space(self) -> Any:
+        scratch = getattr(self._scratch, "space", None)
+        if scratch is None:
+            scratch = self._scratch.space = hyperscan.Scratch(self.literals)
+        return scratch
+
+
+_PICKLED = ("n_anchors", "regexes", "_direct", "_key_anchors", "_key_regexes", "_shard_patterns", "_rest", "_keys",
+            "literals")
+
+
+def unanchor(pattern: str) -> str:
+    """Drop a leading ^ / trailing $ so an entry regex written for the clean line can still pick the raw
+    line (which has prefixes) out of a long log; the clean line is then matched exactly."""
+    if pattern.startswith("^"):
+        pattern = pattern[1:]
+    if pattern.endswith("$") and not pattern.endswith("\\$"):
+        pattern = pattern[:-1]
+    return pattern
+
+
+def _set(patterns: list[str]) -> Any:
+    found = re2.Set.SearchSet(_options(False))
+    for p in patterns:
+        found.Add(p)
+    found.Compile()
+    return found
+
+
+def _alternations(patterns: list[str]) -> list[Any]:
+    """``patterns`` as RE2 alternations of at most :data:`SHARD_PATTERNS` each, for raw bytes."""
+    return [
+        re2.compile(("(?:" + ")|(?:".join(patterns[i : i + SHARD_PATTERNS]) + ")").encode(), _options(False))
+        for i in range(0, len(patterns), SHARD_PATTERNS)
+    ]
 
 
 def _caseless_ascii(literal: str) -> bool:

@@ -15,6 +15,7 @@ import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rapidfuzz import fuzz
 
@@ -22,15 +23,16 @@ from tracebot.config import DEFAULT_THRESHOLD
 from tracebot.knowledge.entry import Entry
 from tracebot.knowledge.loader import KnowledgeBase
 from tracebot.matcher.facts import read_facts
-from tracebot.matcher.features import text_info
 from tracebot.matcher.index import CompiledKB, looks_like_error, tokens
-from tracebot.matcher.model import MIN_ENTRIES, Evidence, RankingModel, load_or_train
 from tracebot.matcher.normalize import CleanLine, clean, mask, to_text
 from tracebot.matcher.ranking import MAX_MATCHES, rank
 from tracebot.matcher.scan import ScanStats, bytes_stream, candidate_lines, open_log, text_lines
 from tracebot.matcher.suggest import UNFILLED, fill, placeholders
 from tracebot.matcher.triage import TRIAGE_MIN_LINES, Triager, attach_triage
 from tracebot.result import Diagnosis, Match, Source
+
+if TYPE_CHECKING:
+    from tracebot.matcher.model import Evidence, RankingModel
 
 STRONG_SCORE = 92.0
 FULL_SCAN_CHARS = 256 * 1024  # texts up to this size get every line examined
@@ -110,21 +112,40 @@ def _source(cited: dict[str, str]) -> Source:
 
 class Matcher:
     """``model``: a trained :class:`RankingModel`, ``True`` (train or load from the cache), ``False``
-    (the matcher's own scores only) or ``None`` (``$TRACEBOT_MODEL``, on unless set to ``0``)."""
+    (the matcher's own scores only) or ``None`` (``$TRACEBOT_MODEL``, on unless set to ``0``).
+    ``index``: ``kb`` already compiled (from the matcher cache, :mod:`tracebot.matcher.loading`).
 
-    def __init__(self, kb: KnowledgeBase, threshold: float = DEFAULT_THRESHOLD, model: RankingModel | bool | None = None):
+    The model's modules are imported only when a model is used: a matcher without one starts faster."""
+
+    def __init__(
+        self,
+        kb: KnowledgeBase,
+        threshold: float = DEFAULT_THRESHOLD,
+        model: RankingModel | bool | None = None,
+        index: CompiledKB | None = None,
+    ):
         self.kb = kb
         self.threshold = threshold
-        self.index = CompiledKB(kb)
+        self.index = index if index is not None else CompiledKB(kb)
         if model is None:
             model = os.environ.get("TRACEBOT_MODEL", "1") != "0"
         if model is True:
-            model = self.train_model() if len(self.index.entries) >= MIN_ENTRIES else None
+            model = self.train_model() if self.can_train else None
         self.model: RankingModel | None = model or None
+
+    @property
+    def can_train(self) -> bool:
+        """Whether the knowledge base is large enough for a ranking model."""
+        from tracebot.matcher.model import MIN_ENTRIES
+
+        return len(self.index.entries) >= MIN_ENTRIES
 
     def train_model(self, *, leave_out_sources=(), leave_out_examples=(), extra=()) -> RankingModel:
         """The ranking model for this knowledge base (see :mod:`tracebot.matcher.model`); with nothing
         left out and nothing extra, from the cache when this knowledge base was trained before."""
+        from tracebot.matcher.features import text_info
+        from tracebot.matcher.model import RankingModel, load_or_train
+
         entries = self.index.entries
 
         def train() -> RankingModel:
@@ -347,6 +368,8 @@ class Matcher:
             notes.append("reads as a thank-you / resolved report: nothing posted unprompted")
         probs: dict[int, float] = {}
         if self.model is not None and named and stats.lines_total < MODEL_MAX_LINES:
+            from tracebot.matcher.features import text_info
+
             model_text = _model_text(named, prose, aggs)
             info = text_info(model_text, prose)
             asked = info.asks
@@ -474,6 +497,8 @@ def _root_causes_outrank_symptoms(matches: list[Match], thr: float) -> None:
 
 
 def _evidence(aggs: dict[int, _Agg]) -> dict[int, Evidence]:
+    from tracebot.matcher.model import Evidence
+
     return {
         ei: Evidence(
             strong=a.kind in ("anchor", "regex"),

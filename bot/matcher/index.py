@@ -1,18 +1,18 @@
-"""The knowledge base compiled for matching: one RE2 set for every anchor and regex, one trigger
-regex that picks candidate lines out of long logs, the masked exemplars with a token index, and the
-n-gram index of phrases. Built once per knowledge-base load."""
+"""The knowledge base compiled for matching: the candidate stage (which finds the anchors and regexes
+on a clean line, and picks candidate lines out of long logs), the masked exemplars with a token index,
+and the n-gram index of phrases. Built once per knowledge-base change: it pickles (the matcher cache,
+:mod:`tracebot.matcher.loading`), and what it compiles on first use is left out of the pickle."""
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
-
-import re2
 
 from tracebot.knowledge.entry import Entry
 from tracebot.knowledge.loader import KnowledgeBase, compile_pattern
-from tracebot.matcher.candidates import CandidateStage
+from tracebot.matcher.candidates import CandidateStage, unanchor
 from tracebot.matcher.ngrams import NgramIndex
 from tracebot.matcher.normalize import mask
 
@@ -88,27 +88,23 @@ class CompiledKB:
     def __init__(self, kb: KnowledgeBase):
         self.kb = kb
         self.entries: list[Entry] = list(kb.entries)
-        self.strong: list[Strong] = []
-        options = re2.Options()
-        options.case_sensitive = False
-        options.max_mem = 256 << 20
-        self.strong_set = re2.Set.SearchSet(options)
-        anchors: list[str] = []
-        regexes: list[str] = []
+        anchors: list[Strong] = []
+        regexes: list[Strong] = []
         for ei, e in enumerate(self.entries):
-            for a in e.anchors:
-                self._add_strong(ei, "anchor", a, re2.escape(a))
-                anchors.append(a)
-            for r in e.regex:
-                self._add_strong(ei, "regex", r, r)
-                regexes.append(_unanchor(r))
-        if self.strong:
-            self.strong_set.Compile()
-        # Trigger: picks candidate lines out of whole blocks of a long log, linear in the log.
-        self.trigger = CandidateStage(ERROR_WORD_LIST, anchors, regexes)
-        self.unless: dict[int, list[Any]] = {
-            ei: [compile_pattern(p) for p in e.unless] for ei, e in enumerate(self.entries) if e.unless
-        }
+            anchors += [Strong(ei, "anchor", a) for a in e.anchors]
+            regexes += [Strong(ei, "regex", r) for r in e.regex]
+        # The candidate stage numbers anchors first, then regexes; hits are reported in each entry's own
+        # order (its anchors, then its regexes), as the entry lists them.
+        self.strong: list[Strong] = anchors + regexes
+        order = sorted(range(len(self.strong)), key=lambda i: (self.strong[i].entry, self.strong[i].kind != "anchor", i))
+        self._rank = [0] * len(order)
+        for r, i in enumerate(order):
+            self._rank[i] = r
+        # Candidate lines of long logs, and the anchors and regexes of one clean line: one pass of one
+        # Hyperscan literal database either way, linear in the text and flat in the knowledge base.
+        self.trigger = CandidateStage(ERROR_WORD_LIST, [s.signature for s in anchors], [s.signature for s in regexes])
+        self._unless_patterns = {ei: list(e.unless) for ei, e in enumerate(self.entries) if e.unless}
+        self._unless: dict[int, list[Any]] = {}
         self.exemplars: list[Exemplar] = [
             Exemplar(ei, x, mask(x)) for ei, e in enumerate(self.entries) for x in e.exemplars
         ]
@@ -129,31 +125,37 @@ class CompiledKB:
                 self.phrase_owner.append(ei)
         self.phrase_texts = phrase_docs
         self.phrases = NgramIndex(phrase_docs)
-        search_docs = [
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        state["_unless"] = {}  # compiled again on first use
+        state.pop("search_index", None)
+        return state
+
+    @cached_property
+    def search_index(self) -> NgramIndex:
+        """What ``kb search`` compares a query with; built on first use (diagnosing never needs it)."""
+        return NgramIndex([
             " ".join([e.id.replace("-", " "), e.title, e.summary, " ".join(e.tags), *e.phrases, *e.anchors])
             for e in self.entries
-        ]
-        self.search_index = NgramIndex(search_docs)
-
-    def _add_strong(self, ei: int, kind: str, signature: str, pattern: str) -> None:
-        idx = self.strong_set.Add(pattern)
-        assert idx == len(self.strong)  # RE2 numbers patterns in the order they are added
-        self.strong.append(Strong(ei, kind, signature))
+        ])
 
     def strong_hits(self, clean_text: str) -> list[Strong]:
         if not self.strong:
             return []
-        return [self.strong[i] for i in (self.strong_set.Match(clean_text) or ())]
+        found = self.trigger.matches(clean_text)
+        if len(found) > 1:
+            found.sort(key=self._rank.__getitem__)
+        return [self.strong[i] for i in found]
 
     def vetoed(self, ei: int, clean_text: str) -> bool:
-        return any(p.search(clean_text) for p in self.unless.get(ei, ()))
+        patterns = self._unless_patterns.get(ei)
+        if not patterns:
+            return False
+        compiled = self._unless.get(ei)
+        if compiled is None:
+            compiled = self._unless[ei] = [compile_pattern(p) for p in patterns]
+        return any(p.search(clean_text) for p in compiled)
 
 
-def _unanchor(pattern: str) -> str:
-    """Drop a leading ^ / trailing $ so an entry regex written for the clean line can still pick the raw
-    line (which has prefixes) out of a long log; the clean line is then matched exactly."""
-    if pattern.startswith("^"):
-        pattern = pattern[1:]
-    if pattern.endswith("$") and not pattern.endswith("\\$"):
-        pattern = pattern[:-1]
-    return pattern
+_unanchor = unanchor  # the name tests and benchmarks import

@@ -8,11 +8,12 @@ n-grams ("the", "ing", "する") carry little weight.
 
 from __future__ import annotations
 
+import heapq
 import math
 import re
+import sys
+from array import array
 from collections import Counter
-
-import numpy as np
 
 _CJK = r"\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
 _CJK_RUN = re.compile(f"[{_CJK}]+")
@@ -22,6 +23,8 @@ _NUM = re.compile(r"\d+")
 Vector = dict[str, float]
 FULL_COVER_WORDS = 5
 MAX_CANDIDATES = 64  # documents scored exactly, chosen by their overlap on distinctive n-grams
+NUMPY_FROM = 4000  # postings summed in Python up to this many entries, with NumPy above
+NUMPY_LOADED_FROM = 500  # ... or above this many when NumPy is imported already (the model uses it)
 
 
 def grams(text: str) -> Counter[str]:
@@ -44,7 +47,11 @@ def grams(text: str) -> Counter[str]:
 
 
 class NgramIndex:
-    """IDF-weighted n-gram vectors of a set of short documents (phrases), with cosine / coverage."""
+    """IDF-weighted n-gram vectors of a set of short documents (phrases), with cosine / coverage.
+
+    Kept compact for the matcher cache: postings as typed arrays, each document's vector rebuilt from
+    its text on first use (the same floats), so loading a cached index costs little more than its idf
+    table; NumPy is imported only when a query touches many postings."""
 
     def __init__(self, documents: list[str]):
         counts = [grams(d) for d in documents]
@@ -54,39 +61,44 @@ class NgramIndex:
         n = max(1, len(documents))
         self.idf = {g: math.log((n + 1) / (k + 0.5)) for g, k in df.items()}
         self.default_idf = math.log(n + 1)
-        self.vectors = [self._weigh(c) for c in counts]
+        self.documents = documents
+        self._vectors: dict[int, Vector] = {}
+        for i, c in enumerate(counts):
+            self._vectors[i] = self._weigh(c)
         # How much a document says: distinct words (Latin) or CJK bigrams. Coverage of a two-word phrase
         # is cheap, so coverage counts in proportion to this.
-        self.sizes = [
-            sum(1 for g in c if g.startswith("#")) + sum(1 for g in c if len(g) == 2) for c in counts
-        ]
-        self.norms = [_norm(v) for v in self.vectors]
-        self.postings: dict[str, list[int]] = {}
-        for i, v in enumerate(self.vectors):
-            for g in v:
-                self.postings.setdefault(g, []).append(i)
-        self._norms = np.array(self.norms or [0.0])
-        self._post_arrays: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+        self.sizes = array("l", [sum(1 for g in c if g.startswith("#")) + sum(1 for g in c if len(g) == 2) for c in counts])
+        self.norms = array("d", [_norm(self._vectors[i]) for i in range(len(documents))])
+        lists: dict[str, tuple[list[int], list[float]]] = {}
+        for i in range(len(documents)):
+            for g, w in self._vectors[i].items():
+                posting = lists.get(g)
+                if posting is None:
+                    posting = lists[g] = ([], [])
+                posting[0].append(i)
+                posting[1].append(w)
+        # For each n-gram: the documents that have it, and their weight of it (typed arrays: compact to
+        # store, and NumPy reads them without a copy).
+        self.postings: dict[str, tuple[array, array]] = {g: (array("q", ds), array("d", ws)) for g, (ds, ws) in lists.items()}
+
+    def __getstate__(self) -> dict:
+        state = self.__dict__.copy()
+        state["_vectors"] = {}  # rebuilt from the documents on first use
+        return state
 
     def _weigh(self, c: Counter[str]) -> Vector:
         return {g: (1 + math.log(k)) * self.idf.get(g, self.default_idf) for g, k in c.items()}
+
+    def _vector(self, i: int) -> Vector:
+        vec = self._vectors.get(i)
+        if vec is None:
+            vec = self._vectors[i] = self._weigh(grams(self.documents[i]))
+        return vec
 
     def vector(self, text: str) -> Vector:
         # Unknown n-grams get no weight: they cannot overlap any phrase but would dilute the cosine of a
         # long message that contains a known question.
         return {g: (1 + math.log(k)) * self.idf[g] for g, k in grams(text).items() if g in self.idf}
-
-    def _posting_arrays(self, g: str) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
-        """The posting of ``g`` as arrays (documents, their weight of ``g``, their norm), built on first
-        use, so candidate scoring costs a few array operations however many documents share ``g``."""
-        arrays = self._post_arrays.get(g)
-        if arrays is None:
-            docs = self.postings.get(g)
-            if docs is None:
-                return None
-            arrays = (np.array(docs), np.array([self.vectors[i][g] for i in docs]), self._norms[docs])
-            self._post_arrays[g] = arrays
-        return arrays
 
     def similarities(self, text: str) -> dict[int, tuple[float, float, int]]:
         """For each document sharing a distinctive n-gram with ``text``: (cosine, coverage of the document,
@@ -100,19 +112,18 @@ class NgramIndex:
         if not q:
             return {}
         qn = _norm(q)
-        rare_limit = max(20, len(self.vectors) // 20)
-        docs, contrib = [], []
+        rare_limit = max(20, len(self.documents) // 20)
+        chosen = []
         for g, w in q.items():
-            arrays = self._posting_arrays(g)
-            if arrays is not None and len(arrays[0]) <= rare_limit:
-                docs.append(arrays[0])
-                contrib.append(w * arrays[1] / arrays[2])
-        candidates = _top_candidates(docs, contrib, len(self.vectors))
+            posting = self.postings.get(g)
+            if posting is not None and len(posting[0]) <= rare_limit:
+                chosen.append((w, posting))
         out = {}
-        for i in candidates:
-            vec, dn = self.vectors[i], self.norms[i]
+        for i in _top_candidates(chosen, self.norms):
+            dn = self.norms[i]
             if dn == 0:
                 continue
+            vec = self._vector(i)
             dot = cov = 0.0
             shared = 0
             for g, w in q.items():
@@ -125,13 +136,31 @@ class NgramIndex:
         return out
 
 
-def _top_candidates(docs: list, contrib: list, n_docs: int) -> list[int]:
-    """The :data:`MAX_CANDIDATES` documents with the largest summed contribution, ties in order of first
-    appearance; each sum is added up in the same order as a loop over ``docs`` would (same floats)."""
-    if not docs:
-        return []
+def _top_candidates(chosen: list[tuple[float, tuple[array, array]]], norms: array) -> list[int]:
+    """The :data:`MAX_CANDIDATES` documents with the largest summed contribution (query weight × the
+    document's weight / its norm), ties in order of first appearance. Few postings are summed in Python;
+    many (a large knowledge base) with NumPy, imported then; both add the same floats in the same order,
+    so the choice never changes an answer."""
+    total = sum(len(p[0]) for _, p in chosen)
+    if total > NUMPY_FROM or (total > NUMPY_LOADED_FROM and "numpy" in sys.modules):
+        return _top_candidates_numpy(chosen, norms)
+    partial: dict[int, float] = {}  # in order of first appearance
+    get = partial.get
+    for w, (docs, weights) in chosen:
+        for d, weight in zip(docs, weights, strict=True):
+            partial[d] = get(d, 0.0) + w * weight / norms[d]
+    # nlargest is sorted(..., reverse=True)[:n], which is stable: ties keep their order
+    return heapq.nlargest(MAX_CANDIDATES, partial, key=partial.__getitem__)
+
+
+def _top_candidates_numpy(chosen: list[tuple[float, tuple[array, array]]], norms: array) -> list[int]:
+    import numpy as np
+
+    all_norms = np.frombuffer(norms, dtype=np.float64)
+    docs = [np.frombuffer(p[0], dtype=np.int64) for _, p in chosen]
+    contrib = [w * np.frombuffer(p[1], dtype=np.float64) / all_norms[d] for (w, p), d in zip(chosen, docs, strict=True)]
     all_docs, all_contrib = np.concatenate(docs), np.concatenate(contrib)
-    partial = np.bincount(all_docs, weights=all_contrib, minlength=n_docs)
+    partial = np.bincount(all_docs, weights=all_contrib, minlength=len(norms))  # adds in order, like the loop
     touched, first = np.unique(all_docs, return_index=True)
     order = np.lexsort((first, -partial[touched]))[:MAX_CANDIDATES]
     return touched[order].tolist()

@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from tracebot.config import DEFAULT_THRESHOLD
-from tracebot.knowledge.loader import load_knowledge_base
 from tracebot.matcher import Matcher
+from tracebot.matcher.loading import load_compiled, matcher_of
 
 log = logging.getLogger(__name__)
 
@@ -36,8 +36,23 @@ class Loaded:
     accepted_errors: list[Any] = field(default_factory=list)  # errors the knowledge base in use has
 
 
-def _default_matcher(kb: Any, threshold: float) -> Any:
-    return Matcher(kb, threshold=threshold)
+class _FromCache:
+    """The default loader and matcher factory: the knowledge base and its built matcher from the matcher
+    cache (:mod:`tracebot.matcher.loading`), so a restart or a reload of an unchanged knowledge base
+    builds nothing."""
+
+    def __init__(self) -> None:
+        self._last: tuple[Any, Any, str | None] | None = None  # (kb, compiled index, cache key)
+
+    def load(self, directory: Path) -> tuple[Any, list[Any]]:
+        kb, errors, index, key = load_compiled(Path(directory))
+        self._last = (kb, index, key)
+        return kb, errors
+
+    def matcher(self, kb: Any, threshold: float) -> Any:
+        if self._last is not None and self._last[0] is kb:
+            return matcher_of(kb, self._last[1], self._last[2], threshold)
+        return Matcher(kb, threshold=threshold)
 
 
 class KnowledgeHolder:
@@ -45,13 +60,14 @@ class KnowledgeHolder:
         self,
         directory: Path,
         threshold: float = DEFAULT_THRESHOLD,
-        loader: Callable[[Path], tuple[Any, list[Any]]] = load_knowledge_base,
-        matcher_factory: Callable[[Any, float], Any] = _default_matcher,
+        loader: Callable[[Path], tuple[Any, list[Any]]] | None = None,
+        matcher_factory: Callable[[Any, float], Any] | None = None,
     ) -> None:
         self.directory = Path(directory)
         self.threshold = threshold
-        self._loader = loader
-        self._matcher_factory = matcher_factory
+        default = _FromCache()
+        self._loader = loader or default.load
+        self._matcher_factory = matcher_factory or default.matcher
         self._lock = threading.Lock()
         self._snapshot: Snapshot = {}
         self._stop = threading.Event()

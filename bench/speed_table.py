@@ -1,0 +1,88 @@
+"""The README's speed tables, from the benchmarks' JSON output (never typed by hand).
+
+    .venv/bin/python bench/bench_kb_scaling.py > scaling.json
+    .venv/bin/python bench/bench_slurm_log_scan.py > slurm.json
+    .venv/bin/python bench/bench_cold_start.py > cold.json
+    .venv/bin/python bench/speed_table.py scaling.json slurm.json cold.json
+
+Each argument is one benchmark's JSON (recognised by its ``bench`` field); prints Markdown.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+
+def _s(x: object, digits: int = 2) -> str:
+    return f"{x:.{digits}f} s" if isinstance(x, (int, float)) else "—"
+
+
+def _x(x: object) -> str:
+    return f"{x:.3g}×" if isinstance(x, (int, float)) else "—"
+
+
+def _mbs(x: float) -> str:
+    return "< 0.001 MB/s" if x < 0.001 else f"{x:,.0f} MB/s" if x >= 100 else f"{x:.3g} MB/s"
+
+
+def scaling_table(r: dict) -> list[str]:
+    rows = ["| entries | 1 MB log | 2 KB paste | candidate stage | single alternation (before) | matcher build |",
+            "|---|---|---|---|---|---|"]
+    for n, row in r["kb_scaling"].items():
+        rows.append(f"| {int(n):,} | {row['log_1mb_ms']} ms | {row['paste_2kb_ms']} ms | {_mbs(row['candidate_stage_mb_s'])}"
+                    f" | {_mbs(row['baseline_single_regex_mb_s'])} | {row['build_s']} s |")
+    return rows
+
+
+def big_log_rows(scaling: dict | None, slurm: dict | None) -> list[str]:
+    rows = ["| log | tracebot | triage off | `rg -F` | `wc -l` | ÷ rg | ÷ wc -l | ÷ rg, triage off |",
+            "|---|---|---|---|---|---|---|---|"]
+    if scaling:
+        b = scaling["big_log"]
+        rows.append(f"| {b['log_mb']} MB, {b['entries']:,} entries, `diagnose` | {_s(b['tracebot_s'])} | {_s(b['tracebot_triage_off_s'])}"
+                    f" | {_s(b.get('rg_F_s'), 3)} | {_s(b.get('wc_l_s'), 3)} | {_x(b.get('ratio_to_rg_F'))}"
+                    f" | {_x(b.get('ratio_to_wc_l'))} | {_x(b.get('ratio_to_rg_F_triage_off'))} |")
+    if slurm:
+        scan = slurm["scan_log"]
+        found = "middle error found" if scan["correct"] else "middle error NOT found"
+        rows.append(f"| {slurm['log_mb']:,} MB job log, `scan_log` ({scan['peak_rss_mb']} MB peak RSS, {found}) | {_s(scan['seconds'])} | — | {_s(slurm.get('rg_F_s'), 3)} | {_s(slurm.get('wc_l_s'), 3)}"
+                    f" | {_x(slurm.get('ratio_to_rg_F'))} | {_x(slurm.get('ratio_to_wc_l'))} | — |")
+    return rows
+
+
+COLD_ROWS = (
+    ("python_floor", "`python -c pass` (the floor)", ""),
+    ("warm", "warm cache, model on", "≤ 0.3 s"),
+    ("warm_no_model", "warm cache, `TRACEBOT_MODEL=0`", "≤ 0.3 s"),
+    ("warm_no_bytecode", "warm cache, model off, no bytecode cache", ""),
+    ("matcher_cold_model_cached", "matcher cold (an edit under knowledge/), model cached", "≤ 1.5 s"),
+    ("cold_no_model", "cache empty, model off", "≤ 1.5 s"),
+    ("all_cold", "cache empty, model on (trains)", ""),
+    ("no_cache_no_model", "no cache at all (`TRACEBOT_CACHE=`), model off", ""),
+)
+
+
+def cold_table(r: dict) -> list[str]:
+    rows = [f"| `tracebot diagnose`, 2 KB paste, {r['entries']:,} entries | wall | CPU | target |", "|---|---|---|---|"]
+    for key, label, target in COLD_ROWS:
+        if key in r:
+            rows.append(f"| {label} | {_s(r[key]['wall_s'])} | {_s(r[key]['cpu_s'])} | {target} |")
+    return rows
+
+
+def main(paths: list[str]) -> None:
+    found = {json.loads(Path(p).read_text())["bench"]: json.loads(Path(p).read_text()) for p in paths}
+    out: list[str] = []
+    if "kb_scaling" in found:
+        out += scaling_table(found["kb_scaling"]) + [""]
+    if "kb_scaling" in found or "slurm_log_scan" in found:
+        out += big_log_rows(found.get("kb_scaling"), found.get("slurm_log_scan")) + [""]
+    if "cold_start" in found:
+        out += cold_table(found["cold_start"])
+    print("\n".join(out))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,27 @@
+"""Phrase similarity picks the same candidates, with the same floats, whether the postings are summed in
+Python or with NumPy, and whether the index was just built or loaded from the matcher cache."""
+
+from __future__ import annotations
+
+import pickle
+
+from tracebot.authoring.evaluate import load_cases
+from tracebot.matcher import ngrams
+from tracebot.matcher.index import CompiledKB
+
+from .test_matcher_cache import ROOT
+
+
+def test_python_and_numpy_sums_and_a_pickled_index_give_identical_similarities(bundled_kb, monkeypatch) -> None:
+    index = CompiledKB(bundled_kb)
+    texts = [c.text for c in load_cases(ROOT / "tests" / "corpus" / "cases.jsonl") if c.text][:150]
+    texts += [p for e in bundled_kb.entries for p in e.phrases][:150]
+    loaded = pickle.loads(pickle.dumps(index.phrases))
+    results = {}
+    for name, threshold in (("python", 10**9), ("numpy", -1)):
+        monkeypatch.setattr(ngrams, "NUMPY_FROM", threshold)
+        monkeypatch.setattr(ngrams, "NUMPY_LOADED_FROM", threshold)
+        results[name] = [index.phrases.similarities(t[:4000]) for t in texts]
+    assert results["python"] == results["numpy"]
+    assert [loaded.similarities(t[:4000]) for t in texts] == results["numpy"]
+    assert sum(bool(r) for r in results["python"]) > 100
