@@ -75,7 +75,13 @@ def text_info(text: str, prose: str) -> TextInfo:
 def entry_parts(e: Entry, *, with_examples: bool = True) -> list[str]:
     """The texts an entry is known by, each compared as one unit (its TF-IDF vector is L2-normalised
     before the entry's vectors are summed, so a long example does not outweigh a title)."""
-    parts = [e.title, e.summary, e.cause, *e.phrases, *e.anchors, *e.exemplars]
+    parts = [*described(e), *e.fix, *e.ja.get("fix", ()), *e.phrases, *e.anchors, *e.exemplars]
     if with_examples:
         parts += e.examples_match
     return [p for p in parts if p.strip()]
+
+
+def described(e: Entry) -> list[str]:
+    """What an entry says the problem is, in English and (where it has them) Japanese: texts a person
+    describing the problem would write something like, so they also train the model as questions."""
+    return [t for t in (e.title, e.summary, e.cause, *(e.ja.get(k, "") for k in ("title", "summary", "cause"))) if t.strip()]

@@ -18,10 +18,10 @@ import numpy as np
 from scipy import sparse
 from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.linear_model import LogisticRegression
-from sklearn.model_selection import StratifiedKFold
+from sklearn.model_selection import StratifiedGroupKFold
 
 from tracebot.knowledge.entry import Entry
-from tracebot.matcher.features import TextInfo, entry_parts
+from tracebot.matcher.features import TextInfo, described, entry_parts
 from tracebot.matcher.model import (
     BLIND_WEIGHT,
     CHAT,
@@ -192,6 +192,9 @@ def training_texts(
         if teach:
             for pi, phrase in enumerate(e.phrases[:per_entry]):
                 samples.append(Sample(phrase, ei, part_of=ei, part=first_phrase + pi, group=e.id, blind=True))
+            for text in described(e)[:per_entry]:
+                where = len(parts) - len(own) + own.index(text)
+                samples.append(Sample(text, ei, part_of=ei, part=where, group=e.id, blind=True))
         if hide:
             continue
         for xi, x in enumerate(e.examples_match[:MAX_TRAIN_PER_ENTRY]):
@@ -228,17 +231,20 @@ def training_rows(
         gathered.append((evidence, prose))
     infos = [info_of(s.text, prose) for s, (_, prose) in zip(samples, gathered, strict=True)]
     sims = fitted.signals([s.text for s in samples], infos, samples)
-    xs, ys = [], []
+    cands_of = []
     for si, s in enumerate(samples):
-        evidence = gathered[si][0]
-        mine = [a[si] for a in sims]
         if s.only >= 0:
             cands = [s.only]
         else:
-            cands = candidates(mine[0] + mine[1], evidence)
+            cands = candidates(sims[0][si] + sims[1][si], gathered[si][0])
             if s.gold >= 0 and s.gold not in cands:
                 cands.append(s.gold)
-        xs.append(rows(model, infos[si], evidence, mine, cands))
+        cands_of.append(cands)
+    xs, ys = [], []
+    for si, s in enumerate(samples):
+        evidence = gathered[si][0]
+        cands = cands_of[si]
+        xs.append(rows(model, infos[si], evidence, [a[si] for a in sims], cands))
         ys.append(np.array([ei == s.gold for ei in cands], dtype=int))
     return xs, ys
 
@@ -258,9 +264,11 @@ def _calibrate(samples: list[Sample], xs: list[np.ndarray], ys: list[np.ndarray]
     """Out-of-fold first answers on the training texts → the lowest probability at which they were right
     at least TARGET_PRECISION of the time."""
     strat = [int(s.gold >= 0) + 2 * int(s.only >= 0) for s in samples]
-    folds = StratifiedKFold(n_splits=5, shuffle=True, random_state=SEED)
+    # Folds by entry: a text and its blind twin, and an entry's other texts, never sit on both sides, so
+    # the out-of-fold answers are as unseen as a new paste.
+    folds = StratifiedGroupKFold(n_splits=5, shuffle=True, random_state=SEED)
     firsts: list[tuple[float, bool]] = []  # (probability of the first answer, it is right)
-    for fit_on, test in folds.split(np.zeros(len(samples)), strat):
+    for fit_on, test in folds.split(np.zeros(len(samples)), strat, [s.group for s in samples]):
         clf = _fit([xs[i] for i in fit_on], [ys[i] for i in fit_on], [samples[i] for i in fit_on])
         for i in test:
             p = clf.predict_proba(xs[i])[:, 1]
