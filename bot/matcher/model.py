@@ -108,6 +108,7 @@ class RankingModel:
     roles: np.ndarray
     p_confident: float = 1.0
     report: dict = field(default_factory=dict)
+
     def probabilities(self, text: str, info: TextInfo, evidence: dict[int, Evidence]) -> dict[int, float]:
         """P(entry is the right first answer) for the entries with evidence and the closest few."""
         char, word = self.spaces

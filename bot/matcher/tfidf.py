@@ -25,18 +25,22 @@ _WORD = re.compile(WORD_PATTERN)
 
 def char_grams(text: str) -> list[str]:
     """scikit-learn's ``char_wb`` analyzer: n-grams of each whitespace-separated word padded with spaces."""
-    lo, hi = CHAR_NGRAMS
     out: list[str] = []
-    add = out.append
     for w in text.lower().split():
-        w = f" {w} "
-        size = len(w)
-        for n in range(lo, hi + 1):
-            if size <= n:  # a short word counts once, whole
-                add(w)
-                break
-            for offset in range(size - n + 1):
-                add(w[offset : offset + n])
+        out += _word_char_grams(w)
+    return out
+
+
+def _word_char_grams(word: str) -> list[str]:
+    lo, hi = CHAR_NGRAMS
+    w = f" {word} "
+    size = len(w)
+    out: list[str] = []
+    for n in range(lo, hi + 1):
+        if size <= n:  # a short word counts once, whole
+            out.append(w)
+            break
+        out += [w[offset : offset + n] for offset in range(size - n + 1)]
     return out
 
 
@@ -68,13 +72,16 @@ class Vocab:
 
     def vector(self, text: str) -> Vector:
         index = self.index
-        counts = Counter(i for i in map(index.get, ANALYZERS[self.analyzer](text)) if i is not None)
-        if not counts:
+        ids: list[int] = []
+        if self.analyzer == "char":
+            # A pasted log repeats its words (every rank prints the same line): n-grams once per distinct word.
+            for word, times in Counter(text.lower().split()).items():
+                ids += [i for i in map(index.get, _word_char_grams(word)) if i is not None] * times
+        else:
+            ids = [i for i in map(index.get, word_grams(text)) if i is not None]
+        if not ids:
             return Vector(np.zeros(0, dtype=np.int64), np.zeros(0))
-        idx = np.fromiter(counts, dtype=np.int64, count=len(counts))
-        tf = np.fromiter(counts.values(), dtype=np.float64, count=len(counts))
-        order = np.argsort(idx)
-        idx, tf = idx[order], tf[order]
+        idx, tf = np.unique(np.array(ids, dtype=np.int64), return_counts=True)
         val = (np.log(tf) + 1.0) * self.idf[idx]
         return Vector(idx, val / np.sqrt(val @ val))
 

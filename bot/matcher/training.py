@@ -57,11 +57,9 @@ class Sample:
 
 def vectorizers() -> tuple[TfidfVectorizer, TfidfVectorizer]:
     """The two TF-IDF spaces, as :mod:`tracebot.matcher.tfidf` reproduces them."""
-    char = TfidfVectorizer(analyzer="char_wb", ngram_range=CHAR_NGRAMS, lowercase=True, sublinear_tf=True, dtype=np.float64)
-    word = TfidfVectorizer(
-        analyzer="word", token_pattern=WORD_PATTERN, ngram_range=WORD_NGRAMS, lowercase=True, sublinear_tf=True,
-        dtype=np.float64,
-    )
+    common = {"lowercase": True, "sublinear_tf": True, "dtype": np.float64}
+    char = TfidfVectorizer(analyzer="char_wb", ngram_range=CHAR_NGRAMS, **common)
+    word = TfidfVectorizer(analyzer="word", token_pattern=WORD_PATTERN, ngram_range=WORD_NGRAMS, **common)
     return char, word
 
 
