@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -31,7 +32,9 @@ def char_grams(text: str) -> list[str]:
     return out
 
 
-def _word_char_grams(word: str) -> list[str]:
+@lru_cache(maxsize=1 << 16)
+def _word_char_grams(word: str) -> tuple[str, ...]:
+    """One word's n-grams; cached, since the same words recur in every log and every entry."""
     lo, hi = CHAR_NGRAMS
     w = f" {word} "
     size = len(w)
@@ -41,7 +44,7 @@ def _word_char_grams(word: str) -> list[str]:
             out.append(w)
             break
         out += [w[offset : offset + n] for offset in range(size - n + 1)]
-    return out
+    return tuple(out)
 
 
 def word_grams(text: str) -> list[str]:

@@ -38,7 +38,7 @@ from tracebot.matcher.model import (
     candidates,
     rows,
 )
-from tracebot.matcher.tfidf import CHAR_NGRAMS, WORD_NGRAMS, WORD_PATTERN, Columns, Space, Vocab
+from tracebot.matcher.tfidf import WORD_NGRAMS, WORD_PATTERN, Columns, Space, Vocab, char_grams
 
 
 @dataclass
@@ -58,7 +58,9 @@ class Sample:
 def vectorizers() -> tuple[TfidfVectorizer, TfidfVectorizer]:
     """The two TF-IDF spaces, as :mod:`tracebot.matcher.tfidf` reproduces them."""
     common = {"lowercase": True, "sublinear_tf": True, "dtype": np.float64}
-    char = TfidfVectorizer(analyzer="char_wb", ngram_range=CHAR_NGRAMS, **common)
+    # char_grams is scikit-learn's char_wb analyzer (tests hold them equal) with each word's n-grams
+    # cached: fitting over a large knowledge base's texts is mostly this analysis.
+    char = TfidfVectorizer(analyzer=char_grams, **common)
     word = TfidfVectorizer(analyzer="word", token_pattern=WORD_PATTERN, ngram_range=WORD_NGRAMS, **common)
     return char, word
 
@@ -174,8 +176,7 @@ def training_texts(
     # spaces): the model learns how much each signal is worth, the same for every entry, and a few hundred
     # entries' texts teach that as well as a thousand, in a fraction of the time.
     stride = -(-len(entries) // MAX_TRAIN_ENTRIES)
-    trained = -(-len(entries) // stride)
-    per_entry = max(1, min(MAX_TRAIN_PER_ENTRY, MAX_TRAIN_TEXTS // max(1, 3 * trained)))
+    per_entry = max(1, min(MAX_TRAIN_PER_ENTRY, MAX_TRAIN_TEXTS // max(1, 3 * len(entries))))
     ids = {e.id: i for i, e in enumerate(entries)}
     samples: list[Sample] = []
     parts: list[str] = []
@@ -217,7 +218,7 @@ def training_texts(
 def training_rows(
     model: RankingModel, fitted: FittedSpaces, samples: list[Sample], gather: Gather, info_of: TextInfoOf
 ) -> tuple[list[np.ndarray], list[np.ndarray]]:
-    """Per sample, its candidates' feature rows and labels (1: the right answer)."""
+    """Per sample, its candidates' feature rows and their labels (1: the right answer)."""
     seen: dict[str, tuple[dict[int, Evidence], str]] = {}
     gathered = []
     for s in samples:
@@ -260,7 +261,7 @@ def _words(e: Entry) -> frozenset[str]:
 
 def _calibrate(samples: list[Sample], xs: list[np.ndarray], ys: list[np.ndarray]) -> tuple[float, dict]:
     """Out-of-fold first answers on the training texts → the lowest probability at which they were right
-    at least TARGET_PRECISION of the time."""
+    at least TARGET_PRECISION of the time (kept within 0.5..0.95)."""
     strat = [int(s.gold >= 0) + 2 * int(s.only >= 0) for s in samples]
     # Folds by entry: a text and its blind twin, and an entry's other texts, never sit on both sides, so
     # the out-of-fold answers are as unseen as a new paste.

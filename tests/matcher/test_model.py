@@ -9,12 +9,14 @@ import sys
 
 import numpy as np
 import pytest
+from sklearn.feature_extraction.text import TfidfVectorizer
 
 from tests.conftest import KNOWLEDGE
 from tracebot.knowledge.loader import KnowledgeBase
 from tracebot.matcher import Matcher
 from tracebot.matcher.features import text_info
 from tracebot.matcher.model import CHAT, RankingModel, candidates, rows
+from tracebot.matcher.tfidf import CHAR_NGRAMS, char_grams
 from tracebot.matcher.training import FittedSpaces, _fit, _words, training_rows, training_texts
 
 
@@ -37,6 +39,13 @@ def trained(bundled_kb: KnowledgeBase):
     model.coef, model.intercept = clf.coef_[0], float(clf.intercept_[0])
     texts = list(dict.fromkeys([*parts, *(x for e in entries for x in e.examples_match + e.examples_no_match), *CHAT]))
     return matcher, fitted, model, clf, texts
+
+
+def test_character_ngrams_are_scikit_learns_char_wb(trained):
+    texts = trained[-1]
+    reference = TfidfVectorizer(analyzer="char_wb", ngram_range=CHAR_NGRAMS).build_analyzer()
+    for text in texts:
+        assert char_grams(text) == reference(text)
 
 
 def test_exported_vectors_are_scikit_learns(trained):
