@@ -134,7 +134,27 @@ class FittedSpaces:
         return out
 
 
-def train(
+@dataclass
+class Trained:
+    """A model with what trained it (scikit-learn's objects, the training texts and rows)."""
+
+    model: RankingModel
+    spaces: FittedSpaces
+    classifier: LogisticRegression
+    samples: list[Sample]
+    parts: list[str]
+    xs: list[np.ndarray]
+    ys: list[np.ndarray]
+
+
+def train(entries: list[Entry], gather: Gather, info_of: TextInfoOf, **leave_out) -> RankingModel:
+    """:func:`fit`, then the confidence point calibrated on out-of-fold first answers."""
+    t = fit(entries, gather, info_of, **leave_out)
+    t.model.p_confident, t.model.report = _calibrate(t.samples, t.xs, t.ys)
+    return t.model
+
+
+def fit(
     entries: list[Entry],
     gather: Gather,
     info_of: TextInfoOf,
@@ -142,25 +162,24 @@ def train(
     leave_out_sources: Iterable[str] = (),
     leave_out_examples: Iterable[str] = (),
     extra: Iterable[tuple[str, str | None]] = (),
-) -> RankingModel:
+) -> Trained:
     """Train on ``entries`` (their examples, minus those of entries citing a source in
     ``leave_out_sources`` and those in ``leave_out_examples``) and ``extra`` (text, expected entry id
     or None) cases."""
     samples, parts, owners = training_texts(entries, leave_out_sources, leave_out_examples, extra)
-    fitted = FittedSpaces(parts, owners, len(entries))
+    spaces = FittedSpaces(parts, owners, len(entries))
     model = RankingModel(
-        spaces=fitted.export(),
+        spaces=spaces.export(),
         coef=np.zeros(0),
         intercept=0.0,
         entry_words=[_words(e) for e in entries],
         roles=np.array([e.role == "root-cause" for e in entries], dtype=float),
     )
-    xs, ys = training_rows(model, fitted, samples, gather, info_of)
+    xs, ys = training_rows(model, spaces, samples, gather, info_of)
     clf = _fit(xs, ys, samples)
     model.coef = clf.coef_[0].astype(np.float64)
     model.intercept = float(clf.intercept_[0])
-    model.p_confident, model.report = _calibrate(samples, xs, ys)
-    return model
+    return Trained(model, spaces, clf, samples, parts, xs, ys)
 
 
 def training_texts(

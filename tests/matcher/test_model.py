@@ -15,30 +15,19 @@ from tests.conftest import KNOWLEDGE
 from tracebot.knowledge.loader import KnowledgeBase
 from tracebot.matcher import Matcher
 from tracebot.matcher.features import text_info
-from tracebot.matcher.model import CHAT, RankingModel, candidates, rows
+from tracebot.matcher.model import CHAT, candidates, rows
 from tracebot.matcher.tfidf import CHAR_NGRAMS, char_grams
-from tracebot.matcher.training import FittedSpaces, _fit, _words, training_rows, training_texts
+from tracebot.matcher.training import fit
 
 
 @pytest.fixture(scope="module")
 def trained(bundled_kb: KnowledgeBase):
-    """The scikit-learn objects and the exported model, trained the way :func:`training.train` does."""
+    """The scikit-learn objects and the exported model, trained the way the matcher trains it."""
     matcher = Matcher(bundled_kb, model=False)
+    t = fit(matcher.index.entries, matcher._evidence_of, text_info)
     entries = matcher.index.entries
-    samples, parts, owners = training_texts(entries, (), (), ())
-    fitted = FittedSpaces(parts, owners, len(entries))
-    model = RankingModel(
-        spaces=fitted.export(),
-        coef=np.zeros(0),
-        intercept=0.0,
-        entry_words=[_words(e) for e in entries],
-        roles=np.array([e.role == "root-cause" for e in entries], dtype=float),
-    )
-    xs, ys = training_rows(model, fitted, samples, matcher._evidence_of, text_info)
-    clf = _fit(xs, ys, samples)
-    model.coef, model.intercept = clf.coef_[0], float(clf.intercept_[0])
-    texts = list(dict.fromkeys([*parts, *(x for e in entries for x in e.examples_match + e.examples_no_match), *CHAT]))
-    return matcher, fitted, model, clf, texts
+    texts = list(dict.fromkeys([*t.parts, *(x for e in entries for x in e.examples_match + e.examples_no_match), *CHAT]))
+    return matcher, t.spaces, t.model, t.classifier, texts
 
 
 def test_character_ngrams_are_scikit_learns_char_wb(trained):
