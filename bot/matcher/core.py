@@ -149,7 +149,9 @@ class Matcher:
         entries = self.index.entries
 
         def train() -> RankingModel:
-            return RankingModel.train(
+            from tracebot.matcher.training import train as fit  # scikit-learn: only when training
+
+            return fit(
                 entries,
                 self._evidence_of,
                 text_info,

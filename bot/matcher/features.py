@@ -1,21 +1,15 @@
-"""What the ranking model knows about a text and one entry: the signals, as numbers.
+"""What the ranking model knows about a text: its shape, and the texts an entry is known by.
 
 The text side: its kind (log line, traceback, log, question, chat), the exception type and message a
-Python traceback ends with, whether it has error content at all. The entry side: TF-IDF vectors (character
-2–4-grams and words) of everything the entry says — title, summary, cause, phrases, anchors, exemplars,
-its own ``examples.match`` — summed per entry, so that one text is compared with every entry in one sparse
-product. The evidence the matcher found on lines (anchors, regexes, fuzzy exemplars, prose phrases) comes
-in from ``core``; this module only turns it into a row of features.
+Python traceback ends with, whether it has error content at all, whether it asks something. The entry
+side: :func:`entry_parts`, the texts whose TF-IDF vectors (:mod:`tracebot.matcher.tfidf`) are summed per
+entry. The rows of numbers the model reads are built in :func:`tracebot.matcher.model.rows`.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-
-import numpy as np
-from scipy import sparse
-from sklearn.feature_extraction.text import TfidfVectorizer
 
 from tracebot.knowledge.entry import Entry
 from tracebot.matcher.index import looks_like_error
@@ -81,82 +75,13 @@ def text_info(text: str, prose: str) -> TextInfo:
 def entry_parts(e: Entry, *, with_examples: bool = True) -> list[str]:
     """The texts an entry is known by, each compared as one unit (its TF-IDF vector is L2-normalised
     before the entry's vectors are summed, so a long example does not outweigh a title)."""
-    parts = [e.title, e.summary, e.cause, *e.phrases, *e.anchors, *e.exemplars]
+    parts = [*described(e), *e.fix, *e.ja.get("fix", ()), *e.phrases, *e.anchors, *e.exemplars]
     if with_examples:
         parts += e.examples_match
     return [p for p in parts if p.strip()]
 
 
-def _vectorizers() -> tuple[TfidfVectorizer, TfidfVectorizer]:
-    char = TfidfVectorizer(
-        analyzer="char_wb", ngram_range=(2, 4), lowercase=True, sublinear_tf=True, min_df=1, dtype=np.float32
-    )
-    word = TfidfVectorizer(
-        analyzer="word",
-        token_pattern=r"(?u)[^\W\d_][\w.]*\w|[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff]{2}",
-        ngram_range=(1, 2),
-        lowercase=True,
-        sublinear_tf=True,
-        min_df=1,
-        dtype=np.float32,
-    )
-    return char, word
-
-
-class TextSpace:
-    """Character and word TF-IDF over the entries' texts; per entry, the sum of its parts' vectors.
-
-    ``similarities`` gives the cosine of a text with every entry's sum; with ``leave_out`` (the text is
-    itself one of an entry's parts), that part is taken out of the sum first, so training sees the same
-    kind of number an unseen text gets.
-    """
-
-    def __init__(self, parts: list[str], owners: list[int], n_entries: int):
-        self.n_entries = n_entries
-        self.char, self.word = _vectorizers()
-        mats = [self.char.fit_transform(parts), self.word.fit_transform(parts)]
-        owner = sparse.csr_matrix(
-            (np.ones(len(owners), dtype=np.float32), (owners, np.arange(len(owners)))), shape=(n_entries, len(parts))
-        )
-        self.sums = [(owner @ m).tocsr() for m in mats]  # entries × features
-        self.sq_norms = [np.asarray(s.multiply(s).sum(axis=1)).ravel() for s in self.sums]
-        # Parts come grouped by entry (owners ascending): the best single part per entry is a reduceat.
-        if list(owners) != sorted(owners) or set(owners) != set(range(n_entries)):
-            raise ValueError("parts must be grouped by entry, every entry with at least one part")
-        self.parts = [m.T.tocsr() for m in mats]  # features × parts, for text @ parts
-        self.starts = np.searchsorted(np.asarray(owners), np.arange(n_entries))
-
-    def vectors(self, texts: list[str]) -> list[sparse.csr_matrix]:
-        return [self.char.transform(texts), self.word.transform(texts)]
-
-    def similarities(self, vecs: list[sparse.csr_matrix], leave_out: list[int] | None = None) -> list[np.ndarray]:
-        """For each space, a (texts × entries) array of cosines. ``leave_out[i]`` is the entry whose sum
-        text ``i`` is a part of (-1: none)."""
-        out = []
-        for v, s, sq in zip(vecs, self.sums, self.sq_norms, strict=True):
-            dots = (v @ s.T).toarray()
-            norms = np.tile(sq, (v.shape[0], 1))
-            if leave_out is not None:
-                self_sq = np.asarray(v.multiply(v).sum(axis=1)).ravel()
-                for i, ei in enumerate(leave_out):
-                    if ei >= 0:
-                        dots[i, ei] -= self_sq[i]
-                        norms[i, ei] = max(norms[i, ei] - 2 * (dots[i, ei] + self_sq[i]) + self_sq[i], 0.0)
-            out.append(dots / np.sqrt(np.maximum(norms, 1e-12)))
-        return out
-
-    def nearest(self, vecs: list[sparse.csr_matrix], leave_out: list[int] | None = None, chunk: int = 256) -> list[np.ndarray]:
-        """For each space, a (texts × entries) array: the cosine of the text with the entry's closest
-        single part. ``leave_out[i]`` is the index of the part text ``i`` is (-1: none)."""
-        out = []
-        for v, p in zip(vecs, self.parts, strict=True):
-            res = np.zeros((v.shape[0], self.n_entries), dtype=np.float32)
-            for lo in range(0, v.shape[0], chunk):
-                sims = (v[lo : lo + chunk] @ p).toarray()
-                if leave_out is not None:
-                    for i in range(sims.shape[0]):
-                        if leave_out[lo + i] >= 0:
-                            sims[i, leave_out[lo + i]] = 0.0
-                res[lo : lo + chunk] = np.maximum.reduceat(sims, self.starts, axis=1)
-            out.append(res)
-        return out
+def described(e: Entry) -> list[str]:
+    """What an entry says the problem is, in English and (where it has them) Japanese: texts a person
+    describing the problem would write something like, so they also train the model as questions."""
+    return [t for t in (e.title, e.summary, e.cause, *(e.ja.get(k, "") for k in ("title", "summary", "cause"))) if t.strip()]

@@ -11,6 +11,9 @@ P(this entry is the right first answer). Its probability is calibrated on cross-
 texts: :attr:`RankingModel.p_confident` is the lowest probability at which first answers were right at
 least :data:`TARGET_PRECISION` of the time, and it maps to the configured confidence threshold.
 
+Answering needs only numpy: training (:mod:`tracebot.matcher.training`, the one place scikit-learn is
+imported) exports the vocabularies, idf weights and coefficients into plain arrays.
+
 Trained models are cached by a hash of the entries' content (``$TRACEBOT_CACHE``, default
 ``~/.cache/tracebot``), so a changed entry retrains and an unchanged knowledge base loads in milliseconds.
 """
@@ -18,26 +21,24 @@ Trained models are cached by a hash of the entries' content (``$TRACEBOT_CACHE``
 from __future__ import annotations
 
 import hashlib
-import json
-from collections.abc import Callable, Iterable
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 import numpy as np
-import sklearn
-from sklearn.linear_model import LogisticRegression
-from sklearn.model_selection import StratifiedKFold
 
 from tracebot.knowledge.cache import cached
 from tracebot.knowledge.entry import Entry
-from tracebot.matcher.features import KINDS, TextInfo, TextSpace, entry_parts
+from tracebot.matcher.features import KINDS, TextInfo
+from tracebot.matcher.tfidf import Space
 
-MODEL_VERSION = 1
+MODEL_VERSION = 2
 SEED = 7
 TARGET_PRECISION = 0.97
 CANDIDATES = 8  # entries compared per text besides those with line or phrase evidence
 MAX_TRAIN_PER_ENTRY = 20  # examples (and phrases) per entry used as training texts
-MAX_TRAIN_TEXTS = 3000  # in all: a 1,000-entry knowledge base trains from 1–2 of each entry's texts
+MAX_TRAIN_TEXTS = 3000  # in all: with many entries, fewer of each entry's texts
+MAX_TRAIN_ENTRIES = 250  # past this, every stride-th entry's texts train (all entries are in the TF-IDF spaces)
 MAX_PART_CHARS = 1500  # of one example in the TF-IDF sums (a long log's head says what it is)
 MIN_ENTRIES = 8
 BLIND_WEIGHT = 0.5  # below this there is too little to learn from: the matcher's own scores are used
@@ -95,36 +96,31 @@ FEATURES = (
 
 
 @dataclass
-class Sample:
-    text: str
-    gold: int  # entry index, or -1: no entry is right
-    part_of: int = -1  # entry whose TF-IDF sum contains this text (left out when comparing)
-    part: int = -1  # index of that part
-    # Train as if the matcher had found no fuzzy or phrase evidence: an entry's phrases and exemplars were
-    # often written from its own examples, so with them the model would learn little about wording it has
-    # not seen. A phrase used as a training text would match itself.
-    blind: bool = False
-    only: int = -1  # a no_match: only this entry's row is a (negative) training row
-    group: str = ""
-
-
-@dataclass
 class RankingModel:
-    space: TextSpace
-    clf: LogisticRegression
+    """A trained model as plain arrays: the TF-IDF spaces (character, word), the logistic regression's
+    coefficients, what each entry is called and its role, and the calibrated confidence point."""
+
+    spaces: list[Space]  # character, word
+    coef: np.ndarray
+    intercept: float
     entry_words: list[frozenset[str]]
     roles: np.ndarray
-    p_confident: float
+    p_confident: float = 1.0
     report: dict = field(default_factory=dict)
 
-    # ---- scoring ----------------------------------------------------------------------------------
     def probabilities(self, text: str, info: TextInfo, evidence: dict[int, Evidence]) -> dict[int, float]:
         """P(entry is the right first answer) for the entries with evidence and the closest few."""
-        sims = self.signals([text], [info])
-        cands = _candidates(sims[0][0] + sims[1][0], evidence)
-        x = self.rows(info, evidence, sims, 0, cands)
-        p = self.clf.predict_proba(x)[:, 1]
+        char, word = self.spaces
+        vc, vw = char.vocab.vector(text), word.vocab.vector(text)
+        cent_c, cent_w = char.centroid(vc), word.centroid(vw)
+        exc = char.centroid(char.vocab.vector(info.exception)) if info.exception else np.zeros(len(self.roles))
+        cands = candidates(cent_c + cent_w, evidence)
+        sims = (cent_c, cent_w, char.nearest(vc, cands), word.nearest(vw, cands), exc)
+        p = self.predict(rows(self, info, evidence, sims, cands))
         return dict(zip(cands, p.tolist(), strict=True))
+
+    def predict(self, x: np.ndarray) -> np.ndarray:
+        return 1.0 / (1.0 + np.exp(-(x @ self.coef + self.intercept)))
 
     def score(self, p: float) -> float:
         """A probability on the matcher's 0..100 scale: :attr:`p_confident` maps to ``threshold``."""
@@ -135,217 +131,89 @@ class RankingModel:
             return round(T + (p - pc) / max(1e-9, 1 - pc) * (100 - T), 1)
         return round(T * p / max(pc, 1e-9), 1)
 
-    def signals(self, texts: list[str], infos: list[TextInfo], samples: list[Sample] | None = None) -> list[np.ndarray]:
-        """(texts × entries) arrays: centroid cosine (char, word), closest part (char, word), and the
-        exception line's centroid cosine (char). With ``samples``, each text is left out of its entry."""
-        vecs = self.space.vectors(texts)
-        cent = self.space.similarities(vecs, [s.part_of for s in samples] if samples else None)
-        near = self.space.nearest(vecs, [s.part for s in samples] if samples else None)
-        exc = self.space.similarities(self.space.vectors([i.exception for i in infos]))[0]
-        return [cent[0], cent[1], near[0], near[1], exc]
 
-    def rows(
-        self, info: TextInfo, evidence: dict[int, Evidence], sims: list[np.ndarray], i: int, cands: list[int]
-    ) -> np.ndarray:
-        char, word = sims[0][i], sims[1][i]
-        near_c, near_w, exc_c = sims[2][i], sims[3][i], sims[4][i]
-        near = near_c + near_w
-        best_near = _top_two(near)
-        best_char = _top_two(char)
-        best_word = _top_two(word)
-        n_strong = sum(1 for ev in evidence.values() if ev.strong)
-        exc = info.exception_type.lower()
-        kind = [float(info.kind == k) for k in KINDS]
-        out = np.zeros((len(cands), len(FEATURES)), dtype=np.float64)
-        for r, ei in enumerate(cands):
-            ev = evidence.get(ei) or Evidence()
-            strong = float(ev.strong)
-            c, w = float(char[ei]), float(word[ei])
-            cm = c - (best_char[1] if best_char[0] == ei else char[best_char[0]])
-            wm = w - (best_word[1] if best_word[0] == ei else word[best_word[0]])
-            question = kind[KINDS.index("question")]
-            out[r] = (
-                strong,
-                strong * (n_strong == 1),
-                float(n_strong - strong > 0),
-                ev.fuzzy / 100,
-                ev.phrase / 100,
-                np.log1p(ev.lines),
-                c,
-                w,
-                cm,
-                wm,
-                float(best_char[0] == ei),
-                float(near_c[ei]),
-                float(near_w[ei]),
-                float(near[ei] - (best_near[1] if best_near[0] == ei else near[best_near[0]])),
-                float(exc_c[ei]) if exc else 0.0,
-                float(bool(exc) and exc in self.entry_words[ei]),
-                float(self.roles[ei]),
-                float(info.has_error),
-                *kind,
-                question * c,
-                question * ev.phrase / 100,
-                kind[KINDS.index("log")] * strong,
-                kind[KINDS.index("chat")] * c,
-                (not info.has_error) * c,
-                float(info.asks),
-            )
-        return out
-
-    # ---- training ---------------------------------------------------------------------------------
-    @classmethod
-    def train(
-        cls,
-        entries: list[Entry],
-        gather: Gather,
-        info_of: TextInfoOf,
-        *,
-        leave_out_sources: Iterable[str] = (),
-        leave_out_examples: Iterable[str] = (),
-        extra: Iterable[tuple[str, str | None]] = (),
-    ) -> RankingModel:
-        """Train on ``entries`` (their examples, minus those of entries citing a source in
-        ``leave_out_sources`` and those in ``leave_out_examples``) and ``extra`` (text, expected entry id
-        or None) cases."""
-        hidden_examples = set(leave_out_examples)
-        left_out = set(leave_out_sources)
-        per_entry = max(1, min(MAX_TRAIN_PER_ENTRY, MAX_TRAIN_TEXTS // max(1, 3 * len(entries))))
-        ids = {e.id: i for i, e in enumerate(entries)}
-        samples: list[Sample] = []
-        parts: list[str] = []
-        owners: list[int] = []
-        for ei, e in enumerate(entries):
-            hide = bool(left_out & {s.get("url", "") for s in e.sources} | left_out & {s.get("doc", "") for s in e.sources})
-            own = entry_parts(e, with_examples=False)
-            first_phrase = len(parts) + own.index(e.phrases[0]) if e.phrases else -1
-            parts += own
-            owners += [ei] * len(own)
-            for pi, phrase in enumerate(e.phrases[:per_entry]):
-                samples.append(Sample(phrase, ei, part_of=ei, part=first_phrase + pi, group=e.id, blind=True))
-            if hide:
-                continue
-            for x in e.examples_match[:per_entry]:
-                if x in hidden_examples:
-                    continue
-                x = x[:MAX_PART_CHARS]
-                samples.append(Sample(x, ei, part_of=ei, part=len(parts), group=e.id))
-                samples.append(Sample(x, ei, part_of=ei, part=len(parts), group=e.id, blind=True))
-                parts.append(x)
-                owners.append(ei)
-            for x in e.examples_no_match[:per_entry]:
-                samples.append(Sample(x, -1, only=ei, group=e.id))
-        for ci, chat in enumerate(CHAT):
-            samples.append(Sample(chat, -1, group=f"chat{ci}"))
-        for ci, (text, expected) in enumerate(extra):
-            if expected is None or expected in ids:
-                samples.append(Sample(text, ids[expected] if expected else -1, group=f"case{ci}"))
-        space = TextSpace(parts, owners, len(entries))
-        model = cls(
-            space=space,
-            clf=LogisticRegression(C=1.0, max_iter=2000, random_state=SEED),
-            entry_words=[_words(e) for e in entries],
-            roles=np.array([e.role == "root-cause" for e in entries], dtype=float),
-            p_confident=1.0,
-        )
-        seen: dict[str, tuple[dict[int, Evidence], str]] = {}
-        gathered = []
-        for s in samples:
-            if s.text not in seen:
-                seen[s.text] = gather(s.text)
-            evidence, prose = seen[s.text]
-            if s.blind:
-                evidence = {ei: Evidence(strong=ev.strong, lines=ev.lines) for ei, ev in evidence.items() if ev.strong}
-            gathered.append((evidence, prose))
-        infos = [info_of(s.text, prose) for s, (_, prose) in zip(samples, gathered, strict=True)]
-        sims = model.signals([s.text for s in samples], infos, samples)
-        xs, ys, owner_sample = [], [], []
-        for si, s in enumerate(samples):
-            evidence, _ = gathered[si]
-            info = infos[si]
-            if s.only >= 0:
-                cands = [s.only]
-            else:
-                cands = _candidates(sims[0][si] + sims[1][si], evidence)
-                if s.gold >= 0 and s.gold not in cands:
-                    cands.append(s.gold)
-            xs.append(model.rows(info, evidence, sims, si, cands))
-            ys.append(np.array([ei == s.gold for ei in cands], dtype=int))
-            owner_sample.append((si, cands))
-        x, y = np.vstack(xs), np.concatenate(ys)
-        model.clf.fit(x, y, sample_weight=_weights(samples, ys))
-        model.p_confident, model.report = _calibrate(model, samples, xs, ys, owner_sample)
-        return model
+def rows(
+    model: RankingModel,
+    info: TextInfo,
+    evidence: dict[int, Evidence],
+    sims: tuple[np.ndarray, ...] | list[np.ndarray],
+    cands: list[int],
+) -> np.ndarray:
+    """One row of :data:`FEATURES` per candidate entry. ``sims``: the text's centroid cosines (char,
+    word), closest-part cosines (char, word) and its exception line's centroid cosine (char), each over
+    all entries."""
+    char, word, near_c, near_w, exc_c = sims
+    c_idx = np.asarray(cands, dtype=np.int64)
+    evs = [evidence.get(ei) or _NONE for ei in cands]
+    strong = np.array([ev.strong for ev in evs], dtype=np.float64)
+    n_strong = sum(1 for ev in evidence.values() if ev.strong)
+    kind = np.array([float(info.kind == k) for k in KINDS])
+    question, log, chat = (kind[KINDS.index(k)] for k in ("question", "log", "chat"))
+    c, w = char[c_idx], word[c_idx]
+    near = near_c + near_w
+    phrase = np.array([ev.phrase for ev in evs]) / 100
+    exc = info.exception_type.lower()
+    n = len(cands)
+    cols = [
+        strong,
+        strong * (n_strong == 1),
+        (n_strong - strong > 0).astype(np.float64),
+        np.array([ev.fuzzy for ev in evs]) / 100,
+        phrase,
+        np.log1p(np.array([ev.lines for ev in evs], dtype=np.float64)),
+        c,
+        w,
+        _margin(char, c_idx),
+        _margin(word, c_idx),
+        (c_idx == int(np.argmax(char))).astype(np.float64) if len(char) >= 2 else np.zeros(n),
+        near_c[c_idx].astype(np.float64),
+        near_w[c_idx].astype(np.float64),
+        _margin(near[c_idx], np.arange(n)),  # among the candidates: only theirs are computed
+        exc_c[c_idx] if exc else np.zeros(n),
+        np.array([bool(exc) and exc in model.entry_words[ei] for ei in cands], dtype=np.float64),
+        model.roles[c_idx],
+        np.full(n, float(info.has_error)),
+        *(np.full(n, k) for k in kind),
+        question * c,
+        question * phrase,
+        log * strong,
+        chat * c,
+        (not info.has_error) * c,
+        np.full(n, float(info.asks)),
+    ]
+    return np.column_stack(cols) if n else np.zeros((0, len(FEATURES)))
 
 
-def _weights(samples: list[Sample], ys: list[np.ndarray]) -> np.ndarray:
-    return np.concatenate([np.full(len(y), BLIND_WEIGHT if s.blind else 1.0) for s, y in zip(samples, ys, strict=True)])
+_NONE = Evidence()
 
 
-def _words(e: Entry) -> frozenset[str]:
-    text = " ".join([e.title, e.summary, e.cause, *e.anchors, *e.exemplars, *e.examples_match]).lower()
-    return frozenset(w.rsplit(".", 1)[-1] for w in text.replace(":", " ").split())
-
-
-def _top_two(v: np.ndarray) -> tuple[int, float]:
+def _margin(v: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """How far each candidate is above the best other entry (negative: below the best)."""
     if len(v) < 2:
-        return 0, 0.0
+        return np.zeros(len(idx))
     top = int(np.argmax(v))
     second = float(np.partition(v, -2)[-2])
-    return top, second
+    return (v[idx] - np.where(idx == top, second, v[top])).astype(np.float64)
 
 
-def _candidates(sim: np.ndarray, evidence: dict[int, Evidence]) -> list[int]:
+def candidates(sim: np.ndarray, evidence: dict[int, Evidence]) -> list[int]:
+    """The entries with evidence, then the :data:`CANDIDATES` closest by TF-IDF."""
     k = min(CANDIDATES, len(sim))
     top = np.argpartition(-sim, k - 1)[:k] if k else []
     return list(dict.fromkeys([*sorted(evidence), *(int(i) for i in sorted(top))]))
 
 
-def _calibrate(model, samples, xs, ys, owner_sample) -> tuple[float, dict]:
-    """Out-of-fold first answers on the training texts → the lowest probability at which they were right
-    at least TARGET_PRECISION of the time."""
-    strat = [int(s.gold >= 0) + 2 * int(s.only >= 0) for s in samples]
-    folds = StratifiedKFold(n_splits=5, shuffle=True, random_state=SEED)
-    firsts: list[tuple[float, bool]] = []  # (probability of the first answer, it is right)
-    for train, test in folds.split(np.zeros(len(samples)), strat):
-        clf = LogisticRegression(C=1.0, max_iter=2000, random_state=SEED)
-        clf.fit(
-            np.vstack([xs[i] for i in train]),
-            np.concatenate([ys[i] for i in train]),
-            sample_weight=_weights([samples[i] for i in train], [ys[i] for i in train]),
-        )
-        for i in test:
-            p = clf.predict_proba(xs[i])[:, 1]
-            j = int(np.argmax(p))
-            s = samples[i]
-            _, cands = owner_sample[i]
-            if s.only >= 0:
-                firsts.append((float(p[j]), False))  # a no_match answered by its entry is wrong
-            else:
-                firsts.append((float(p[j]), cands[j] == s.gold))
-    firsts.sort(reverse=True)
-    best = 1.0
-    right = 0
-    for n, (p, ok) in enumerate(firsts, 1):
-        right += ok
-        if right / n >= TARGET_PRECISION:
-            best = p
-    positives = sum(1 for s in samples if s.gold >= 0)
-    top1 = sum(ok for _, ok in firsts) / max(1, positives)
-    return min(max(best, 0.5), 0.95), {"oof_first_right": round(top1, 4), "p_confident": round(best, 4)}
-
-
 # ---- cache ------------------------------------------------------------------------------------------
 def content_hash(entries: list[Entry]) -> str:
-    h = hashlib.sha256(f"{MODEL_VERSION} {sklearn.__version__} {np.__version__}".encode())
+    h = hashlib.sha256(f"{MODEL_VERSION} {np.__version__}".encode())
     # The matcher's code decides the evidence the model was trained on: a change to it retrains too.
     for source in sorted(Path(__file__).parent.glob("*.py")):
         h.update(source.read_bytes())
+    # repr of the fields (not asdict + JSON, five times slower: this runs on every start); where the
+    # entry's file lives and its line numbers do not change what the model learns.
+    names = [f.name for f in fields(Entry) if f.name not in ("path", "lines")]
     for e in entries:
-        d = asdict(e)
-        d.pop("path", None)
-        d.pop("lines", None)
-        h.update(json.dumps(d, sort_keys=True, ensure_ascii=False).encode())
+        h.update(repr([getattr(e, n) for n in names]).encode())
     return h.hexdigest()[:24]
 
 

@@ -1,0 +1,62 @@
+"""The ranking model: training time and answering time as the knowledge base grows. Prints JSON.
+
+Targets (matcher issue): training at load ≤ 2 s with 1,000 entries; a 2 KB paste ≤ 5 ms median with
+1,000 entries. The baseline in the same run is the same matcher with the model off (``model=False``),
+so ``model_ms`` is what the model adds to a paste. Training is timed after scikit-learn is imported
+(its ~1 s import is paid once per process, and only when no cached model exists).
+
+Usage: .venv/bin/python bench/bench_model.py [--sizes 53,1000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from bench.bench_matcher import PASTE_2KB, scaled_kb, timed  # noqa: E402
+from tracebot.knowledge.loader import load_knowledge_base  # noqa: E402
+from tracebot.matcher import Matcher  # noqa: E402
+
+QUESTION = "my training job gets slower and slower and then NCCL times out on one node, how do I debug this?"
+
+
+def _first(m: Matcher, text: str) -> str | None:
+    d = m.diagnose(text)
+    return d.matches[0].entry_id if d.matches else None
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--sizes", default="53,1000")
+    args = ap.parse_args()
+    base, _ = load_knowledge_base(REPO / "knowledge")
+    import sklearn.linear_model  # noqa: F401 — importing scikit-learn is not training
+
+    out: dict = {}
+    for n in (int(s) for s in args.sizes.split(",")):
+        kb = scaled_kb(base, n)
+        plain = Matcher(kb, model=False)
+        t = time.perf_counter()
+        model = plain.train_model(extra=[("", None)])  # extra: never from the cache
+        train_s = time.perf_counter() - t
+        with_model = Matcher(kb, model=model)
+        row = {"entries": len(kb.entries), "train_s": round(train_s, 2), "report": model.report}
+        for name, text in (("paste_2kb", PASTE_2KB), ("question", QUESTION)):
+            with_model.diagnose(text)
+            on = statistics.median(timed(lambda text=text, m=with_model: m.diagnose(text), 50))
+            off = statistics.median(timed(lambda text=text, m=plain: m.diagnose(text), 50))
+            row[name] = {"median_ms": round(on * 1000, 2), "model_off_ms": round(off * 1000, 2),
+                         "model_ms": round((on - off) * 1000, 2), "first": _first(with_model, text)}
+        out[str(n)] = row
+    print(json.dumps(out, indent=1))
+
+
+if __name__ == "__main__":
+    main()

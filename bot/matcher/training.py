@@ -1,0 +1,305 @@
+"""Training the ranking model (:mod:`tracebot.matcher.model`) from the knowledge base: the one module that
+imports scikit-learn, and only when a model is trained (a cached model is plain numpy arrays).
+
+Training texts: each entry's ``examples.match`` and phrases (right answer: that entry), its
+``examples.no_match`` (that entry must not answer), ordinary chat (:data:`~tracebot.matcher.model.CHAT`:
+nothing may answer) and, for cross-validation, extra labelled cases. For each text and candidate entry
+:func:`~tracebot.matcher.model.rows` computes the features; a logistic regression learns P(right first
+answer), and out-of-fold first answers give the probability at which first answers are right
+:data:`~tracebot.matcher.model.TARGET_PRECISION` of the time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import sparse
+from sklearn.feature_extraction.text import TfidfVectorizer
+from sklearn.linear_model import LogisticRegression
+from sklearn.model_selection import StratifiedGroupKFold
+
+from tracebot.knowledge.entry import Entry
+from tracebot.matcher.features import TextInfo, described, entry_parts
+from tracebot.matcher.model import (
+    BLIND_WEIGHT,
+    CHAT,
+    MAX_PART_CHARS,
+    MAX_TRAIN_ENTRIES,
+    MAX_TRAIN_PER_ENTRY,
+    MAX_TRAIN_TEXTS,
+    SEED,
+    TARGET_PRECISION,
+    Evidence,
+    Gather,
+    RankingModel,
+    TextInfoOf,
+    candidates,
+    rows,
+)
+from tracebot.matcher.tfidf import WORD_NGRAMS, WORD_PATTERN, Columns, Space, Vocab, char_grams
+
+
+@dataclass
+class Sample:
+    text: str
+    gold: int  # entry index, or -1: no entry is right
+    part_of: int = -1  # entry whose TF-IDF sum contains this text (left out when comparing)
+    part: int = -1  # index of that part
+    # Train as if the matcher had found no fuzzy or phrase evidence: an entry's phrases and exemplars were
+    # often written from its own examples, so with them the model would learn little about wording it has
+    # not seen. A phrase used as a training text would match itself.
+    blind: bool = False
+    only: int = -1  # a no_match: only this entry's row is a (negative) training row
+    group: str = ""
+
+
+def vectorizers() -> tuple[TfidfVectorizer, TfidfVectorizer]:
+    """The two TF-IDF spaces, as :mod:`tracebot.matcher.tfidf` reproduces them."""
+    common = {"lowercase": True, "sublinear_tf": True, "dtype": np.float64}
+    # char_grams is scikit-learn's char_wb analyzer (tests hold them equal) with each word's n-grams
+    # cached: fitting over a large knowledge base's texts is mostly this analysis.
+    char = TfidfVectorizer(analyzer=char_grams, **common)
+    word = TfidfVectorizer(analyzer="word", token_pattern=WORD_PATTERN, ngram_range=WORD_NGRAMS, **common)
+    return char, word
+
+
+def _columns(m: sparse.spmatrix) -> Columns:
+    m = sparse.csr_matrix(m)
+    m.sort_indices()
+    return Columns(m.indptr.astype(np.int64), m.indices.astype(np.int64), m.data.astype(np.float64), m.shape[1])
+
+
+class FittedSpaces:
+    """The spaces as scikit-learn fitted them (for training's batch products), and their export."""
+
+    def __init__(self, parts: list[str], owners: list[int], n_entries: int):
+        if list(owners) != sorted(owners) or set(owners) != set(range(n_entries)):
+            raise ValueError("parts must be grouped by entry, every entry with at least one part")
+        self.n_entries = n_entries
+        self.vectorizers = vectorizers()
+        mats = [v.fit_transform(parts) for v in self.vectorizers]
+        owner = sparse.csr_matrix(
+            (np.ones(len(owners)), (owners, np.arange(len(owners)))), shape=(n_entries, len(parts))
+        )
+        self.sums = [(owner @ m).tocsr() for m in mats]  # entries × features
+        self.sq_norms = [np.asarray(s.multiply(s).sum(axis=1)).ravel() for s in self.sums]
+        self.parts = [m.T.tocsr() for m in mats]  # features × parts
+        self.starts = np.searchsorted(np.asarray(owners), np.arange(n_entries))
+
+    def export(self) -> list[Space]:
+        out = []
+        for kind, v, s, sq, p in zip(("char", "word"), self.vectorizers, self.sums, self.sq_norms, self.parts, strict=True):
+            vocab = Vocab(kind, {str(k): int(i) for k, i in v.vocabulary_.items()}, v.idf_.astype(np.float64))
+            starts = np.append(self.starts, p.shape[1])
+            out.append(Space(vocab, _columns(s.T), sq, _columns(p.T), starts))
+        return out
+
+    def signals(self, texts: list[str], infos: list[TextInfo], samples: list[Sample] | None = None) -> list[np.ndarray]:
+        """(texts × entries) arrays as :meth:`RankingModel.probabilities` computes them for one text;
+        with ``samples``, each text is left out of its entry's sum and nearest parts."""
+        vecs = [v.transform(texts) for v in self.vectorizers]
+        cent = self.similarities(vecs, [s.part_of for s in samples] if samples else None)
+        near = self.nearest(vecs, [s.part for s in samples] if samples else None)
+        exc = self.similarities([self.vectorizers[0].transform([i.exception for i in infos])])[0]
+        return [cent[0], cent[1], near[0], near[1], exc]
+
+    def similarities(self, vecs: list[sparse.csr_matrix], leave_out: list[int] | None = None) -> list[np.ndarray]:
+        out = []
+        for v, s, sq in zip(vecs, self.sums, self.sq_norms, strict=False):
+            dots = (v @ s.T).toarray()
+            norms = np.tile(sq, (v.shape[0], 1))
+            if leave_out is not None:
+                self_sq = np.asarray(v.multiply(v).sum(axis=1)).ravel()
+                for i, ei in enumerate(leave_out):
+                    if ei >= 0:
+                        dots[i, ei] -= self_sq[i]
+                        norms[i, ei] = max(norms[i, ei] - 2 * (dots[i, ei] + self_sq[i]) + self_sq[i], 0.0)
+            out.append(dots / np.sqrt(np.maximum(norms, 1e-12)))
+        return out
+
+    def nearest(self, vecs: list[sparse.csr_matrix], leave_out: list[int] | None = None, chunk: int = 256) -> list[np.ndarray]:
+        out = []
+        for v, p in zip(vecs, self.parts, strict=True):
+            res = np.zeros((v.shape[0], self.n_entries))
+            for lo in range(0, v.shape[0], chunk):
+                sims = (v[lo : lo + chunk] @ p).toarray()
+                if leave_out is not None:
+                    for i in range(sims.shape[0]):
+                        if leave_out[lo + i] >= 0:
+                            sims[i, leave_out[lo + i]] = 0.0
+                res[lo : lo + chunk] = np.maximum.reduceat(sims, self.starts, axis=1)
+            out.append(res)
+        return out
+
+
+@dataclass
+class Trained:
+    """A model with what trained it (scikit-learn's objects, the training texts and rows)."""
+
+    model: RankingModel
+    spaces: FittedSpaces
+    classifier: LogisticRegression
+    samples: list[Sample]
+    parts: list[str]
+    xs: list[np.ndarray]
+    ys: list[np.ndarray]
+
+
+def train(entries: list[Entry], gather: Gather, info_of: TextInfoOf, **leave_out) -> RankingModel:
+    """:func:`fit`, then the confidence point calibrated on out-of-fold first answers."""
+    t = fit(entries, gather, info_of, **leave_out)
+    t.model.p_confident, t.model.report = _calibrate(t.samples, t.xs, t.ys)
+    return t.model
+
+
+def fit(
+    entries: list[Entry],
+    gather: Gather,
+    info_of: TextInfoOf,
+    *,
+    leave_out_sources: Iterable[str] = (),
+    leave_out_examples: Iterable[str] = (),
+    extra: Iterable[tuple[str, str | None]] = (),
+) -> Trained:
+    """Train on ``entries`` (their examples, minus those of entries citing a source in
+    ``leave_out_sources`` and those in ``leave_out_examples``) and ``extra`` (text, expected entry id
+    or None) cases."""
+    samples, parts, owners = training_texts(entries, leave_out_sources, leave_out_examples, extra)
+    spaces = FittedSpaces(parts, owners, len(entries))
+    model = RankingModel(
+        spaces=spaces.export(),
+        coef=np.zeros(0),
+        intercept=0.0,
+        entry_words=[_words(e) for e in entries],
+        roles=np.array([e.role == "root-cause" for e in entries], dtype=float),
+    )
+    xs, ys = training_rows(model, spaces, samples, gather, info_of)
+    clf = _fit(xs, ys, samples)
+    model.coef = clf.coef_[0].astype(np.float64)
+    model.intercept = float(clf.intercept_[0])
+    return Trained(model, spaces, clf, samples, parts, xs, ys)
+
+
+def training_texts(
+    entries: list[Entry],
+    leave_out_sources: Iterable[str],
+    leave_out_examples: Iterable[str],
+    extra: Iterable[tuple[str, str | None]],
+) -> tuple[list[Sample], list[str], list[int]]:
+    """The training samples, and the parts each entry's TF-IDF sum is made of (with their owners)."""
+    hidden_examples = set(leave_out_examples)
+    left_out = set(leave_out_sources)
+    # A large knowledge base trains from every stride-th entry's texts (all entries stay in the TF-IDF
+    # spaces): the model learns how much each signal is worth, the same for every entry, and a few hundred
+    # entries' texts teach that as well as a thousand, in a fraction of the time.
+    stride = -(-len(entries) // MAX_TRAIN_ENTRIES)
+    per_entry = max(1, min(MAX_TRAIN_PER_ENTRY, MAX_TRAIN_TEXTS // max(1, 3 * len(entries))))
+    ids = {e.id: i for i, e in enumerate(entries)}
+    samples: list[Sample] = []
+    parts: list[str] = []
+    owners: list[int] = []
+    for ei, e in enumerate(entries):
+        hide = bool(left_out & {s.get("url", "") for s in e.sources} | left_out & {s.get("doc", "") for s in e.sources})
+        own = entry_parts(e, with_examples=False)
+        first_phrase = len(parts) + own.index(e.phrases[0]) if e.phrases else -1
+        parts += own
+        owners += [ei] * len(own)
+        teach = ei % stride == 0
+        if teach:
+            for pi, phrase in enumerate(e.phrases[:per_entry]):
+                samples.append(Sample(phrase, ei, part_of=ei, part=first_phrase + pi, group=e.id, blind=True))
+            for text in described(e)[:per_entry]:
+                where = len(parts) - len(own) + own.index(text)
+                samples.append(Sample(text, ei, part_of=ei, part=where, group=e.id, blind=True))
+        if hide:
+            continue
+        for xi, x in enumerate(e.examples_match[:MAX_TRAIN_PER_ENTRY]):
+            if x in hidden_examples:
+                continue
+            x = x[:MAX_PART_CHARS]
+            if teach and xi < per_entry:
+                samples.append(Sample(x, ei, part_of=ei, part=len(parts), group=e.id))
+                samples.append(Sample(x, ei, part_of=ei, part=len(parts), group=e.id, blind=True))
+            parts.append(x)
+            owners.append(ei)
+        if teach:
+            samples += [Sample(x, -1, only=ei, group=e.id) for x in e.examples_no_match[:per_entry]]
+    for ci, chat in enumerate(CHAT):
+        samples.append(Sample(chat, -1, group=f"chat{ci}"))
+    for ci, (text, expected) in enumerate(extra):
+        if expected is None or expected in ids:
+            samples.append(Sample(text, ids[expected] if expected else -1, group=f"case{ci}"))
+    return samples, parts, owners
+
+
+def training_rows(
+    model: RankingModel, fitted: FittedSpaces, samples: list[Sample], gather: Gather, info_of: TextInfoOf
+) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """Per sample, its candidates' feature rows and their labels (1: the right answer)."""
+    seen: dict[str, tuple[dict[int, Evidence], str]] = {}
+    gathered = []
+    for s in samples:
+        if s.text not in seen:
+            seen[s.text] = gather(s.text)
+        evidence, prose = seen[s.text]
+        if s.blind:
+            evidence = {ei: Evidence(strong=ev.strong, lines=ev.lines) for ei, ev in evidence.items() if ev.strong}
+        gathered.append((evidence, prose))
+    infos = [info_of(s.text, prose) for s, (_, prose) in zip(samples, gathered, strict=True)]
+    sims = fitted.signals([s.text for s in samples], infos, samples)
+    cands_of = []
+    for si, s in enumerate(samples):
+        if s.only >= 0:
+            cands = [s.only]
+        else:
+            cands = candidates(sims[0][si] + sims[1][si], gathered[si][0])
+            if s.gold >= 0 and s.gold not in cands:
+                cands.append(s.gold)
+        cands_of.append(cands)
+    xs, ys = [], []
+    for si, s in enumerate(samples):
+        evidence = gathered[si][0]
+        cands = cands_of[si]
+        xs.append(rows(model, infos[si], evidence, [a[si] for a in sims], cands))
+        ys.append(np.array([ei == s.gold for ei in cands], dtype=int))
+    return xs, ys
+
+
+def _fit(xs: list[np.ndarray], ys: list[np.ndarray], samples: list[Sample]) -> LogisticRegression:
+    clf = LogisticRegression(C=1.0, solver="newton-cholesky", max_iter=200, random_state=SEED)
+    weights = np.concatenate([np.full(len(y), BLIND_WEIGHT if s.blind else 1.0) for s, y in zip(samples, ys, strict=True)])
+    return clf.fit(np.vstack(xs), np.concatenate(ys), sample_weight=weights)
+
+
+def _words(e: Entry) -> frozenset[str]:
+    text = " ".join([e.title, e.summary, e.cause, *e.anchors, *e.exemplars, *e.examples_match]).lower()
+    return frozenset(w.rsplit(".", 1)[-1] for w in text.replace(":", " ").split())
+
+
+def _calibrate(samples: list[Sample], xs: list[np.ndarray], ys: list[np.ndarray]) -> tuple[float, dict]:
+    """Out-of-fold first answers on the training texts → the lowest probability at which they were right
+    at least TARGET_PRECISION of the time (kept within 0.5..0.95)."""
+    strat = [int(s.gold >= 0) + 2 * int(s.only >= 0) for s in samples]
+    # Folds by entry: a text and its blind twin, and an entry's other texts, never sit on both sides, so
+    # the out-of-fold answers are as unseen as a new paste.
+    folds = StratifiedGroupKFold(n_splits=5, shuffle=True, random_state=SEED)
+    firsts: list[tuple[float, bool]] = []  # (probability of the first answer, it is right)
+    for fit_on, test in folds.split(np.zeros(len(samples)), strat, [s.group for s in samples]):
+        clf = _fit([xs[i] for i in fit_on], [ys[i] for i in fit_on], [samples[i] for i in fit_on])
+        for i in test:
+            p = clf.predict_proba(xs[i])[:, 1]
+            j = int(np.argmax(p))
+            # a no_match answered by its entry is wrong; otherwise the first answer is right when it is gold
+            firsts.append((float(p[j]), samples[i].only < 0 and bool(ys[i][j])))
+    firsts.sort(reverse=True)
+    best = 1.0
+    right = 0
+    for n, (p, ok) in enumerate(firsts, 1):
+        right += ok
+        if right / n >= TARGET_PRECISION:
+            best = p
+    positives = sum(1 for s in samples if s.gold >= 0)
+    top1 = sum(ok for _, ok in firsts) / max(1, positives)
+    return min(max(best, 0.5), 0.95), {"oof_first_right": round(top1, 4), "p_confident": round(best, 4)}
