@@ -144,7 +144,7 @@ class Matcher:
         """The ranking model for this knowledge base (see :mod:`tracebot.matcher.model`); with nothing
         left out and nothing extra, from the cache when this knowledge base was trained before."""
         from tracebot.matcher.features import text_info
-        from tracebot.matcher.model import RankingModel, load_or_train
+        from tracebot.matcher.model import load_or_train
 
         entries = self.index.entries
 
