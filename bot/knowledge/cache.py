@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import mmap
 import os
 import pickle
+import struct
 import tempfile
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -56,8 +58,7 @@ def cached(kind: str, key: str, build: Callable[[], T]) -> T:
     path = root / f"{kind}-{key}.pkl" if root else None
     if path is not None and path.is_file():
         try:
-            with path.open("rb") as f:
-                value = pickle.load(f)  # noqa: S301 — our own cache file, keyed by content hash
+            value = _load(path)
             with contextlib.suppress(OSError):
                 os.utime(path)  # recently used: kept by _prune
             return value
@@ -72,6 +73,48 @@ def cached(kind: str, key: str, build: Callable[[], T]) -> T:
 
 KEEP = 4  # cache files kept per kind
 
+# A cache file: MAGIC, the pickle's length and the number of buffers (u64 each), each buffer's offset and
+# size, the pickle, then the buffers at 64-byte boundaries. Large arrays (the ranking model's sparse
+# matrices, ~100 MB at 1,000 entries) are pickled out of band (protocol 5) and come back as read-only
+# views of the mapped file: loading costs a page fault per page actually read, not a copy of it all.
+MAGIC = b"TBCACHE1"
+_U64 = struct.Struct("<Q")
+_ALIGN = 64
+
+
+def _dump(value: object, f) -> None:
+    buffers: list[pickle.PickleBuffer] = []
+    data = pickle.dumps(value, protocol=5, buffer_callback=buffers.append)
+    raws = [b.raw() for b in buffers]
+    header = len(MAGIC) + _U64.size * (2 + 2 * len(raws))
+    at = -(-(header + len(data)) // _ALIGN) * _ALIGN
+    table: list[int] = []
+    for raw in raws:
+        table += [at, raw.nbytes]
+        at = -(-(at + raw.nbytes) // _ALIGN) * _ALIGN
+    f.write(MAGIC + b"".join(_U64.pack(n) for n in (len(data), len(raws), *table)) + data)
+    for raw, offset in zip(raws, table[::2], strict=True):
+        f.seek(offset)
+        f.write(raw)
+
+
+def _load(path: Path) -> object:
+    with path.open("rb") as f:
+        mapped = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+    if mapped[: len(MAGIC)] != MAGIC:
+        raise ValueError(f"{path} is not a tracebot cache file")
+    view = memoryview(mapped)
+    at = len(MAGIC)
+    size, count = _U64.unpack_from(mapped, at)[0], _U64.unpack_from(mapped, at + _U64.size)[0]
+    at += 2 * _U64.size
+    table = [_U64.unpack_from(mapped, at + i * _U64.size)[0] for i in range(2 * count)]
+    at += 2 * count * _U64.size
+    buffers = [view[o : o + n] for o, n in zip(table[::2], table[1::2], strict=True)]
+    if any(len(b) != n for b, n in zip(buffers, table[1::2], strict=True)):
+        raise ValueError(f"{path} is truncated")
+    # our own cache file, keyed by content hash; the arrays keep the mapping alive
+    return pickle.loads(view[at : at + size], buffers=buffers)  # noqa: S301
+
 
 def _store(path: Path, value: object) -> None:
     tmp = None
@@ -79,7 +122,7 @@ def _store(path: Path, value: object) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         with tempfile.NamedTemporaryFile("wb", dir=path.parent, prefix=".tmp-", delete=False) as f:
             tmp = f.name
-            pickle.dump(value, f, protocol=pickle.HIGHEST_PROTOCOL)
+            _dump(value, f)
         os.replace(tmp, path)
         tmp = None
     except Exception:  # noqa: BLE001 — no cache (read-only home, full disk, unpicklable) is not an error

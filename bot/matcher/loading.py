@@ -50,8 +50,7 @@ def matcher_of(
         model = os.environ.get("TRACEBOT_MODEL", "1") != "0"
     matcher = Matcher(kb, threshold=threshold, model=False, index=index)
     if model and matcher.can_train:
-        # The model is opaque here: whatever ``train_model`` returns is stored as it is.
-        matcher.model = matcher.train_model() if key is None else cached("matcher-model", key, matcher.train_model)
+        matcher.model = matcher.train_model()  # cached by the model itself (model.load_or_train)
     return matcher
 
 
