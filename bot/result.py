@@ -54,7 +54,9 @@ class Match:
     fix: list[str] = field(default_factory=list)
     sources: list[Source] = field(default_factory=list)
     suggestions: list[str] = field(default_factory=list)  # /trace commands, ids from the text filled in
-    facts: dict[str, str] = field(default_factory=dict)  # values the matched line states: {"requested": "20.00 MiB"}
+    # values the matched line states, named as in tracebot.knowledge.facts: {"requested": "20.00 MiB"}
+    facts: dict[str, str] = field(default_factory=dict)
+    see_also: list[str] = field(default_factory=list)  # related entries that matched the same line
     lang: str = "en"  # the language title, summary, cause and fix are in
 
     def to_dict(self) -> dict[str, Any]:

@@ -380,8 +380,9 @@ class Matcher:
             m.probability = round(probs[ei], 4) if probs else None
             m.line, m.line_no, m.occurrences, m.line_nos = a.line, a.first_line, a.occurrences, a.line_nos
             m.ranks, m.hosts = list(a.ranks), list(a.hosts)
-            m.facts = read_facts(a.line) if a.line else {}
+            m.facts = read_facts(clean(a.line).text, idx.readers.get(ei, ())) if a.line else {}
             matches.append(m)
+        _same_line_relations(matches, {e.id: e.related for e in (idx.entries[ei] for ei in kept)})
         if probs:
             _root_causes_outrank_symptoms(matches, thr)
         diagnosis = Diagnosis(
@@ -471,6 +472,18 @@ def _root_causes_outrank_symptoms(matches: list[Match], thr: float) -> None:
     for m in matches:
         if m.role == "root-cause" and m.kind in ("anchor", "regex") and m.score < top.score:
             m.score, m.probability, m.confident = top.score, top.probability, top.confident or m.score >= thr
+
+
+def _same_line_relations(matches: list[Match], related: dict[str, list[str]]) -> None:
+    """A related entry that matched the very line another did is what that line says about it: an OOM
+    naming another process's memory points to gpu-zombie-process."""
+    by_line: dict[int, list[Match]] = {}
+    for m in matches:
+        if m.line_no is not None:
+            by_line.setdefault(m.line_no, []).append(m)
+    for m in matches:
+        m.see_also = [o.entry_id for o in by_line.get(m.line_no, []) if o is not m and o.entry_id in related[m.entry_id]] \
+            if m.line_no is not None else []
 
 
 def _evidence(aggs: dict[int, _Agg]) -> dict[int, Evidence]:

@@ -106,6 +106,12 @@ class CompiledKB:
             self.strong_set.Compile()
         # Trigger: picks candidate lines out of whole blocks of a long log, linear in the log.
         self.trigger = CandidateStage(ERROR_WORD_LIST, anchors, regexes)
+        # Entry regexes with named groups: they read the values of the line an entry matched (facts).
+        self.readers: dict[int, list[Any]] = {}
+        for ei, e in enumerate(self.entries):
+            for r in e.regex:
+                if "(?P<" in r:
+                    self.readers.setdefault(ei, []).append(compile_pattern(r))
         self.unless: dict[int, list[Any]] = {
             ei: [compile_pattern(p) for p in e.unless] for ei, e in enumerate(self.entries) if e.unless
         }
