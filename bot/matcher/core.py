@@ -29,7 +29,7 @@ from tracebot.matcher.normalize import CleanLine, clean, mask, to_text
 from tracebot.matcher.ranking import MAX_MATCHES, rank
 from tracebot.matcher.scan import ScanStats, bytes_stream, candidate_lines, open_log, text_lines
 from tracebot.matcher.suggest import UNFILLED, fill, placeholders
-from tracebot.matcher.triage import TRIAGE_MIN_LINES, Triager, attach_triage
+from tracebot.matcher.triage import TRIAGE_MIN_LINES, Triager, attach_triage, line_time
 from tracebot.result import Diagnosis, Match, Source
 
 STRONG_SCORE = 92.0
@@ -75,6 +75,9 @@ class _Agg:
     ranks: dict[str, None] = field(default_factory=dict)
     hosts: dict[str, None] = field(default_factory=dict)
     phrase: float = 0.0  # best prose phrase score, kept apart for the ranking model
+    # earliest timestamp on a line with strong evidence of a root cause: (format, seconds), see line_time
+    first_when: tuple[int, float] | None = None
+    untimed: bool = False  # some of those lines had no timestamp
 
 
 def entry_match(entry: Entry, *, score: float = 100.0, confident: bool = True, kind: str = "",
@@ -244,6 +247,7 @@ class Matcher:
         seen: dict[str, list[_Hit]] = {}
         aggs: dict[int, _Agg] = {}
         cleaned: dict[str, tuple[CleanLine, str]] = {}
+        roots = self.index.root_causes
         for no, raw in lines:
             # A long log repeats its lines (the same warning from every rank, every step): clean and mask
             # each distinct line once.
@@ -262,10 +266,19 @@ class Matcher:
             if hits is None:
                 hits = self._line_hits(cl.text, key, fuzzy=len(seen) < MAX_UNIQUE_LINES)
                 seen[key] = hits
+            when: tuple[int, float] | None | bool = False  # read once per line, only if needed
             for h in hits:
                 a = aggs.get(h.entry)
                 if a is None:
                     a = aggs[h.entry] = _Agg()
+                if h.entry in roots and h.kind != "exemplar" and triager is not None:
+                    # when each root cause first showed, across ranks: the earliest one is ranked first
+                    if when is False:
+                        when = line_time(raw)
+                    if when is None:
+                        a.untimed = True
+                    elif a.first_when is None or when < a.first_when:  # type: ignore[operator]
+                        a.first_when = when  # type: ignore[assignment]
                 if h.score > a.score:
                     # The reported line is the first occurrence of the strongest evidence, so the line
                     # shown, its number and the signature that fired always belong together.
@@ -382,6 +395,9 @@ class Matcher:
             m.ranks, m.hosts = list(a.ranks), list(a.hosts)
             m.facts = read_facts(clean(a.line).text, idx.readers.get(ei, ())) if a.line else {}
             matches.append(m)
+        if triager is not None and not probs:
+            # A log (not a paste the model ranks): among root causes with exact evidence, the earliest wins.
+            _order_root_causes(matches, {idx.entries[ei].id: a for ei, a in kept.items()})
         _same_line_relations(matches, {e.id: e.related for e in (idx.entries[ei] for ei in kept)})
         if probs:
             _root_causes_outrank_symptoms(matches, thr)
@@ -472,6 +488,20 @@ def _root_causes_outrank_symptoms(matches: list[Match], thr: float) -> None:
     for m in matches:
         if m.role == "root-cause" and m.kind in ("anchor", "regex") and m.score < top.score:
             m.score, m.probability, m.confident = top.score, top.probability, top.confident or m.score >= thr
+
+
+def _order_root_causes(matches: list[Match], aggs: dict[str, _Agg]) -> None:
+    """``Match.order`` for each root cause with exact evidence: 0 for the one that showed first. By
+    timestamp when every such line carries one of the same format (ranks' clocks, node-by-node
+    concatenation), else by line, as the triager orders failures."""
+    exact = [m for m in matches if m.role == "root-cause" and m.kind in ("anchor", "regex") and m.line_no is not None]
+    whens = [aggs[m.entry_id].first_when for m in exact]
+    timed = all(w is not None for w in whens) and not any(aggs[m.entry_id].untimed for m in exact) \
+        and len({w[0] for w in whens if w is not None}) == 1
+    keys = {m.entry_id: ((w[1] if timed and w else 0.0), m.line_no or 0) for m, w in zip(exact, whens, strict=True)}
+    distinct = sorted(set(keys.values()))
+    for m in exact:
+        m.order = distinct.index(keys[m.entry_id])
 
 
 def _same_line_relations(matches: list[Match], related: dict[str, list[str]]) -> None:

@@ -106,6 +106,7 @@ class CompiledKB:
             self.strong_set.Compile()
         # Trigger: picks candidate lines out of whole blocks of a long log, linear in the log.
         self.trigger = CandidateStage(ERROR_WORD_LIST, anchors, regexes)
+        self.root_causes = frozenset(ei for ei, e in enumerate(self.entries) if e.role == "root-cause")
         # Entry regexes with named groups: they read the values of the line an entry matched (facts).
         self.readers: dict[int, list[Any]] = {}
         for ei, e in enumerate(self.entries):

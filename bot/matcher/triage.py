@@ -57,6 +57,9 @@ _CASCADE: tuple[tuple[str, re.Pattern[str]], ...] = (
         r"|exited on signal 15|Received SIGTERM|SignalException|process group watchdog thread terminated",
         re.IGNORECASE)),
 )
+# The scheduler ending a job for a reason of its own is a failure, not a consequence of one (a step
+# cancelled because a task failed is).
+_SCHEDULER_END = re.compile(r"CANCELLED AT \S+ DUE TO (?:TIME LIMIT|PREEMPTION|NODE FAIL)", re.IGNORECASE)
 _LIBRARY_PATH = re.compile(r"/(?:site|dist)-packages/|/lib/python\d|^<frozen |/torch/|/usr/lib/")
 
 # -- collectives and world size ------------------------------------------------------------------------
@@ -156,7 +159,10 @@ class Triager:
             return
         kind = next((name for name, pattern in _CASCADE if pattern.search(text)), None)
         exception = _EXCEPTION.match(text)
-        if kind is not None:
+        if kind is not None and _SCHEDULER_END.search(text):
+            kind = None
+            self._add_failure(line_no, raw, text, cl.rank, cl.host, None)
+        elif kind is not None:
             self._add_cascade(kind, line_no, raw, text, cl.rank, cl.host)
         elif exception or _FAILURE_LINE.search(text):
             self._add_failure(line_no, raw, text, cl.rank, cl.host, exception)

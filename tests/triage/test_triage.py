@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.triage.make_logs import Scenario, scenarios
+from tests.triage.make_logs import Scenario, scenarios, two_root_causes
 from tracebot.matcher import Matcher, load_matcher
 from tracebot.render import slack as render
 from tracebot.render.text import render_diagnosis
@@ -149,3 +149,12 @@ def test_an_attached_log_in_a_channel_is_answered_leading_with_its_first_failure
     answer = blocks_to_text(outbox.posted[-1].blocks)
     assert answer.startswith("*First failure* · line") and "KeyError: 'labels'" in answer
     assert "in `data.py:44 in collate`" in answer and "Not a known problem" in answer
+
+
+@pytest.mark.parametrize("scenario", two_root_causes(), ids=lambda s: s.name)
+def test_the_earliest_root_cause_is_ranked_first_whatever_the_line_order(matcher: Matcher, scenario: Scenario):
+    d = matcher.diagnose(scenario.text)
+    assert d.first_failure is not None
+    assert (d.first_failure.line_no, d.first_failure.entry_id) == (scenario.first_line, scenario.entry)
+    assert d.matches[0].entry_id == scenario.entry
+    assert d.matches[0].role == "root-cause"  # the watchdog cascade never comes first
