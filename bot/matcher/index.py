@@ -26,6 +26,9 @@ ERROR_WORD_LIST = [
     "エラー", "例外", "失敗", "タイムアウト", "止ま", "落ち",
 ]
 ERROR_WORDS = "|".join(ERROR_WORD_LIST)  # plain literals: also a valid regex alternation
+# Lines a long log's triage needs besides error lines: a traceback's frames (``File "x.py", line 3, in f``)
+# name the user's code where the failure happened. Specific to Python's frame format, so rare elsewhere.
+CONTEXT_WORDS = ['", line ']
 # Short texts get a closer look at any line that names the usual suspects, even without an error word.
 _ERRORISH = re.compile(ERROR_WORDS + r"|nccl|cuda|ecc|gpu", re.IGNORECASE)
 _TOKEN = re.compile(r"[a-z][a-z0-9_]{3,}")
@@ -105,7 +108,7 @@ class CompiledKB:
         if self.strong:
             self.strong_set.Compile()
         # Trigger: picks candidate lines out of whole blocks of a long log, linear in the log.
-        self.trigger = CandidateStage(ERROR_WORD_LIST, anchors, regexes)
+        self.trigger = CandidateStage(ERROR_WORD_LIST + CONTEXT_WORDS, anchors, regexes)
         self.root_causes = frozenset(ei for ei, e in enumerate(self.entries) if e.role == "root-cause")
         # Entry regexes with named groups: they read the values of the line an entry matched (facts).
         self.readers: dict[int, list[Any]] = {}

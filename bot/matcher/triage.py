@@ -134,8 +134,8 @@ class Triager:
         self._reporting: dict[str, None] = {}  # ranks that printed any failure or cascade line
         self._hosts: dict[str, str] = {}
         self._world: int | None = None
-        # the traceback being read: (start line, frames, rank, host)
-        self._tb: tuple[int, list[tuple[str, int, str]], str | None, str | None] | None = None
+        # the traceback each rank is printing: rank -> (start line, frames); ranks interleave their lines
+        self._tbs: dict[str | None, tuple[int, list[tuple[str, int, str]]]] = {}
 
     def add(self, line_no: int, raw: str, cleaned: CleanLine | None = None) -> None:
         """One line, in file order (``cleaned``: its :func:`clean` form, when the caller has it)."""
@@ -150,12 +150,14 @@ class Triager:
             if m:
                 self._world = int(next(v for v in m.groupdict().values() if v))
         if _TRACEBACK_START.match(text):
-            self._tb = (line_no, [], cl.rank, cl.host)
+            if cl.rank in self._tbs or len(self._tbs) < MAX_RANKS:
+                self._tbs[cl.rank] = (line_no, [])
             return
-        frame = _FRAME.match(text)
-        if frame and self._tb is not None:
-            if len(self._tb[1]) < MAX_TRACEBACK_FRAMES:
-                self._tb[1].append((frame["file"], int(frame["line"]), frame["func"]))
+        tb = self._tbs.get(cl.rank)
+        if tb is not None and text.startswith("File "):
+            frame = _FRAME.match(text)
+            if frame and len(tb[1]) < MAX_TRACEBACK_FRAMES:
+                tb[1].append((frame["file"], int(frame["line"]), frame["func"]))
             return
         kind = next((name for name, pattern in _CASCADE if pattern.search(text)), None)
         exception = _EXCEPTION.match(text)
@@ -167,11 +169,11 @@ class Triager:
         elif exception or _FAILURE_LINE.search(text):
             self._add_failure(line_no, raw, text, cl.rank, cl.host, exception)
         if exception:
-            self._tb = None  # a traceback ends with its exception line
+            self._tbs.pop(cl.rank, None)  # a traceback ends with its exception line
 
     def _add_failure(self, line_no: int, raw: str, text: str, rank: str | None, host: str | None,
                      exception: re.Match[str] | None) -> None:
-        tb = self._tb if self._tb is not None and (self._tb[2] == rank or rank is None) else None
+        tb = self._tbs.get(rank)
         frame = _user_frame(tb[1]) if tb and exception else None
         failure = FirstFailure(
             line_no=line_no, text=raw.strip()[:500], rank=rank, host=host,

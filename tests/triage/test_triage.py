@@ -158,3 +158,22 @@ def test_the_earliest_root_cause_is_ranked_first_whatever_the_line_order(matcher
     assert (d.first_failure.line_no, d.first_failure.entry_id) == (scenario.first_line, scenario.entry)
     assert d.matches[0].entry_id == scenario.entry
     assert d.matches[0].role == "root-cause"  # the watchdog cascade never comes first
+
+
+def test_a_streamed_log_still_names_the_user_frame_of_its_first_failure(matcher: Matcher, tmp_path: Path):
+    # Large enough to be read as a stream of candidate lines; ranks interleave their tracebacks.
+    noise = "".join(f"[rank{r % 8}]: iteration {r:7d} | lm loss 2.731E+00 | grad norm 0.91\n" for r in range(8000))
+    tb = ("[rank3]: Traceback (most recent call last):\n"
+          "[rank5]: Traceback (most recent call last):\n"
+          '[rank3]:   File "/home/alice/llm/train.py", line 187, in main\n'
+          '[rank5]:   File "/home/alice/llm/train.py", line 190, in main\n'
+          '[rank3]:   File "/home/alice/llm/data.py", line 44, in collate\n'
+          '[rank3]:   File "/opt/conda/lib/python3.11/site-packages/torch/utils/data/dataloader.py", line 631, in __next__\n'
+          '[rank5]:   File "/home/alice/llm/eval.py", line 9, in score\n'
+          "[rank3]: KeyError: 'labels'\n"
+          "[rank5]: ZeroDivisionError: division by zero\n")
+    log = tmp_path / "job.log"
+    log.write_text(noise + tb + noise)
+    assert log.stat().st_size > 256 * 1024
+    ff = matcher.diagnose_file(log).first_failure
+    assert ff is not None and (ff.rank, ff.exception, ff.frame) == ("3", "KeyError", "data.py:44 in collate")
