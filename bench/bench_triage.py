@@ -32,7 +32,7 @@ from tracebot.matcher.triage import Triager  # noqa: E402
 class NoTriage(Triager):
     """The baseline: sees every line and concludes nothing."""
 
-    def add(self, line_no: int, raw: str, cleaned: object = None) -> None:
+    def add(self, line_no: int, raw: str, cleaned: object = None, key: object = None) -> None:
         return None
 
 

@@ -259,7 +259,7 @@ class Matcher:
                     cleaned[raw] = got
             cl, key = got
             if triager is not None:
-                triager.add(no, raw, cl)
+                triager.add(no, raw, cl, key)
             if not cl.text:
                 continue
             hits = seen.get(key)
@@ -395,14 +395,11 @@ class Matcher:
             m.ranks, m.hosts = list(a.ranks), list(a.hosts)
             m.facts = read_facts(clean(a.line).text, idx.readers.get(ei, ())) if a.line else {}
             matches.append(m)
-        if triager is not None and not probs:
-            # A log (not a paste the model ranks): among root causes with exact evidence, the earliest wins.
-            _order_root_causes(matches, {idx.entries[ei].id: a for ei, a in kept.items()})
         _same_line_relations(matches, {e.id: e.related for e in (idx.entries[ei] for ei in kept)})
         if probs:
             _root_causes_outrank_symptoms(matches, thr)
         diagnosis = Diagnosis(
-            matches=rank(matches)[:MAX_MATCHES],
+            matches=rank(matches),
             threshold=requested,
             lines_total=stats.lines_total,
             lines_scored=sum(a.occurrences for a in aggs.values()),
@@ -413,6 +410,19 @@ class Matcher:
         )
         if triager is not None:
             attach_triage(diagnosis, triager)
+            ff = diagnosis.first_failure
+            if ff is not None and ff.entry_id is None and not ff.cascade:
+                # its line beyond the first few where an entry fired (a node's log appended late): read it again
+                text = clean(ff.text).text
+                fired = {idx.entries[s.entry].id for s in idx.strong_hits(text) if not idx.vetoed(s.entry, text)}
+                ff.entry_id = next((m.entry_id for m in diagnosis.matches if m.entry_id in fired), None)
+            if not probs:
+                # A log (not a paste the model ranks): among root causes with exact evidence, the first
+                # failure's entry, then the earliest.
+                _order_root_causes(matches, {idx.entries[ei].id: a for ei, a in kept.items()},
+                                   ff.entry_id if ff is not None else None)
+                diagnosis.matches = rank(matches)
+        diagnosis.matches = diagnosis.matches[:MAX_MATCHES]
         return diagnosis
 
 
@@ -490,15 +500,16 @@ def _root_causes_outrank_symptoms(matches: list[Match], thr: float) -> None:
             m.score, m.probability, m.confident = top.score, top.probability, top.confident or m.score >= thr
 
 
-def _order_root_causes(matches: list[Match], aggs: dict[str, _Agg]) -> None:
-    """``Match.order`` for each root cause with exact evidence: 0 for the one that showed first. By
-    timestamp when every such line carries one of the same format (ranks' clocks, node-by-node
-    concatenation), else by line, as the triager orders failures."""
+def _order_root_causes(matches: list[Match], aggs: dict[str, _Agg], first: str | None) -> None:
+    """``Match.order`` for each root cause with exact evidence: 0 for the entry of the log's first failure
+    (``first``), then the one that showed first. By timestamp when every such line carries one of the
+    same format (ranks' clocks, node-by-node concatenation), else by line, as the triager orders failures."""
     exact = [m for m in matches if m.role == "root-cause" and m.kind in ("anchor", "regex") and m.line_no is not None]
     whens = [aggs[m.entry_id].first_when for m in exact]
     timed = all(w is not None for w in whens) and not any(aggs[m.entry_id].untimed for m in exact) \
         and len({w[0] for w in whens if w is not None}) == 1
-    keys = {m.entry_id: ((w[1] if timed and w else 0.0), m.line_no or 0) for m, w in zip(exact, whens, strict=True)}
+    keys = {m.entry_id: (m.entry_id != first, (w[1] if timed and w else 0.0), m.line_no or 0)
+            for m, w in zip(exact, whens, strict=True)}
     distinct = sorted(set(keys.values()))
     for m in exact:
         m.order = distinct.index(keys[m.entry_id])
