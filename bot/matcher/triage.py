@@ -38,7 +38,8 @@ _FAILURE_LINE = re.compile(
     r"terminate called after throwing|Segmentation fault|\bcore dumped\b|\bFATAL\b|CUDA error:|"
     r"\bout of memory\b|Out of memory: Killed process|oom[-_ ]?kill|\bNCCL WARN\b.*\b(?:error|failed)\b|"
     r"\bexited on signal (?:6|7|9|11)\b|Fatal Python error|\bBus error\b|Illegal instruction"
-    r"|: line \d+: +\d+ (?:Killed|Aborted)\b",  # a batch script's shell reporting its python killed
+    r"|: line \d+: +\d+ Killed\b"  # a batch script's shell reporting its python killed (OOM killer, SIGKILL)
+    r"|NVRM: Xid\b|fallen off the bus|\bNode failure on\b",
     re.IGNORECASE,
 )
 # A CUDA error a rank reports is that rank's failure even when it comes wrapped in a cascade-looking line
@@ -48,16 +49,20 @@ _OWN_CUDA_FAILURE = re.compile(
 # Consequences of a failure elsewhere: never the first failure while a failure exists.
 _CASCADE: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("watchdog timeout", re.compile(
-        r"Watchdog caught collective operation timeout|WorkNCCL\(SeqNum=\d+.*\) ran for \d+ milliseconds before timing"
-        r"|Timed out waiting \d+ms for send operation|ProcessGroupNCCL's watchdog got stuck", re.IGNORECASE)),
+        r"Watchdog caught collective operation timeout|WorkNCCL\(.*\) ran for \d+ milliseconds before timing"
+        r"|Timed out waiting \d+ms for (?:send|recv) operation|ProcessGroupNCCL's watchdog got stuck", re.IGNORECASE)),
     ("aborted communicator", re.compile(
         r"communicator was aborted|NCCL communicator was aborted|Some NCCL operations have failed or timed out"
         r"|To avoid data inconsistency, we are taking the entire process down|ncclRemoteError"
-        r"|remote process exited or there was a network error|Connection reset by peer|Broken pipe", re.IGNORECASE)),
+        r"|remote process exited or there was a network error|Connection reset by peer|Connection closed by peer"
+        r"|Broken pipe"
+        # how a process ends when its watchdog gives up (the reason follows on the what(): line)
+        r"|terminate called after throwing an instance of 'c10::DistBackendError'", re.IGNORECASE)),
     ("launcher exit", re.compile(
         r"Sending process \d+ closing signal SIG|failed \(exitcode: -?\d+\)|ChildFailedError"
         r"|Root Cause \(first observed failure\)|Killing subprocess|\bSignal \d+ \(SIG\w+\) received by PID"
-        r"|srun: error: .*task \d+: (?:Exited|Terminated|Killed)|srun: Job step aborted"
+        r"|srun: error: .*tasks? [\d,-]+: (?:Exited|Terminated|Killed|Aborted)|srun: Job step aborted"
+        r"|exits with return code = -?\d+"
         r"|\*\*\* (?:STEP|JOB) \d+(?:\.\d+)? ON \S+ CANCELLED|mpirun noticed that process rank"
         r"|exited on signal 15|Received SIGTERM|SignalException|process group watchdog thread terminated",
         re.IGNORECASE)),
@@ -72,20 +77,25 @@ _LIBRARY_PATH = re.compile(r"/(?:site|dist)-packages/|/lib/python\d|^<frozen |/t
 # rank that printed one did report.
 _WATCHDOG_NOTICE = re.compile(
     r"detected by watchdog at work|Timeout at NCCL work|dump signal due to a collective timeout"
-    r"|Heartbeat monitor timed out", re.IGNORECASE)
+    r"|Heartbeat monitor timed out|Terminating the process after attempting to dump debug info"
+    r"|flight recorder dump signal|preparing to dump debug info", re.IGNORECASE)
 
 # -- collectives and world size ------------------------------------------------------------------------
 _WATCHDOG_RANK = re.compile(r"\bRank (?P<rank>\d+)\]")  # [Rank 3], [PG 0 Rank 3], [PG ID 0 PG GUID 0(default_pg) Rank 3]
 _WORK = re.compile(r"WorkNCCL\(SeqNum=(?P<seq>\d+), OpType=(?P<op>\w+)")
 # The job's size, as NCCL, torchrun, Lightning and PyTorch's process group print it. A log may name
 # smaller groups too (a tensor-parallel communicator): the largest is the world.
+# (local_world_size is one node's, torchrun's group_world_size the number of nodes: not the world)
 _WORLD = re.compile(
-    r"\bnranks (?P<a>\d+)\b|(?<![A-Za-z])(?:global_|role_)?world[_ ]size[\"']?\s*[=:]\s*(?P<b>\d+)"
+    r"\bnranks (?P<a>\d+)\b"
+    r"|(?<![A-Za-z_])(?:global_|role_|dist_)?world[_ ]sizes?[\"']?\s*[=:]\s*\[?(?P<b>\d+)"
     r"|\[Rank \d+ ?/ ?(?P<d>\d+)\]|\brank \d+ ?/ ?(?P<e>\d+)\b|\bMEMBER: \d+/(?P<f>\d+)\b"
-    r"|initialization options: size: (?P<g>\d+)\b",
+    r"|initialization options: size: (?P<g>\d+)\b|store-based barrier for key:\S+ with (?P<h>\d+) nodes"
+    r"|\bNum processes: (?P<i>\d+)",
     re.IGNORECASE,
 )
-_WORLD_HINT = re.compile(r"nranks|world.size|rank \d+ ?/|MEMBER: |options: size", re.IGNORECASE)
+_WORLD_HINT = re.compile(r"nranks|world.size|rank \d+ ?/|MEMBER: |options: size|barrier for key|num processes",
+                         re.IGNORECASE)
 MAX_CLASSIFIED = 20_000  # distinct (masked) lines whose kind is remembered
 
 # -- when -------------------------------------------------------------------------------------------
@@ -147,7 +157,8 @@ class Triager:
         self._first_cascade: _Candidate | None = None
         self._cascade_counts: dict[str, int] = {}
         self._cascade_ranks: dict[str, dict[str, None]] = {}
-        self._timed_out: dict[str, tuple[int, str]] = {}  # rank -> (SeqNum, OpType) of its timeout
+        # rank -> (SeqNum, OpType) of its timeout; None when the line does not say (PyTorch before 1.10, gloo)
+        self._timed_out: dict[str, tuple[int, str] | None] = {}
         self._reporting: dict[str, None] = {}  # ranks that printed any failure or cascade line
         self._hosts: dict[str, str] = {}
         self._world: int | None = None
@@ -234,10 +245,9 @@ class Triager:
         if who is not None and len(self._reporting) < MAX_RANKS:
             self._cascade_ranks.setdefault(kind, {})[who] = None
             self._reporting[who] = None
-            if kind == "watchdog timeout" and who not in self._timed_out:
+            if kind == "watchdog timeout" and self._timed_out.get(who) is None:
                 work = _WORK.search(text)
-                if work:
-                    self._timed_out[who] = (int(work["seq"]), work["op"])
+                self._timed_out[who] = (int(work["seq"]), work["op"]) if work else None
         if self._first_cascade is None:
             failure = FirstFailure(line_no=line_no, text=raw.strip()[:500], rank=who, host=host, cascade=True)
             self._first_cascade = _Candidate(failure, line_time(raw), cascade=True)
@@ -280,8 +290,9 @@ class Triager:
             return [], []
         behind: list[str] = []
         by_op: dict[str, dict[str, int]] = {}
-        for rank, (seq, op) in self._timed_out.items():
-            by_op.setdefault(op, {})[rank] = seq
+        for rank, work in self._timed_out.items():
+            if work is not None:
+                by_op.setdefault(work[1], {})[rank] = work[0]
         for seqs in by_op.values():
             newest = max(seqs.values())
             behind += [r for r, s in seqs.items() if s < newest]

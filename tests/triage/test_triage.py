@@ -183,7 +183,7 @@ def test_the_world_is_the_largest_group_and_a_rank_that_only_noticed_the_timeout
     # torchrun's rendezvous result (per-node and global sizes), a tensor-parallel communicator of 8 first,
     # then the world's; ranks print PyTorch 2.4's watchdog lines with no prefix of their own.
     lines = ["INFO:torch.distributed.elastic.agent.server.api:[default] Rendezvous complete for workers. Result:",
-             "  local_world_size=8", "  role_world_size=16", "  global_world_size=16"]
+             "  group_world_size=2", "  local_world_size=8", "  role_world_size=16", "  global_world_size=16"]
     lines += [f"gpu-0{r // 8 + 1}:{4000 + r}:{4100 + r} [{r % 8}] NCCL INFO comm 0x55d{r:04x} rank {r % 8} "
               f"nranks 8 cudaDev {r % 8} busId {r % 8}0000 commId 0x8f3a - Init COMPLETE" for r in range(16)]
     for r in range(16):
@@ -235,3 +235,17 @@ def test_the_earliest_failure_names_its_entry_though_the_entry_fired_on_many_lin
     lines += [f"[2024-05-01 11:10:00] gpu-40: {_watchdog(40 + r)}" for r in range(4)]
     d = matcher.diagnose("\n".join(lines))
     assert d.first_failure is not None and (d.first_failure.line_no, d.first_failure.entry_id) == (30, "cuda-oom")
+
+
+def test_a_watchdog_only_log_starts_at_the_first_timeout_not_at_the_abort_it_causes(matcher: Matcher):
+    # PyTorch 1.9's watchdog line names no SeqNum; each rank then aborts through c10::DistBackendError.
+    lines = ["NCCL INFO comm 0x55d0 rank 0 nranks 8 cudaDev 0 busId 10000 - Init COMPLETE"]
+    for r in range(8):
+        if r == 5:
+            continue
+        lines += [f"[rank{r}]: terminate called after throwing an instance of 'c10::DistBackendError'",
+                  f"[rank{r}]:   what():  [Rank {r}] Watchdog caught collective operation timeout: "
+                  "WorkNCCL(OpType=ALLREDUCE, Timeout(ms)=1800000) ran for 1800506 milliseconds before timing out."]
+    d = matcher.diagnose("\n".join(lines))
+    assert d.first_failure is not None and d.first_failure.cascade and d.first_failure.line_no == 2
+    assert d.silent_ranks == ["5"]
