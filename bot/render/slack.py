@@ -11,6 +11,7 @@ import re
 from typing import Any
 
 from tracebot.ranks import format_ranks
+from tracebot.render.facts import fact_phrases
 from tracebot.render.messages import msg
 from tracebot.result import Diagnosis, Match, Result, Source, StackGroup, Table
 
@@ -146,16 +147,7 @@ def one_line(text: str, limit: int = 200) -> str:
 
 def _facts(match: Match, lang: str) -> str:
     """The values the error states (read off its line) and where it was, in the reader's words."""
-    facts = dict(match.facts)
-    if "other_pid" in facts and "other_held" in facts:
-        # who holds the GPU's memory: another process for certain when PyTorch also named this one
-        pid, held = escape(facts.pop("other_pid")), escape(facts.pop("other_held"))
-        on = msg(lang, "fact.on_gpu", v=escape(facts.pop("gpu"))) if "gpu" in facts else ""
-        whose = msg(lang, "fact.another_process" if "in_use" in facts else "fact.some_process", pid=pid, held=held, on=on)
-        if match.see_also:
-            whose += " — " + msg(lang, "fact.see", v=escape(", ".join(match.see_also)))
-        facts = {"whose": whose, **facts}
-    said = [v if k == "whose" else msg(lang, f"fact.{k}", v=escape(v)) for k, v in facts.items()]
+    said = fact_phrases(match, lang, escape)
     if match.line_no and match.line_no > 1:
         said.append(msg(lang, "fact.line", v=match.line_no))
     if match.ranks:

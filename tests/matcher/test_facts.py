@@ -16,6 +16,7 @@ from tracebot.matcher import Matcher, load_matcher
 from tracebot.matcher.candidates import CandidateStage
 from tracebot.render.messages import MESSAGES
 from tracebot.render.slack import compact_blocks
+from tracebot.render.text import render_match
 
 REPO = Path(__file__).resolve().parents[2]
 OOM_HEAD = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 2 has a total capacity of 79.15 GiB of which 1.06 GiB is free."
@@ -93,3 +94,9 @@ def test_named_groups_leave_the_candidate_stage_picking_the_same_lines():
     stage = CandidateStage([], [], [r"SeqNum=(?P<seq>\d+), OpType=(?P<collective>\w+)", r"(?P<port>\d{5}) (a|b)c"])
     block = b"fine\nWorkNCCL(SeqNum=7, OpType=ALLREDUCE)\nport 29500 bc\nfine again\n"
     assert stage.line_starts(block) == [5, 42]
+
+
+def test_the_terminal_says_the_same_values_as_slack(matcher: Matcher):
+    line = f"[rank2]: {OOM_HEAD} Process 48211 has 61.00 GiB memory in use. Including non-PyTorch memory, this process has 17.08 GiB memory in use."
+    shown = render_match(matcher.diagnose(line).matches[0])
+    assert "says: another process, PID 48211, holds 61.00 GiB on GPU 2 — see gpu-zombie-process" in shown
