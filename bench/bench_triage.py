@@ -92,9 +92,9 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="smaller logs and fewer runs")
     args = ap.parse_args()
     _kb, matcher, _errors = load_matcher(REPO / "knowledge")
-    sizes = {"20MB": 20 << 20, "100MB": 100 << 20} if not args.quick else {"4MB": 4 << 20, "20MB": 20 << 20}
+    sizes = {"20MB": 20 << 20, "100MB": 100 << 20, "200MB": 200 << 20} if not args.quick else {"4MB": 4 << 20, "20MB": 20 << 20}
     worst = 20 << 20 if not args.quick else 4 << 20
-    runs = 3 if not args.quick else 2
+    runs = 5 if not args.quick else 2
     report: dict[str, object] = {"runs": runs}
     with tempfile.TemporaryDirectory() as tmp:
         cases = [(label, size, make_log) for label, size in sizes.items()]
