@@ -266,19 +266,20 @@ class Matcher:
             if hits is None:
                 hits = self._line_hits(cl.text, key, fuzzy=len(seen) < MAX_UNIQUE_LINES)
                 seen[key] = hits
-            when: tuple[int, float] | None | bool = False  # read once per line, only if needed
+            when: tuple[int, float] | None = None
+            when_read = False  # the timestamp is read once per line, and only for a root cause's evidence
             for h in hits:
                 a = aggs.get(h.entry)
                 if a is None:
                     a = aggs[h.entry] = _Agg()
                 if h.entry in roots and h.kind != "exemplar" and triager is not None:
                     # when each root cause first showed, across ranks: the earliest one is ranked first
-                    if when is False:
-                        when = line_time(raw)
+                    if not when_read:
+                        when, when_read = line_time(raw), True
                     if when is None:
                         a.untimed = True
-                    elif a.first_when is None or when < a.first_when:  # type: ignore[operator]
-                        a.first_when = when  # type: ignore[assignment]
+                    elif a.first_when is None or when < a.first_when:
+                        a.first_when = when
                 if h.score > a.score:
                     # The reported line is the first occurrence of the strongest evidence, so the line
                     # shown, its number and the signature that fired always belong together.
