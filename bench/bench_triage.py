@@ -5,6 +5,9 @@ is triaged in at most 5 s on this project's 2-core machine, memory bounded as be
 same matcher with the triager switched off (``tracebot.matcher.core.Triager`` replaced by a no-op), on the
 same file, in the same process, alternating runs.
 
+A third log is the worst case for triage: 20 MB in which every line is a watchdog line (512 ranks, one
+collective after another), so every line is a candidate and goes through the triager.
+
 Usage: .venv/bin/python bench/bench_triage.py [--quick]
 """
 
@@ -29,7 +32,7 @@ from tracebot.matcher.triage import Triager  # noqa: E402
 class NoTriage(Triager):
     """The baseline: sees every line and concludes nothing."""
 
-    def add(self, line_no: int, raw: str, cleaned: object = None) -> None:
+    def add(self, line_no: int, raw: str, cleaned: object = None, key: object = None) -> None:
         return None
 
 
@@ -58,6 +61,25 @@ def make_log(path: Path, target_bytes: int, ranks: int = 512, seed: int = 3) -> 
                           "before timing out.\n")
 
 
+def make_worst_log(path: Path, target_bytes: int, ranks: int = 512) -> None:
+    """Every line error-ish: 512 ranks printing watchdog timeouts (and their "detected by watchdog" line)
+    collective after collective, the case where triage reads every line of the log."""
+    with path.open("w") as out:
+        written, seq = 0, 1000
+        while written < target_bytes:
+            for r in range(ranks):
+                stamp = f"[2024-05-01 11:{seq // 60 % 60:02d}:{seq % 60:02d}.{r % 100:02d}] gpu-{r // 8:03d}: [rank{r}]:"
+                lines = (f"{stamp}[E501 ProcessGroupNCCL.cpp:607] [Rank {r}] Watchdog caught collective operation "
+                         f"timeout: WorkNCCL(SeqNum={seq}, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) "
+                         f"ran for 600043 milliseconds before timing out.\n"
+                         f"{stamp}[E501 ProcessGroupNCCL.cpp:1664] [PG 0 Rank {r}] Exception (either an error or "
+                         f"timeout) detected by watchdog at work: {seq}, last enqueued NCCL work: {seq}, last completed "
+                         f"NCCL work: {seq - 1}.\n")
+                out.write(lines)
+                written += len(lines)
+            seq += 1
+
+
 def timed(matcher, path: Path, triage: bool) -> tuple[float, object]:
     core.Triager = Triager if triage else NoTriage  # type: ignore[misc]
     start = time.perf_counter()
@@ -70,13 +92,16 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="smaller logs and fewer runs")
     args = ap.parse_args()
     _kb, matcher, _errors = load_matcher(REPO / "knowledge")
-    sizes = {"20MB": 20 << 20, "100MB": 100 << 20} if not args.quick else {"4MB": 4 << 20, "20MB": 20 << 20}
-    runs = 3 if not args.quick else 2
+    sizes = {"20MB": 20 << 20, "100MB": 100 << 20, "200MB": 200 << 20} if not args.quick else {"4MB": 4 << 20, "20MB": 20 << 20}
+    worst = 20 << 20 if not args.quick else 4 << 20
+    runs = 5 if not args.quick else 2
     report: dict[str, object] = {"runs": runs}
     with tempfile.TemporaryDirectory() as tmp:
-        for label, size in sizes.items():
+        cases = [(label, size, make_log) for label, size in sizes.items()]
+        cases.append((f"worst_{worst >> 20}MB_all_watchdog", worst, make_worst_log))
+        for label, size, make in cases:
             path = Path(tmp) / f"{label}.log"
-            make_log(path, size)
+            make(path, size)
             on, off = [], []
             found = None
             for _ in range(runs):

@@ -54,7 +54,12 @@ class Match:
     fix: list[str] = field(default_factory=list)
     sources: list[Source] = field(default_factory=list)
     suggestions: list[str] = field(default_factory=list)  # /trace commands, ids from the text filled in
-    facts: dict[str, str] = field(default_factory=dict)  # values the matched line states: {"requested": "20.00 MiB"}
+    # values the matched line states, named as in tracebot.knowledge.facts: {"requested": "20.00 MiB"}
+    facts: dict[str, str] = field(default_factory=dict)
+    see_also: list[str] = field(default_factory=list)  # related entries that matched the same line
+    # among a log's root causes with exact evidence, 0 for the one that showed first (by time across
+    # ranks, else by line); None for the rest and for pastes the ranking model orders
+    order: int | None = None
     lang: str = "en"  # the language title, summary, cause and fix are in
 
     def to_dict(self) -> dict[str, Any]:

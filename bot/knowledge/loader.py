@@ -25,6 +25,7 @@ import yaml
 
 from tracebot.knowledge.cache import cached, tree_hash
 from tracebot.knowledge.entry import MIN_ANCHOR_CHARS, Entry, SchemaError, build_entry
+from tracebot.knowledge.facts import FACT_NAMES, fact_name
 
 MAX_FILE_BYTES = 256 * 1024
 MAX_FAST_DEPTH = 32  # an entry is a few levels deep; deeper files go to the careful loader
@@ -253,6 +254,10 @@ def check_patterns(entry: Entry) -> list[tuple[str, str]]:
                 continue
             if kind == "regex" and compiled.search("") is not None:
                 problems.append((key, f"regex {pattern!r} matches the empty string, so it would match every line"))
+            unknown = [name for name in compiled.groupindex if fact_name(name) not in FACT_NAMES]
+            if unknown:
+                problems.append((key, f"named group {unknown[0]!r} is not a known value name "
+                                      f"(known: {', '.join(FACT_NAMES)}; see CONTRIBUTING.md)"))
     seen: dict[str, str] = {}
     for kind in ("anchors", "regex", "exemplars"):
         for i, pattern in enumerate(getattr(entry, kind)):

@@ -28,7 +28,7 @@ from tracebot.matcher.normalize import CleanLine, clean, mask, to_text
 from tracebot.matcher.ranking import MAX_MATCHES, rank
 from tracebot.matcher.scan import ScanStats, bytes_stream, candidate_lines, open_log, text_lines
 from tracebot.matcher.suggest import UNFILLED, fill, placeholders
-from tracebot.matcher.triage import TRIAGE_MIN_LINES, Triager, attach_triage
+from tracebot.matcher.triage import TRIAGE_MIN_LINES, Triager, attach_triage, line_time
 from tracebot.result import Diagnosis, Match, Source
 
 if TYPE_CHECKING:
@@ -77,6 +77,9 @@ class _Agg:
     ranks: dict[str, None] = field(default_factory=dict)
     hosts: dict[str, None] = field(default_factory=dict)
     phrase: float = 0.0  # best prose phrase score, kept apart for the ranking model
+    # earliest timestamp on a line with strong evidence of a root cause: (format, seconds), see line_time
+    first_when: tuple[int, float] | None = None
+    untimed: bool = False  # some of those lines had no timestamp
 
 
 def entry_match(entry: Entry, *, score: float = 100.0, confident: bool = True, kind: str = "",
@@ -267,6 +270,7 @@ class Matcher:
         seen: dict[str, list[_Hit]] = {}
         aggs: dict[int, _Agg] = {}
         cleaned: dict[str, tuple[CleanLine, str]] = {}
+        roots = self.index.root_causes
         for no, raw in lines:
             # A long log repeats its lines (the same warning from every rank, every step): clean and mask
             # each distinct line once.
@@ -278,17 +282,27 @@ class Matcher:
                     cleaned[raw] = got
             cl, key = got
             if triager is not None:
-                triager.add(no, raw, cl)
+                triager.add(no, raw, cl, key)
             if not cl.text:
                 continue
             hits = seen.get(key)
             if hits is None:
                 hits = self._line_hits(cl.text, key, fuzzy=len(seen) < MAX_UNIQUE_LINES)
                 seen[key] = hits
+            when: tuple[int, float] | None = None
+            when_read = False  # the timestamp is read once per line, and only for a root cause's evidence
             for h in hits:
                 a = aggs.get(h.entry)
                 if a is None:
                     a = aggs[h.entry] = _Agg()
+                if h.entry in roots and h.kind != "exemplar" and triager is not None:
+                    # when each root cause first showed, across ranks: the earliest one is ranked first
+                    if not when_read:
+                        when, when_read = line_time(raw), True
+                    if when is None:
+                        a.untimed = True
+                    elif a.first_when is None or when < a.first_when:
+                        a.first_when = when
                 if h.score > a.score:
                     # The reported line is the first occurrence of the strongest evidence, so the line
                     # shown, its number and the signature that fired always belong together.
@@ -405,12 +419,13 @@ class Matcher:
             m.probability = round(probs[ei], 4) if probs else None
             m.line, m.line_no, m.occurrences, m.line_nos = a.line, a.first_line, a.occurrences, a.line_nos
             m.ranks, m.hosts = list(a.ranks), list(a.hosts)
-            m.facts = read_facts(a.line) if a.line else {}
+            m.facts = read_facts(clean(a.line).text, idx.readers(ei)) if a.line else {}
             matches.append(m)
+        _same_line_relations(matches, {e.id: e.related for e in (idx.entries[ei] for ei in kept)})
         if probs:
             _root_causes_outrank_symptoms(matches, thr)
         diagnosis = Diagnosis(
-            matches=rank(matches)[:MAX_MATCHES],
+            matches=rank(matches),
             threshold=requested,
             lines_total=stats.lines_total,
             lines_scored=sum(a.occurrences for a in aggs.values()),
@@ -421,6 +436,19 @@ class Matcher:
         )
         if triager is not None:
             attach_triage(diagnosis, triager)
+            ff = diagnosis.first_failure
+            if ff is not None and ff.entry_id is None and not ff.cascade:
+                # its line beyond the first few where an entry fired (a node's log appended late): read it again
+                text = clean(ff.text).text
+                fired = {idx.entries[s.entry].id for s in idx.strong_hits(text) if not idx.vetoed(s.entry, text)}
+                ff.entry_id = next((m.entry_id for m in diagnosis.matches if m.entry_id in fired), None)
+            if not probs:
+                # A log (not a paste the model ranks): among root causes with exact evidence, the first
+                # failure's entry, then the earliest.
+                _order_root_causes(matches, {idx.entries[ei].id: a for ei, a in kept.items()},
+                                   ff.entry_id if ff is not None else None)
+                diagnosis.matches = rank(matches)
+        diagnosis.matches = diagnosis.matches[:MAX_MATCHES]
         return diagnosis
 
 
@@ -496,6 +524,33 @@ def _root_causes_outrank_symptoms(matches: list[Match], thr: float) -> None:
     for m in matches:
         if m.role == "root-cause" and m.kind in ("anchor", "regex") and m.score < top.score:
             m.score, m.probability, m.confident = top.score, top.probability, top.confident or m.score >= thr
+
+
+def _order_root_causes(matches: list[Match], aggs: dict[str, _Agg], first: str | None) -> None:
+    """``Match.order`` for each root cause with exact evidence: 0 for the entry of the log's first failure
+    (``first``), then the one that showed first. By timestamp when every such line carries one of the
+    same format (ranks' clocks, node-by-node concatenation), else by line, as the triager orders failures."""
+    exact = [m for m in matches if m.role == "root-cause" and m.kind in ("anchor", "regex") and m.line_no is not None]
+    whens = [aggs[m.entry_id].first_when for m in exact]
+    timed = all(w is not None for w in whens) and not any(aggs[m.entry_id].untimed for m in exact) \
+        and len({w[0] for w in whens if w is not None}) == 1
+    keys = {m.entry_id: (m.entry_id != first, (w[1] if timed and w else 0.0), m.line_no or 0)
+            for m, w in zip(exact, whens, strict=True)}
+    distinct = sorted(set(keys.values()))
+    for m in exact:
+        m.order = distinct.index(keys[m.entry_id])
+
+
+def _same_line_relations(matches: list[Match], related: dict[str, list[str]]) -> None:
+    """A related entry that matched the very line another did is what that line says about it: an OOM
+    naming another process's memory points to gpu-zombie-process."""
+    by_line: dict[int, list[Match]] = {}
+    for m in matches:
+        if m.line_no is not None:
+            by_line.setdefault(m.line_no, []).append(m)
+    for m in matches:
+        m.see_also = [o.entry_id for o in by_line.get(m.line_no, []) if o is not m and o.entry_id in related[m.entry_id]] \
+            if m.line_no is not None else []
 
 
 def _evidence(aggs: dict[int, _Agg]) -> dict[int, Evidence]:

@@ -26,6 +26,10 @@ ERROR_WORD_LIST = [
     "エラー", "例外", "失敗", "タイムアウト", "止ま", "落ち",
 ]
 ERROR_WORDS = "|".join(ERROR_WORD_LIST)  # plain literals: also a valid regex alternation
+# Lines a long log's triage needs besides error lines: a traceback's frames (``File "x.py", line 3, in f``)
+# name the user's code where the failure happened; torchrun's and Lightning's statements of the world
+# size tell which ranks never reported. Each is printed a few times per job, not per step.
+CONTEXT_WORDS = ['", line ', "world_size", "MEMBER: "]
 # Short texts get a closer look at any line that names the usual suspects, even without an error word.
 _ERRORISH = re.compile(ERROR_WORDS + r"|nccl|cuda|ecc|gpu", re.IGNORECASE)
 _TOKEN = re.compile(r"[a-z][a-z0-9_]{3,}")
@@ -102,9 +106,15 @@ class CompiledKB:
             self._rank[i] = r
         # Candidate lines of long logs, and the anchors and regexes of one clean line: one pass of one
         # Hyperscan literal database either way, linear in the text and flat in the knowledge base.
-        self.trigger = CandidateStage(ERROR_WORD_LIST, [s.signature for s in anchors], [s.signature for s in regexes])
+        self.trigger = CandidateStage(ERROR_WORD_LIST + CONTEXT_WORDS, [s.signature for s in anchors], [s.signature for s in regexes])
         self._unless_patterns = {ei: list(e.unless) for ei, e in enumerate(self.entries) if e.unless}
         self._unless: dict[int, list[Any]] = {}
+        self.root_causes = frozenset(ei for ei, e in enumerate(self.entries) if e.role == "root-cause")
+        # Entry regexes with named groups read the values of the line an entry matched (facts).
+        self._reader_patterns = {
+            ei: [r for r in e.regex if "(?P<" in r] for ei, e in enumerate(self.entries) if any("(?P<" in r for r in e.regex)
+        }
+        self._readers: dict[int, list[Any]] = {}
         self.exemplars: list[Exemplar] = [
             Exemplar(ei, x, mask(x)) for ei, e in enumerate(self.entries) for x in e.exemplars
         ]
@@ -129,6 +139,7 @@ class CompiledKB:
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
         state["_unless"] = {}  # compiled again on first use
+        state["_readers"] = {}
         state.pop("search_index", None)
         return state
 
@@ -147,6 +158,13 @@ class CompiledKB:
         if len(found) > 1:
             found.sort(key=self._rank.__getitem__)
         return [self.strong[i] for i in found]
+
+    def readers(self, ei: int) -> list[Any]:
+        """Entry ``ei``'s regexes with named groups, compiled on first use."""
+        compiled = self._readers.get(ei)
+        if compiled is None:
+            compiled = self._readers[ei] = [compile_pattern(p) for p in self._reader_patterns.get(ei, ())]
+        return compiled
 
     def vetoed(self, ei: int, clean_text: str) -> bool:
         patterns = self._unless_patterns.get(ei)

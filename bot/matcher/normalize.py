@@ -142,8 +142,18 @@ MASKS: tuple[tuple[re.Pattern[str], str], ...] = (
 HEX, IP, PATH, LONG_ID, NUMBER = (pattern for pattern, _ in MASKS)
 
 
+# What each mask cannot match without (a cheap test first: a long log masks every distinct line).
+_NEEDS = {
+    HEX: lambda t: "0x" in t,
+    IP: lambda t: "." in t or t.count(":") >= 3,
+    PATH: lambda t: "/" in t,
+}
+
+
 def mask(text: str) -> str:
     """Replace variable parts with placeholders and lower-case: ``<hex> <ip> <path> <id> <n>``."""
     for pattern, placeholder in MASKS:
-        text = pattern.sub(placeholder, text)
+        needs = _NEEDS.get(pattern)
+        if needs is None or needs(text):
+            text = pattern.sub(placeholder, text)
     return _SPACE.sub(" ", text).strip().lower()

@@ -8,6 +8,7 @@ whoever holds the pieces.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import replace
 
 from tracebot.result import Diagnosis, Match
 
@@ -18,8 +19,9 @@ _STRONG_KINDS = ("anchor", "regex")
 
 def rank_key(m: Match) -> tuple:
     """Confident first; evidence from log lines before prose; among line evidence, root causes before
-    symptoms, exact (anchor/regex) before fuzzy, then the author's explicit priority; among prose, the
-    closer question wins; ties go to what appeared first."""
+    symptoms, exact (anchor/regex) before fuzzy, then (in a log) the root cause that showed first
+    (``Match.order``), then the author's explicit priority; among prose, the closer question wins; ties
+    go to what appeared first. A paste the ranking model scored keeps the model's order."""
     first = m.line_no if m.line_no is not None else 1 << 62
     if m.probability is not None:
         # Ranked by the model: exact evidence of a root cause still comes first, then the likelier answer.
@@ -32,6 +34,8 @@ def rank_key(m: Match) -> tuple:
             0,
             m.role != "root-cause",
             not strong,
+            # in a log, the root cause that showed first (by time across ranks) wins; priority breaks ties
+            m.order if m.order is not None else 1 << 30,
             -m.priority if strong else -m.score,
             -m.score if strong else -m.priority,
             first,
@@ -56,15 +60,17 @@ def combine(
     parts = list(diagnoses)
     best: dict[str, Match] = {}
     notes: dict[str, None] = {}
+    # The reader's language is the message's (the first part); a log's triage comes from the part that has one.
+    triaged = next((d for d in parts if d.first_failure is not None or d.silent_ranks), None)
     for diag in parts:
         for m in diag.matches:
             if confident_only and not m.confident:
                 continue
+            if m.order is not None and diag is not triaged:
+                m = replace(m, order=None)  # which root cause showed first is known within one text only
             if m.entry_id not in best or m.score > best[m.entry_id].score:
                 best[m.entry_id] = m
         notes.update(dict.fromkeys(diag.notes))
-    # The reader's language is the message's (the first part); a log's triage comes from the part that has one.
-    triaged = next((d for d in parts if d.first_failure is not None or d.silent_ranks), None)
     return Diagnosis(
         lang=next((d.lang for d in parts if d.lang != "en"), "en"),
         first_failure=triaged.first_failure if triaged else None,

@@ -37,36 +37,66 @@ _EXCEPTION = re.compile(
 _FAILURE_LINE = re.compile(
     r"terminate called after throwing|Segmentation fault|\bcore dumped\b|\bFATAL\b|CUDA error:|"
     r"\bout of memory\b|Out of memory: Killed process|oom[-_ ]?kill|\bNCCL WARN\b.*\b(?:error|failed)\b|"
-    r"\bexited on signal (?:6|7|9|11)\b|Fatal Python error|\bBus error\b|Illegal instruction",
+    r"\bexited on signal (?:6|7|9|11)\b|Fatal Python error|\bBus error\b|Illegal instruction"
+    r"|: line \d+: +\d+ Killed\b"  # a batch script's shell reporting its python killed (OOM killer, SIGKILL)
+    r"|NVRM: Xid\b|fallen off the bus|\bNode failure on\b",
     re.IGNORECASE,
 )
+# A CUDA error a rank reports is that rank's failure even when it comes wrapped in a cascade-looking line
+# ("NCCL watchdog thread terminated with exception: CUDA error: an illegal memory access was encountered").
+_OWN_CUDA_FAILURE = re.compile(
+    r"CUDA error: |\bout of memory\b|illegal memory access|device-side assert|uncorrectable ECC", re.IGNORECASE)
 # Consequences of a failure elsewhere: never the first failure while a failure exists.
 _CASCADE: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("watchdog timeout", re.compile(
-        r"Watchdog caught collective operation timeout|WorkNCCL\(SeqNum=\d+.*\) ran for \d+ milliseconds before timing"
-        r"|Timed out waiting \d+ms for send operation|ProcessGroupNCCL's watchdog got stuck", re.IGNORECASE)),
+        r"Watchdog caught collective operation timeout|WorkNCCL\(.*\) ran for \d+ milliseconds before timing"
+        r"|Timed out waiting \d+ms for (?:send|recv) operation|ProcessGroupNCCL's watchdog got stuck", re.IGNORECASE)),
     ("aborted communicator", re.compile(
         r"communicator was aborted|NCCL communicator was aborted|Some NCCL operations have failed or timed out"
         r"|To avoid data inconsistency, we are taking the entire process down|ncclRemoteError"
-        r"|remote process exited or there was a network error|Connection reset by peer|Broken pipe", re.IGNORECASE)),
+        r"|remote process exited or there was a network error|Connection reset by peer|Connection closed by peer"
+        r"|Broken pipe"
+        # how a process ends when its watchdog gives up (the reason follows on the what(): line)
+        r"|terminate called after throwing an instance of 'c10::DistBackendError'", re.IGNORECASE)),
     ("launcher exit", re.compile(
         r"Sending process \d+ closing signal SIG|failed \(exitcode: -?\d+\)|ChildFailedError"
         r"|Root Cause \(first observed failure\)|Killing subprocess|\bSignal \d+ \(SIG\w+\) received by PID"
-        r"|srun: error: .*task \d+: (?:Exited|Terminated|Killed)|srun: Job step aborted"
+        r"|srun: error: .*tasks? [\d,-]+: (?:Exited|Terminated|Killed|Aborted)|srun: Job step aborted"
+        r"|exits with return code = -?\d+"
         r"|\*\*\* (?:STEP|JOB) \d+(?:\.\d+)? ON \S+ CANCELLED|mpirun noticed that process rank"
         r"|exited on signal 15|Received SIGTERM|SignalException|process group watchdog thread terminated",
         re.IGNORECASE)),
 )
+# The scheduler ending a job for a reason of its own is a failure, not a consequence of one (a step
+# cancelled because a task failed is).
+_SCHEDULER_END = re.compile(r"CANCELLED AT \S+ DUE TO (?:TIME LIMIT|PREEMPTION|NODE FAIL)", re.IGNORECASE)
 _LIBRARY_PATH = re.compile(r"/(?:site|dist)-packages/|/lib/python\d|^<frozen |/torch/|/usr/lib/")
 
+# Other lines a rank prints when its watchdog notices a stuck or failed collective (PyTorch 2.2+): not
+# counted as timeouts of their own (each follows a "Watchdog caught" line or stands for one), but the
+# rank that printed one did report.
+_WATCHDOG_NOTICE = re.compile(
+    r"detected by watchdog at work|Timeout at NCCL work|dump signal due to a collective timeout"
+    r"|Heartbeat monitor timed out|Terminating the process after attempting to dump debug info"
+    r"|flight recorder dump signal|preparing to dump debug info", re.IGNORECASE)
+
 # -- collectives and world size ------------------------------------------------------------------------
-_WATCHDOG_RANK = re.compile(r"\[Rank (?P<rank>\d+)\]")
+_WATCHDOG_RANK = re.compile(r"\bRank (?P<rank>\d+)\]")  # [Rank 3], [PG 0 Rank 3], [PG ID 0 PG GUID 0(default_pg) Rank 3]
 _WORK = re.compile(r"WorkNCCL\(SeqNum=(?P<seq>\d+), OpType=(?P<op>\w+)")
+# The job's size, as NCCL, torchrun, Lightning and PyTorch's process group print it. A log may name
+# smaller groups too (a tensor-parallel communicator): the largest is the world.
+# (local_world_size is one node's, torchrun's group_world_size the number of nodes: not the world)
 _WORLD = re.compile(
-    r"\bnranks (?P<a>\d+)\b|\bworld[_ ]size\s*[=:]\s*(?P<b>\d+)|\bWORLD_SIZE=(?P<c>\d+)"
-    r"|\[Rank \d+ ?/ ?(?P<d>\d+)\]|\brank \d+ ?/ ?(?P<e>\d+)\b",
+    r"\bnranks (?P<a>\d+)\b"
+    r"|(?<![A-Za-z_])(?:global_|role_|dist_)?world[_ ]sizes?[\"']?\s*[=:]\s*\[?(?P<b>\d+)"
+    r"|\[Rank \d+ ?/ ?(?P<d>\d+)\]|\brank \d+ ?/ ?(?P<e>\d+)\b|\bMEMBER: \d+/(?P<f>\d+)\b"
+    r"|initialization options: size: (?P<g>\d+)\b|store-based barrier for key:\S+ with (?P<h>\d+) nodes"
+    r"|\bNum processes: (?P<i>\d+)",
     re.IGNORECASE,
 )
+_WORLD_HINT = re.compile(r"nranks|world.size|rank \d+ ?/|MEMBER: |options: size|barrier for key|num processes",
+                         re.IGNORECASE)
+MAX_CLASSIFIED = 20_000  # distinct (masked) lines whose kind is remembered
 
 # -- when -------------------------------------------------------------------------------------------
 _MONTHS = {m: i for i, m in enumerate(["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"], 1)}
@@ -127,45 +157,71 @@ class Triager:
         self._first_cascade: _Candidate | None = None
         self._cascade_counts: dict[str, int] = {}
         self._cascade_ranks: dict[str, dict[str, None]] = {}
-        self._timed_out: dict[str, tuple[int, str]] = {}  # rank -> (SeqNum, OpType) of its timeout
+        # rank -> (SeqNum, OpType) of its timeout; None when the line does not say (PyTorch before 1.10, gloo)
+        self._timed_out: dict[str, tuple[int, str] | None] = {}
         self._reporting: dict[str, None] = {}  # ranks that printed any failure or cascade line
         self._hosts: dict[str, str] = {}
         self._world: int | None = None
-        # the traceback being read: (start line, frames, rank, host)
-        self._tb: tuple[int, list[tuple[str, int, str]], str | None, str | None] | None = None
+        # the traceback each rank is printing: rank -> (start line, frames); ranks interleave their lines
+        self._tbs: dict[str | None, tuple[int, list[tuple[str, int, str]]]] = {}
+        self._kinds: dict[str, _Kind] = {}  # masked line -> what it is
 
-    def add(self, line_no: int, raw: str, cleaned: CleanLine | None = None) -> None:
-        """One line, in file order (``cleaned``: its :func:`clean` form, when the caller has it)."""
+    def add(self, line_no: int, raw: str, cleaned: CleanLine | None = None, key: str | None = None) -> None:
+        """One line, in file order. ``cleaned``: its :func:`clean` form and ``key`` its masked form, when
+        the caller has them: what a line is is decided once per distinct masked line (a 512-rank cascade
+        repeats one line per rank), only the values (rank, SeqNum, time) are read from each."""
         cl = cleaned or clean(raw)
         text = cl.text
         if not text:
             return
         if cl.rank is not None and cl.host is not None and len(self._hosts) < MAX_RANKS:
             self._hosts.setdefault(cl.rank, cl.host)
-        if self._world is None:
+        if key is None or "signal" in key:  # (signal numbers decide the kind and are masked: not cached)
+            what = _classify(text)
+        else:
+            what = self._kinds.get(key)
+            if what is None:
+                what = _classify(text)
+                if len(self._kinds) < MAX_CLASSIFIED:
+                    self._kinds[key] = what
+        if what is _PLAIN:
+            return
+        if what.world:
             m = _WORLD.search(text)
             if m:
-                self._world = int(next(v for v in m.groupdict().values() if v))
-        if _TRACEBACK_START.match(text):
-            self._tb = (line_no, [], cl.rank, cl.host)
+                size = int(next(v for v in m.groupdict().values() if v))
+                if size <= MAX_RANKS and (self._world is None or size > self._world):
+                    self._world = size
+        if what.traceback_start:
+            if cl.rank in self._tbs or len(self._tbs) < MAX_RANKS:
+                self._tbs[cl.rank] = (line_no, [])
             return
-        frame = _FRAME.match(text)
-        if frame and self._tb is not None:
-            if len(self._tb[1]) < MAX_TRACEBACK_FRAMES:
-                self._tb[1].append((frame["file"], int(frame["line"]), frame["func"]))
+        if what.frame:
+            tb = self._tbs.get(cl.rank)
+            frame = _FRAME.match(text) if tb is not None else None
+            if frame and tb is not None and len(tb[1]) < MAX_TRACEBACK_FRAMES:
+                tb[1].append((frame["file"], int(frame["line"]), frame["func"]))
             return
-        kind = next((name for name, pattern in _CASCADE if pattern.search(text)), None)
-        exception = _EXCEPTION.match(text)
-        if kind is not None:
-            self._add_cascade(kind, line_no, raw, text, cl.rank, cl.host)
-        elif exception or _FAILURE_LINE.search(text):
+        exception = _EXCEPTION.match(text) if what.exception else None
+        if what.cascade is not None:
+            self._add_cascade(what.cascade, line_no, raw, text, cl.rank, cl.host)
+        elif what.failure:
             self._add_failure(line_no, raw, text, cl.rank, cl.host, exception)
+        elif what.notice:
+            who = cl.rank if cl.rank is not None else _rank_in(text)
+            if who is not None and len(self._reporting) < MAX_RANKS:
+                self._reporting[who] = None
         if exception:
-            self._tb = None  # a traceback ends with its exception line
+            self._tbs.pop(cl.rank, None)  # a traceback ends with its exception line
 
     def _add_failure(self, line_no: int, raw: str, text: str, rank: str | None, host: str | None,
                      exception: re.Match[str] | None) -> None:
-        tb = self._tb if self._tb is not None and (self._tb[2] == rank or rank is None) else None
+        if rank is not None and len(self._reporting) < MAX_RANKS:
+            self._reporting[rank] = None
+        new_rank = rank not in self._failed_ranks and len(self._failed_ranks) < MAX_RANKS
+        if self._first is not None and not new_rank:
+            return  # only each rank's first failure is a candidate for the first of all
+        tb = self._tbs.get(rank)
         frame = _user_frame(tb[1]) if tb and exception else None
         failure = FirstFailure(
             line_no=line_no, text=raw.strip()[:500], rank=rank, host=host,
@@ -178,23 +234,20 @@ class Triager:
             failure.traceback_start = tb[0]
         if self._first is None:
             self._first = candidate
-        if rank not in self._failed_ranks and len(self._failed_ranks) < MAX_RANKS:
+        if new_rank:
             self._failed_ranks[rank] = None
             self._failures.append(candidate)
-        if rank is not None and len(self._reporting) < MAX_RANKS:
-            self._reporting[rank] = None
 
     def _add_cascade(self, kind: str, line_no: int, raw: str, text: str, rank: str | None,
                      host: str | None) -> None:
         self._cascade_counts[kind] = self._cascade_counts.get(kind, 0) + 1
-        m = _WATCHDOG_RANK.search(text)
-        who = rank if rank is not None else (m["rank"] if m else None)
+        who = rank if rank is not None else _rank_in(text)
         if who is not None and len(self._reporting) < MAX_RANKS:
             self._cascade_ranks.setdefault(kind, {})[who] = None
             self._reporting[who] = None
-            work = _WORK.search(text)
-            if work and kind == "watchdog timeout":
-                self._timed_out.setdefault(who, (int(work["seq"]), work["op"]))
+            if kind == "watchdog timeout" and self._timed_out.get(who) is None:
+                work = _WORK.search(text)
+                self._timed_out[who] = (int(work["seq"]), work["op"]) if work else None
         if self._first_cascade is None:
             failure = FirstFailure(line_no=line_no, text=raw.strip()[:500], rank=who, host=host, cascade=True)
             self._first_cascade = _Candidate(failure, line_time(raw), cascade=True)
@@ -237,19 +290,67 @@ class Triager:
             return [], []
         behind: list[str] = []
         by_op: dict[str, dict[str, int]] = {}
-        for rank, (seq, op) in self._timed_out.items():
-            by_op.setdefault(op, {})[rank] = seq
+        for rank, work in self._timed_out.items():
+            if work is not None:
+                by_op.setdefault(work[1], {})[rank] = work[0]
         for seqs in by_op.values():
             newest = max(seqs.values())
             behind += [r for r, s in seqs.items() if s < newest]
         silent: list[str] = []
-        if self._world is not None and self._world <= MAX_RANKS:
-            silent = [str(r) for r in range(self._world) if str(r) not in self._reporting]
+        world = self._world
+        numbered = [int(r) for r in self._reporting if r.isdigit()]
+        if world is None and numbered and not self._failures:
+            # Nothing failed, no size stated: ranks 0..highest that reported, if only a few are missing in
+            # between (a log of one node of several would miss whole nodes: not read as silence).
+            guess = max(numbered) + 1
+            if guess - len(set(numbered)) <= max(1, guess // 8):
+                world = guess
+        if world is not None and world <= MAX_RANKS:
+            silent = [str(r) for r in range(world) if str(r) not in self._reporting]
         key = lambda r: (len(r), r)  # noqa: E731 (numeric order for digit strings)
         return sorted(silent, key=key), sorted(set(behind), key=key)
 
     def host_of(self, rank: str) -> str | None:
         return self._hosts.get(rank)
+
+
+@dataclass(frozen=True)
+class _Kind:
+    """What a line is, for the triager (decided from its text, the same for every rank printing it)."""
+
+    traceback_start: bool = False
+    frame: bool = False
+    cascade: str | None = None  # its kind of consequence
+    failure: bool = False
+    exception: bool = False  # a Python exception line (a traceback's last)
+    notice: bool = False  # a watchdog's further notice: the rank reported
+    world: bool = False  # may state the world size
+
+
+_PLAIN = _Kind()
+
+
+def _classify(text: str) -> _Kind:
+    world = _WORLD_HINT.search(text) is not None
+    if _TRACEBACK_START.match(text):
+        return _Kind(traceback_start=True, world=world)
+    if text.startswith("File ") and _FRAME.match(text):
+        return _Kind(frame=True)
+    exception = _EXCEPTION.match(text) is not None
+    cascade = next((name for name, pattern in _CASCADE if pattern.search(text)), None)
+    if cascade is not None and (_SCHEDULER_END.search(text) or (cascade != "watchdog timeout" and _OWN_CUDA_FAILURE.search(text))):
+        return _Kind(failure=True, exception=exception, world=world)
+    if cascade is not None:
+        return _Kind(cascade=cascade, exception=exception, world=world)
+    if exception or _FAILURE_LINE.search(text):
+        return _Kind(failure=True, exception=exception, world=world)
+    notice = _WATCHDOG_NOTICE.search(text) is not None
+    return _Kind(notice=notice, world=world) if notice or world else _PLAIN
+
+
+def _rank_in(text: str) -> str | None:
+    m = _WATCHDOG_RANK.search(text)
+    return m["rank"] if m else None
 
 
 def _user_frame(frames: list[tuple[str, int, str]]) -> str | None:

@@ -11,6 +11,7 @@ import re
 from typing import Any
 
 from tracebot.ranks import format_ranks
+from tracebot.render.facts import fact_phrases
 from tracebot.render.messages import msg
 from tracebot.result import Diagnosis, Match, Result, Source, StackGroup, Table
 
@@ -151,7 +152,7 @@ def one_line(text: str, limit: int = 200) -> str:
 
 def _facts(match: Match, lang: str) -> str:
     """The values the error states (read off its line) and where it was, in the reader's words."""
-    said = [msg(lang, f"fact.{k}", v=escape(v)) for k, v in match.facts.items()]
+    said = fact_phrases(match, lang, escape)
     if match.line_no and match.line_no > 1:
         said.append(msg(lang, "fact.line", v=match.line_no))
     if match.ranks:

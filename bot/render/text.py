@@ -5,6 +5,7 @@ from __future__ import annotations
 import textwrap
 
 from tracebot.ranks import format_ranks, ranks_phrase
+from tracebot.render.facts import fact_phrases
 from tracebot.result import Diagnosis, Match, Result
 
 
@@ -40,6 +41,8 @@ def render_match(m: Match, *, n: int | None = None, detail: bool = True) -> str:
         out.append(f"   found at {where}")
     if m.line:
         out.append(f"     {m.line[:300]}")
+    if m.facts:
+        out.append(f"   says: {' · '.join(fact_phrases(m))}")
     if m.kind and m.kind != "phrase":
         out.append(f"   why: {m.kind} “{m.signature[:120]}”")
     if detail and m.summary:

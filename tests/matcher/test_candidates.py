@@ -11,7 +11,7 @@ import re2
 
 from tracebot.knowledge.loader import load_knowledge_base
 from tracebot.matcher.candidates import CandidateStage, required_literal, required_literals
-from tracebot.matcher.index import ERROR_WORDS, CompiledKB, _unanchor
+from tracebot.matcher.index import CONTEXT_WORDS, ERROR_WORDS, CompiledKB, _unanchor
 from tracebot.matcher.scan import ScanStats, candidate_lines
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def _alternation_line_starts(kb, block: bytes) -> list[int]:
     """What the single ``(?i)`` alternation (the trigger before the candidate stage) selected."""
-    parts = [ERROR_WORDS]
+    parts = [ERROR_WORDS, *(re2.escape(w) for w in CONTEXT_WORDS)]
     for e in kb.entries:
         parts += [re2.escape(a) for a in e.anchors] + [_unanchor(r) for r in e.regex]
     options = re2.Options()

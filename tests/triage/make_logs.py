@@ -56,6 +56,8 @@ class Job:
         return ""
 
     def line(self, rank: int, t: float, text: str) -> str:
+        if text.startswith("slurmstepd:"):  # printed by the node's SLURM daemon, not by a rank
+            return f"{self.stamp(t)}{self.host(rank)}: {text}" if self.style == "host-rank" else f"{self.stamp(t)}{text}"
         if self.style == "host-rank":
             return f"{self.stamp(t)}{self.host(rank)}: [rank{rank}]: {text}"
         if self.style == "srun":
@@ -188,6 +190,62 @@ def _scenario(name: str, job: Job, failure: list[str], failed: int, entry: str |
     lines = [job.line(r, t, text) for t, r, text in assembled]
     first = assembled.index(failure_events[marker]) + 1
     return Scenario(name, lines, first, entry)
+
+
+def _two(name: str, job: Job, first: tuple[int, list[str]], then: tuple[int, list[str]], gap: float,
+         entry: str, *, by_host: bool) -> Scenario:
+    """Two failures ``gap`` seconds apart on two ranks (the first is the answer), the watchdog cascade
+    after the first; in time order or host by host."""
+    t0 = START + 36_000.0
+    events = _init(job, t0) + _progress(job, t0 + 10, 300)
+    t_fail = t0 + 700
+    placed = []
+    for t, (rank, lines) in ((t_fail, first), (t_fail + gap, then)):
+        placed.append([(t + i * 0.0001, rank, line) for i, line in enumerate(lines)])
+        events += placed[-1]
+    events += _cascade(job, t_fail, first[0], seq=90211)
+    assembled = _assemble(job, events, by_host)
+    failure = placed[0]
+    marker = next((i for i, (_t, _r, line) in enumerate(failure) if line.startswith("torch.")), len(failure) - 1) \
+        if failure[0][2].startswith("Traceback") else 0
+    return Scenario(name, [job.line(r, t, text) for t, r, text in assembled], assembled.index(failure[marker]) + 1, entry)
+
+
+TIME_LIMIT = "slurmstepd: error: *** JOB 4512 ON {host} CANCELLED AT 2024-05-01T{hh:02d}:{mm:02d}:{ss:02d} DUE TO TIME LIMIT ***"
+NCCL_CUDA = _traceback([(TRAIN, 150, "train_step", "dist.all_reduce(loss)"),
+                        (f"{SITE}/torch/distributed/c10d_logger.py", 83, "wrapper", "return func(*args, **kwargs)")],
+                       "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/NCCLUtils.hpp:275, "
+                       "unhandled cuda error (run with NCCL_DEBUG=INFO for details), NCCL version 2.20.5") + [
+    "ncclUnhandledCudaError: Call to CUDA function failed.", "Last error:", "Cuda failure 1 'invalid argument'"]
+
+
+def two_root_causes() -> list[Scenario]:
+    """Logs with a time limit and a CUDA OOM in either order, and an NCCL error with the watchdog cascade
+    before or after it in the file: the earliest root cause is the answer, whatever the line order."""
+    oom = known_failures()[0][2]
+    job = Job(16, 8, "host-rank", "iso", 40)
+
+    def limit(t: float) -> list[str]:
+        s = int(t)
+        return [TIME_LIMIT.format(host=job.host(0), hh=s // 3600 % 24, mm=s // 60 % 60, ss=s % 60)]
+
+    t_fail = START + 36_700.0
+    out = []
+    for by_host in (False, True):
+        tag = "by-host" if by_host else "in-order"
+        # OOM on gpu-01, the job hangs in the collective until its time limit (gpu-01's daemon)
+        out.append(_two(f"oom-then-time-limit-{tag}", job, (5, oom), (0, limit(t_fail + 1800)), 1800, "cuda-oom",
+                        by_host=by_host))
+        # the time limit first; the emergency checkpoint on SIGTERM then runs out of memory on gpu-02,
+        # whose lines come first when the hosts' logs are concatenated in reverse
+        out.append(_two(f"time-limit-then-oom-{tag}", job, (0, limit(t_fail)), (13, oom), 30, "slurm-time-limit",
+                        by_host=by_host))
+        out.append(_two(f"nccl-error-then-watchdogs-{tag}", job, (5, NCCL_CUDA), (5, []), 0,
+                        "nccl-unhandled-cuda-error", by_host=by_host))
+    bare = Job(16, 8, "host-rank", "none", 41)  # no timestamps: the watchdogs of gpu-02 come first by line
+    out.append(_two("nccl-error-after-watchdogs-no-clock", bare, (5, NCCL_CUDA), (5, []), 0,
+                    "nccl-unhandled-cuda-error", by_host=True))
+    return out
 
 
 def _hang(name: str, job: Job, silent: list[int], by_host: bool = False) -> Scenario:

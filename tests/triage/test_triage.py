@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.triage.make_logs import Scenario, scenarios
+from tests.triage.make_logs import Scenario, scenarios, two_root_causes
 from tracebot.matcher import Matcher, load_matcher
 from tracebot.render import slack as render
 from tracebot.render.text import render_diagnosis
@@ -149,3 +149,103 @@ def test_an_attached_log_in_a_channel_is_answered_leading_with_its_first_failure
     answer = blocks_to_text(outbox.posted[-1].blocks)
     assert answer.startswith("*First failure* · line") and "KeyError: 'labels'" in answer
     assert "in `data.py:44 in collate`" in answer and "Not a known problem" in answer
+
+
+@pytest.mark.parametrize("scenario", two_root_causes(), ids=lambda s: s.name)
+def test_the_earliest_root_cause_is_ranked_first_whatever_the_line_order(matcher: Matcher, scenario: Scenario):
+    d = matcher.diagnose(scenario.text)
+    assert d.first_failure is not None
+    assert (d.first_failure.line_no, d.first_failure.entry_id) == (scenario.first_line, scenario.entry)
+    assert d.matches[0].entry_id == scenario.entry
+    assert d.matches[0].role == "root-cause"  # the watchdog cascade never comes first
+
+
+def test_a_streamed_log_still_names_the_user_frame_of_its_first_failure(matcher: Matcher, tmp_path: Path):
+    # Large enough to be read as a stream of candidate lines; ranks interleave their tracebacks.
+    noise = "".join(f"[rank{r % 8}]: iteration {r:7d} | lm loss 2.731E+00 | grad norm 0.91\n" for r in range(8000))
+    tb = ("[rank3]: Traceback (most recent call last):\n"
+          "[rank5]: Traceback (most recent call last):\n"
+          '[rank3]:   File "/home/alice/llm/train.py", line 187, in main\n'
+          '[rank5]:   File "/home/alice/llm/train.py", line 190, in main\n'
+          '[rank3]:   File "/home/alice/llm/data.py", line 44, in collate\n'
+          '[rank3]:   File "/opt/conda/lib/python3.11/site-packages/torch/utils/data/dataloader.py", line 631, in __next__\n'
+          '[rank5]:   File "/home/alice/llm/eval.py", line 9, in score\n'
+          "[rank3]: KeyError: 'labels'\n"
+          "[rank5]: ZeroDivisionError: division by zero\n")
+    log = tmp_path / "job.log"
+    log.write_text(noise + tb + noise)
+    assert log.stat().st_size > 256 * 1024
+    ff = matcher.diagnose_file(log).first_failure
+    assert ff is not None and (ff.rank, ff.exception, ff.frame) == ("3", "KeyError", "data.py:44 in collate")
+
+
+def test_the_world_is_the_largest_group_and_a_rank_that_only_noticed_the_timeout_reported(matcher: Matcher):
+    # torchrun's rendezvous result (per-node and global sizes), a tensor-parallel communicator of 8 first,
+    # then the world's; ranks print PyTorch 2.4's watchdog lines with no prefix of their own.
+    lines = ["INFO:torch.distributed.elastic.agent.server.api:[default] Rendezvous complete for workers. Result:",
+             "  group_world_size=2", "  local_world_size=8", "  role_world_size=16", "  global_world_size=16"]
+    lines += [f"gpu-0{r // 8 + 1}:{4000 + r}:{4100 + r} [{r % 8}] NCCL INFO comm 0x55d{r:04x} rank {r % 8} "
+              f"nranks 8 cudaDev {r % 8} busId {r % 8}0000 commId 0x8f3a - Init COMPLETE" for r in range(16)]
+    for r in range(16):
+        if r == 13:
+            continue  # printed nothing
+        if r != 11:
+            lines.append(f"[E501 ProcessGroupNCCL.cpp:607] [PG ID 0 PG GUID 0(default_pg) Rank {r}] Watchdog caught "
+                         "collective operation timeout: WorkNCCL(SeqNum=90211, OpType=ALLREDUCE, NumelIn=1, "
+                         "NumelOut=1, Timeout(ms)=600000) ran for 600043 milliseconds before timing out.")
+        lines.append(f"[E501 ProcessGroupNCCL.cpp:1664] [PG ID 0 PG GUID 0(default_pg) Rank {r}] Exception (either "
+                     "an error or timeout) detected by watchdog at work: 90211, last enqueued NCCL work: 90211, "
+                     "last completed NCCL work: 90210.")
+    d = matcher.diagnose("\n".join(lines))
+    assert d.silent_ranks == ["13"] and d.silent_hosts == {}
+    assert d.cascade == "14 watchdog timeouts on 14 ranks"
+
+
+def _watchdog(r: int) -> str:
+    return (f"[rank{r}]:[E501 ProcessGroupNCCL.cpp:607] [Rank {r}] Watchdog caught collective operation timeout: "
+            "WorkNCCL(SeqNum=90211, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600043 "
+            "milliseconds before timing out.")
+
+
+def test_with_no_world_size_stated_a_rank_missing_among_the_others_is_named(matcher: Matcher):
+    d = matcher.diagnose("\n".join(_watchdog(r) for r in range(16) if r != 6))
+    assert d.silent_ranks == ["6"]
+
+
+def test_a_log_of_one_node_of_several_does_not_call_the_other_nodes_silent(matcher: Matcher):
+    d = matcher.diagnose("\n".join(_watchdog(r) for r in range(8, 16)))
+    assert d.silent_ranks == []
+
+
+def test_a_cuda_error_the_watchdog_reports_is_that_ranks_failure_not_cascade(matcher: Matcher):
+    lines = [_watchdog(r) for r in range(4) if r != 2]
+    lines.insert(1, "[rank2]:[E501 ProcessGroupNCCL.cpp:1537] [PG 0 Rank 2] Process group watchdog thread terminated "
+                    "with exception: CUDA error: an illegal memory access was encountered")
+    d = matcher.diagnose("\n".join(lines))
+    assert d.first_failure is not None and not d.first_failure.cascade
+    assert (d.first_failure.line_no, d.first_failure.rank, d.first_failure.entry_id) == (2, "2", "cuda-illegal-memory-access")
+    assert d.matches[0].entry_id == "cuda-illegal-memory-access"
+
+
+def test_the_earliest_failure_names_its_entry_though_the_entry_fired_on_many_lines_before_it(matcher: Matcher):
+    # 30 ranks ran out of memory; per-node logs appended latest first, so the earliest is the last line
+    lines = [f"[2024-05-01 10:{59 - r:02d}:00] gpu-{r:02d}: [rank{r}]: torch.OutOfMemoryError: CUDA out of memory. "
+             f"Tried to allocate 2.00 GiB. GPU {r % 8} has a total capacity of 79.15 GiB of which 1.02 GiB is free."
+             for r in range(30)]
+    lines += [f"[2024-05-01 11:10:00] gpu-40: {_watchdog(40 + r)}" for r in range(4)]
+    d = matcher.diagnose("\n".join(lines))
+    assert d.first_failure is not None and (d.first_failure.line_no, d.first_failure.entry_id) == (30, "cuda-oom")
+
+
+def test_a_watchdog_only_log_starts_at_the_first_timeout_not_at_the_abort_it_causes(matcher: Matcher):
+    # PyTorch 1.9's watchdog line names no SeqNum; each rank then aborts through c10::DistBackendError.
+    lines = ["NCCL INFO comm 0x55d0 rank 0 nranks 8 cudaDev 0 busId 10000 - Init COMPLETE"]
+    for r in range(8):
+        if r == 5:
+            continue
+        lines += [f"[rank{r}]: terminate called after throwing an instance of 'c10::DistBackendError'",
+                  f"[rank{r}]:   what():  [Rank {r}] Watchdog caught collective operation timeout: "
+                  "WorkNCCL(OpType=ALLREDUCE, Timeout(ms)=1800000) ran for 1800506 milliseconds before timing out."]
+    d = matcher.diagnose("\n".join(lines))
+    assert d.first_failure is not None and d.first_failure.cascade and d.first_failure.line_no == 2
+    assert d.silent_ranks == ["5"]

@@ -56,7 +56,7 @@ def main():
     labels = load_labels(args.labels)
     errors = []
     if not labels:
-        errors.append("no label ids found in %s" % args.labels)
+        errors.append(f"no label ids found in {args.labels}")
 
     recs, seen = [], set()
     with open(os.path.join(HERE, "cases.jsonl"), encoding="utf-8") as f:
@@ -66,66 +66,66 @@ def main():
             try:
                 recs.append(json.loads(raw))
             except ValueError as e:
-                errors.append("cases.jsonl:%d: bad JSON (%s)" % (n, e))
+                errors.append(f"cases.jsonl:{n}: bad JSON ({e})")
 
     for r in recs:
         rid = r.get("id", "?")
-        where = "case %s" % rid
+        where = f"case {rid}"
         for k, t in FIELDS.items():
             if k not in r:
-                errors.append("%s: missing field %s" % (where, k))
+                errors.append(f"{where}: missing field {k}")
             elif not isinstance(r[k], t) or (t is int and isinstance(r[k], bool)):
-                errors.append("%s: field %s has type %s" % (where, k, type(r[k]).__name__))
+                errors.append(f"{where}: field {k} has type {type(r[k]).__name__}")
         extra = set(r) - set(FIELDS)
         if extra:
-            errors.append("%s: unexpected fields %s" % (where, sorted(extra)))
+            errors.append(f"{where}: unexpected fields {sorted(extra)}")
         if rid in seen:
-            errors.append("%s: duplicate id" % where)
+            errors.append(f"{where}: duplicate id")
         seen.add(rid)
-        if r.get("file") != "logs/%s.log" % rid:
-            errors.append("%s: file should be logs/%s.log" % (where, rid))
+        if r.get("file") != f"logs/{rid}.log":
+            errors.append(f"{where}: file should be logs/{rid}.log")
         if r.get("kind") not in KINDS:
-            errors.append("%s: bad kind %r" % (where, r.get("kind")))
+            errors.append("{}: bad kind {!r}".format(where, r.get("kind")))
         if not str(r.get("source", "")).startswith("https://"):
-            errors.append("%s: source is not a URL" % where)
+            errors.append(f"{where}: source is not a URL")
         for lab in ([r.get("entry")] if r.get("entry") else []) + list(r.get("also_ok") or []):
             if lab not in labels:
-                errors.append("%s: label %r not in LABELS.md" % (where, lab))
+                errors.append(f"{where}: label {lab!r} not in LABELS.md")
         if r.get("entry") and r.get("entry") in (r.get("also_ok") or []):
-            errors.append("%s: entry repeated in also_ok" % where)
+            errors.append(f"{where}: entry repeated in also_ok")
         sr = r.get("silent_ranks")
         if isinstance(sr, list) and not all(isinstance(x, str) for x in sr):
-            errors.append("%s: silent_ranks must be strings" % where)
+            errors.append(f"{where}: silent_ranks must be strings")
 
         path = os.path.join(HERE, r.get("file", ""))
         if not os.path.isfile(path):
-            errors.append("%s: missing log %s" % (where, path))
+            errors.append(f"{where}: missing log {path}")
             continue
         lines = read_lines(path)
         if not 30 <= len(lines) <= 2500:
-            errors.append("%s: log has %d lines (want 30..2500)" % (where, len(lines)))
+            errors.append(f"{where}: log has {len(lines)} lines (want 30..2500)")
         if lines and lines[0].lstrip().startswith("#"):
-            errors.append("%s: first log line looks like a comment" % where)
+            errors.append(f"{where}: first log line looks like a comment")
         ffl = r.get("first_failure_line")
         if isinstance(ffl, int) and 1 <= ffl <= len(lines):
             if lines[ffl - 1] != r.get("first_failure_text"):
-                errors.append("%s: first_failure_text != line %d (%r)" % (where, ffl, lines[ffl - 1][:80]))
+                errors.append(f"{where}: first_failure_text != line {ffl} ({lines[ffl - 1][:80]!r})")
         else:
-            errors.append("%s: first_failure_line %r out of range" % (where, ffl))
+            errors.append(f"{where}: first_failure_line {ffl!r} out of range")
         for a in r.get("acceptable_lines") or []:
             if not isinstance(a, int) or not 1 <= a <= len(lines):
-                errors.append("%s: acceptable line %r out of range" % (where, a))
+                errors.append(f"{where}: acceptable line {a!r} out of range")
 
     kinds = collections.Counter(r.get("kind") for r in recs)
     entries = collections.Counter(r.get("entry") or "(none)" for r in recs)
     sources = {re.sub(r"(/blob/[0-9a-f]+/|/issues/|#).*$", "", r.get("source", "")) for r in recs}
-    print("cases: %d" % len(recs))
-    print("per kind: " + ", ".join("%s=%d" % kv for kv in sorted(kinds.items())))
-    print("per entry: " + ", ".join("%s=%d" % kv for kv in sorted(entries.items())))
-    print("silent_ranks labelled: %d" % sum(1 for r in recs if r.get("silent_ranks")))
-    print("distinct source repos/threads: %d" % len(sources))
+    print(f"cases: {len(recs)}")
+    print("per kind: " + ", ".join(f"{k}={v}" for k, v in sorted(kinds.items())))
+    print("per entry: " + ", ".join(f"{k}={v}" for k, v in sorted(entries.items())))
+    print(f"silent_ranks labelled: {sum(1 for r in recs if r.get('silent_ranks'))}")
+    print(f"distinct source repos/threads: {len(sources)}")
     if errors:
-        print("\n%d error(s):" % len(errors))
+        print(f"\n{len(errors)} error(s):")
         for e in errors:
             print("  " + e)
         return 1
