@@ -200,7 +200,8 @@ start_daemon() {  # name, readiness check...
 # The bridge and node K's namespace with its end of a veth pair (eth0, 10.77.0.K/24).
 setup_bridge() {
     ip link show "$BRIDGE" >/dev/null 2>&1 || ip link add "$BRIDGE" type bridge
-    ip -o addr show dev "$BRIDGE" | grep -q " $CONTROLLER_ADDR/24 " || ip addr add "$CONTROLLER_ADDR/24" dev "$BRIDGE"
+    # Captured, then matched: under pipefail, `ip … | grep -q` fails whenever grep's early exit SIGPIPEs ip.
+    [[ "$(ip -o addr show dev "$BRIDGE")" == *" $CONTROLLER_ADDR/24 "* ]] || ip addr add "$CONTROLLER_ADDR/24" dev "$BRIDGE"
     ip link set "$BRIDGE" up
 }
 
@@ -213,7 +214,7 @@ setup_node_net() {
     ip link show "$veth" >/dev/null 2>&1 || ip link add "$veth" type veth peer name eth0 netns "$ns"
     ip link set "$veth" master "$BRIDGE" up
     ip -n "$ns" link set lo up
-    ip -n "$ns" -o addr show dev eth0 | grep -q " $(node_addr "$k")/24 " || ip -n "$ns" addr add "$(node_addr "$k")/24" dev eth0
+    [[ "$(ip -n "$ns" -o addr show dev eth0)" == *" $(node_addr "$k")/24 "* ]] || ip -n "$ns" addr add "$(node_addr "$k")/24" dev eth0
     ip -n "$ns" link set eth0 up
 }
 
@@ -252,7 +253,9 @@ not_ready_nodes() {
 }
 
 cluster_known() {
-    timeout 5 sacctmgr -n -P list cluster format=cluster 2>/dev/null | grep -qx "$CLUSTER"
+    local clusters
+    clusters=$(timeout 5 sacctmgr -n -P list cluster format=cluster 2>/dev/null) || return 1
+    grep -qx "$CLUSTER" <<<"$clusters"
 }
 
 main() {
