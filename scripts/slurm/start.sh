@@ -33,7 +33,7 @@ DB_PASS="${TRACEBOT_SLURM_DB_PASS:-tracebot-local-slurmdbd}"
 CONF_DIR=/etc/slurm
 LOG_DIR=/var/log/slurm
 STATE_DIR=/var/lib/slurm
-PACKAGES=(slurmctld slurmd slurm-client munge slurmdbd mariadb-server)
+PACKAGES=(slurmctld slurmd slurm-client munge slurmdbd mariadb-server iproute2 util-linux)
 
 SCRIPT_NAME=start
 # shellcheck source=scripts/slurm/lib.sh
@@ -61,6 +61,8 @@ install_packages() {
     command -v munged >/dev/null || missing+=(munge)
     command -v slurmdbd >/dev/null || missing+=(slurmdbd)
     command -v mariadbd >/dev/null || missing+=(mariadb-server)
+    command -v ip >/dev/null || missing+=(iproute2)  # the namespace nodes' network
+    command -v nsenter >/dev/null || missing+=(util-linux)
     ((${#missing[@]} == 0)) && return 0
     log "installing ${PACKAGES[*]} (missing: ${missing[*]})"
     timeout 300 apt-get update -q >/dev/null
