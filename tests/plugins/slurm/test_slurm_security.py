@@ -207,7 +207,11 @@ def planted(tmp_path: Path) -> Iterator[Path]:
     package = Path("/tmp/tracebot")
     require(not package.exists(), f"{package} already exists; another run may be planting it")
     package.mkdir()
-    (package / "__init__.py").write_text(f"open({str(marker)!r}, 'w').write('planted code ran')\n")
+    # It records who imported it: on a shared machine, any process that runs Python from /tmp would.
+    (package / "__init__.py").write_text(
+        "import os, sys\n"
+        f"open({str(marker)!r}, 'a').write(f'planted code ran in pid {{os.getpid()}} (uid {{os.getuid()}}, "
+        "parent {os.getppid()}, cwd {os.getcwd()}): {sys.argv!r}\\n')\n")
     try:
         yield marker
     finally:
