@@ -20,18 +20,19 @@ import logging
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from importlib import import_module
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from tracebot.hookspecs import hookimpl
-from tracebot.matcher.logscan import ErrorLine, LogScan, open_regular, regular_stream, scan_log
-from tracebot.matcher.ranking import combine
 from tracebot.ranks import format_ranks, ranks_phrase
 from tracebot.result import Attachment, Diagnosis, Frame, Match, Result, Section, StackGroup, Status, Table
 from tracebot.secrets import scrub
 
 if TYPE_CHECKING:
     from tracebot.matcher import Matcher
+    from tracebot.matcher.logscan import ErrorLine, LogScan, regular_stream
+    from tracebot.matcher.ranking import combine
 
 log = logging.getLogger(__name__)
 NO_KNOWLEDGE = "knowledge base not loaded: no knowledge entries were matched"
@@ -41,6 +42,19 @@ __all__ = [
     "Match", "NotAllowed", "Result", "Section", "StackGroup", "Status", "Table", "UsageError", "combine", "combine_into",
     "format_ranks", "hookimpl", "ranks_phrase", "regular_stream",
 ]
+
+
+# The matcher's names are imported on first use (PEP 562), as tracebot.matcher does: code that needs only
+# the plain data types (the SLURM node dump, started once per node of every traced job) must not pay
+# for the log scanner's index and NumPy at start-up.
+_FROM_MATCHER = {"ErrorLine": "logscan", "LogScan": "logscan", "open_regular": "logscan", "regular_stream": "logscan",
+                 "scan_log": "logscan", "combine": "ranking"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _FROM_MATCHER:
+        return getattr(import_module(f"tracebot.matcher.{_FROM_MATCHER[name]}"), name)
+    raise AttributeError(f"module 'tracebot.plugin_api' has no attribute {name!r}")
 
 
 class UsageError(ValueError):
@@ -95,7 +109,7 @@ class CommandContext:
         except Exception as exc:
             log.exception("matcher failed on plugin output")
             return Diagnosis(notes=[f"knowledge matching failed: {scrub(f'{type(exc).__name__}: {exc}', self.secrets)}"])
-        return combine([found], confident_only=confident_only)
+        return __getattr__("combine")([found], confident_only=confident_only)
 
     def scan_log(self, path: Path | str, *, budget_s: float = 20.0,
                  opener: Callable[[Path], BinaryIO] | None = None) -> LogScan:
@@ -105,13 +119,14 @@ class CommandContext:
         ``opener(path)`` returns the open file when it must be opened with other rights than tracebot's
         own (e.g. as the owner of a job); it raises :class:`OSError` with the reason when it cannot."""
         trigger = self.matcher.trigger if self.matcher is not None else None
-        return scan_log(Path(path), trigger, budget_s=budget_s, opener=opener or open_regular)
+        return __getattr__("scan_log")(Path(path), trigger, budget_s=budget_s,
+                                       opener=opener or __getattr__("open_regular"))
 
 
 def combine_into(result: Result, diagnoses: Iterable[Diagnosis]) -> Result:
     """Add ``diagnoses`` to what ``result`` already matched, in the one order (see :func:`combine`)."""
     parts = [result.diagnosis, *diagnoses] if result.diagnosis is not None else list(diagnoses)
-    result.diagnosis = combine(parts)
+    result.diagnosis = __getattr__("combine")(parts)
     notes = result.data.setdefault("notes", [])
     for note in result.diagnosis.notes:
         if note not in notes:

@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # The whole test suite, from a fresh machine: installs what the tests need, starts the real services
-# (a one-node SLURM cluster with accounting; moto and the fake Slack are started by the tests), then
+# (a SLURM cluster with accounting: this host plus 4 compute nodes in network namespaces; moto and the
+# fake Slack are started by the tests), then
 # runs ruff, the knowledge-base lint, pytest and the corpus evaluation.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/bootstrap.sh --test
 
-echo "== starting SLURM (one node, with accounting)"
-scripts/slurm/start.sh
+echo "== starting SLURM (this host + 4 namespace nodes, with accounting)"
+scripts/slurm/start.sh --nodes 4
 
 echo "== deployment for the security tests (users tracebot/alice/bob, the tracebot-as-owner privilege)"
 scripts/deploy/test-setup.sh

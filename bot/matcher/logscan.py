@@ -46,6 +46,12 @@ class ErrorLine:
     text: str
     rank: str | None = None
     host: str | None = None
+    message: str = ""  # the text without its timestamp / rank / host prefixes
+
+    @property
+    def starts_traceback(self) -> bool:
+        """A traceback's header line: says only that an exception follows (its last line says which)."""
+        return (self.message or self.text).startswith("Traceback (most recent")
 
 
 @dataclass
@@ -160,7 +166,7 @@ def _collect(result: LogScan, lines: Iterator[tuple[int, str]]) -> None:
         if not ERROR_LINE.search(text):
             continue
         cleaned = clean(text)
-        error = ErrorLine(line_no, text.strip()[:500], cleaned.rank, cleaned.host)
+        error = ErrorLine(line_no, text.strip()[:500], cleaned.rank, cleaned.host, cleaned.text[:500])
         if len(result.errors) < MAX_ERROR_LINES:
             result.errors.append(error)
         key = cleaned.rank if cleaned.rank is not None else "?"

@@ -128,6 +128,8 @@ def clean(line: str) -> CleanLine:
         if text == before:
             break
         prefixed = True
+    if host is not None and host.startswith("slurmstepd-"):  # "slurmstepd-node17: error: ...": node17's stepd
+        host = host[len("slurmstepd-"):] or None
     return CleanLine(text.strip(), rank, host, prefixed)
 
 

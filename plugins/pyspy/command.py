@@ -15,7 +15,6 @@ from tracebot.plugin_api import (
     Result,
     Table,
     UsageError,
-    hookimpl,
 )
 from tracebot.plugins.pyspy import procs
 from tracebot.plugins.pyspy.dump import (
@@ -151,8 +150,3 @@ PID_COMMAND = Command(
     help="Dump a process (or a launcher's ranks) with py-spy; group identical stacks and say where each is stuck.",
     parse=parse, run=run, timeout_s=60.0, dedupe_key=dedupe_key,
 )
-
-
-@hookimpl
-def register_commands() -> list[Command]:
-    return [PID_COMMAND]

@@ -33,6 +33,14 @@ def summarise_groups(groups: list[StackGroup], unreadable: Mapping[str, str] | N
     return " — ".join(parts) if parts else "no stacks were read"
 
 
+def hosts_phrase(hosts: list[str], most: int = 3) -> str:
+    """`` on tbnode3`` / `` on n1, n2, n3 (+5 more)`` / ``""`` for a group's hosts."""
+    if not hosts:
+        return ""
+    more = f" (+{len(hosts) - most} more)" if len(hosts) > most else ""
+    return f" on {', '.join(hosts[:most])}{more}"
+
+
 def display_path(filename: str) -> str:
     """Paths as py-spy prints them: installed packages from the package, stdlib by file name."""
     shorter = _INSTALLED.sub("", filename)
@@ -110,8 +118,10 @@ def ranks_png(groups: list[StackGroup], unreadable: Mapping[str, str] | None = N
     colours = group_colours(groups)
     colour_of = {r: colours[i] for i, g in enumerate(groups) for r in g.ranks}
     font = ImageFont.load_default()
-    legend = [(colours[i], f"{ranks_phrase(g.ranks)}: {g.where.label() if g.where else '?'}"
-               + ("  (odd one out)" if g.odd_one_out else "")) for i, g in enumerate(groups)]
+    many_hosts = len({h for g in groups for h in g.hosts}) > 1
+    legend = [(colours[i], f"{ranks_phrase(g.ranks)}{hosts_phrase(g.hosts) if many_hosts else ''}: "
+               f"{g.where.label() if g.where else '?'}" + ("  (odd one out)" if g.odd_one_out else ""))
+              for i, g in enumerate(groups)]
     if unreadable:
         legend.append((UNREADABLE_RGB, f"unreadable: {ranks_phrase(sorted(unreadable, key=rank_sort_key))}"))
     legend = [(c, _ascii(text if len(text) <= 140 else text[:137] + "...")) for c, text in legend]

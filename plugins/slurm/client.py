@@ -100,10 +100,12 @@ class SlurmCli:
             return []
 
     def show_steps(self, job_id: str) -> list[dict[str, str]]:
+        """The job's steps; [] when it has none (any more): a job that just ended answers "Job step 951. not
+        found" (Slurm 22.05), which must not turn a finished job's answer into an error."""
         try:
             return parse_records(self.run("scontrol", "show", "step", "-o", job_id))
         except SlurmError as exc:
-            if isinstance(exc, ControllerDown) or not _is_no_such_job(str(exc)):
+            if isinstance(exc, ControllerDown) or not (_is_no_such_job(str(exc)) or _no_such_step(str(exc))):
                 raise
             return []
 
@@ -127,6 +129,11 @@ def _first_line(text: str) -> str:
         if line.strip():
             return line.strip()[:300]
     return ""
+
+
+def _no_such_step(message: str) -> bool:
+    low = message.lower()
+    return "job step" in low and "not found" in low
 
 
 def _is_no_such_job(message: str) -> bool:

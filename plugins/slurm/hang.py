@@ -115,6 +115,9 @@ def _srun_reason(stderr: str) -> str:
         low = line.lower()
         if any(marker in low for marker in _ENDED):
             return "the job ended before its ranks could be dumped"
+        if "task launch" in low and ("communication connection failure" in low or "connection refused" in low):
+            # The controller still lists the node, but its slurmd is not answering: stopped, crashed, or cut off.
+            return f"the node's slurmd did not answer the dump step (slurmd down or unreachable): {line[:200]}"
         if "access/permission denied" in low:
             return ("SLURM lets only the job's owner (or root) start a step in it, and no `slurm.as_owner` "
                     "privilege is configured (README \"Deploying\")")

@@ -16,7 +16,7 @@ from tracebot.plugin_api import (
     ranks_phrase,
 )
 from tracebot.plugins.pyspy.group import group_stacks
-from tracebot.plugins.pyspy.render import PNG_MIN_RANKS, ranks_png, summarise_groups
+from tracebot.plugins.pyspy.render import PNG_MIN_RANKS, hosts_phrase, ranks_png, summarise_groups
 from tracebot.plugins.pyspy.stacks_text import stacks_text
 from tracebot.plugins.slurm.hang import HangTrace
 from tracebot.plugins.slurm.jobinfo import JobView
@@ -101,14 +101,19 @@ def add_hang_trace(result: Result, ctx: CommandContext, job: JobView, trace: Han
     ranks = len(trace.dumps)
     line = summarise_groups(groups, unreadable)
     odd = [g for g in groups if g.odd_one_out]
+    many_hosts = len(set(trace.hosts.values())) > 1
     if odd:
         rest = [g for g in groups if not g.odd_one_out]
-        result.summary += f" Odd one out: {_group_phrase(odd)}; " + "; ".join(
+        result.summary += f" Odd one out: {_group_phrase(odd, many_hosts)}; " + "; ".join(
             f"{ranks_phrase(g.ranks)} {'waits' if len(g.ranks) == 1 else 'wait'} in "
             f"{g.where.label() if g.where else '?'}" for g in rest) + "."
         result.status = "warning"
     elif groups:
         result.summary += f" Stacks: {line}."
+    if trace.node_errors:  # ranks there are missing from the groups above: the summary must say so
+        result.summary += " No dump from " + "; ".join(
+            f"node {node} ({why[:160]})" for node, why in list(trace.node_errors.items())[:3]) + (
+            f" and {len(trace.node_errors) - 3} more node(s)" if len(trace.node_errors) > 3 else "") + "."
     result.sections.append(Section(f"py-spy of {ranks} rank(s) in {trace.seconds:.1f}s", line))
     # Each group's stack is shown from result.stack_groups and the unreadable ranks from result.unreadable
     # by every view; repeating them as sections printed every stack twice.
@@ -118,7 +123,7 @@ def add_hang_trace(result: Result, ctx: CommandContext, job: JobView, trace: Han
     result.data["hang"] = {"ranks": ranks, "pids": trace.pids, "hosts": trace.hosts,
                            "node_errors": trace.node_errors, "notes": trace.notes, "seconds": round(trace.seconds, 2),
                            "odd_ranks": [r for g in odd for r in g.ranks]}
-    if ranks >= PNG_MIN_RANKS:
+    if ranks >= PNG_MIN_RANKS or (many_hosts and ranks > 1):  # across nodes, a picture even of a few ranks
         png = ranks_png(groups, unreadable, title=f"job {job.display_id}: {ranks} ranks by stack")
         result.attachments.append(Attachment(f"job-{job.job_id}-ranks.png", png, "image/png",
                                              "Ranks coloured by stack group"))
@@ -133,8 +138,10 @@ def attach_record_matches(result: Result, ctx: CommandContext, text: str) -> Res
     return combine_into(result, [found])
 
 
-def _group_phrase(groups: list[StackGroup]) -> str:
-    return "; ".join(f"{ranks_phrase(g.ranks)} in {g.where.label() if g.where else '?'}" for g in groups)
+def _group_phrase(groups: list[StackGroup], with_hosts: bool = False) -> str:
+    """``rank 5 on tbnode3 in load_next_batch (train.py:27)``; hosts only when the job spans several."""
+    return "; ".join(f"{ranks_phrase(g.ranks)}{hosts_phrase(g.hosts) if with_hosts else ''} in "
+                     f"{g.where.label() if g.where else '?'}" for g in groups)
 
 
 def add_log(result: Result, ctx: CommandContext, scans: list[tuple[str, LogScan]]) -> Result:
@@ -186,8 +193,11 @@ def _lead_with_first_error(result: Result, scans: list[tuple[str, LogScan]]) -> 
     if cause is not None:
         result.summary += f" Cause, line {cause.line_no}: `{cause.line[:160]}` — {cause.title} [{cause.entry_id}]."
         return
-    errors = [(scan, e) for _, scan in scans for e in scan.errors if not e.text.startswith("Traceback (most recent")]
+    errors = [(scan, e) for _, scan in scans for e in scan.errors if not e.starts_traceback]
     if errors:
         scan, error = min(errors, key=lambda pair: pair[1].line_no or 0)
         name = scan.path.rsplit("/", 1)[-1]
-        result.summary += f" First error, {name} line {error.line_no or '?'}: `{error.text[:160]}`."
+        who = " ".join(part for part in (f"rank {error.rank}" if error.rank else "",
+                                         f"on {error.host}" if error.host else "") if part)
+        result.summary += (f" First error, {name} line {error.line_no or '?'}{f' ({who})' if who else ''}: "
+                           f"`{error.text[:160]}`.")

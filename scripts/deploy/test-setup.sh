@@ -37,6 +37,15 @@ if [[ ! -x $venv/bin/python ]] || [[ ! -f $stamp ]] || [[ $(cat "$stamp") != "$s
     VIRTUAL_ENV=$venv uv pip install --quiet -e .
     echo "$sum" >"$stamp"
 fi
+# The multi-node tests run alice's torch.distributed job with this interpreter: the torch bootstrap.sh
+# --test put in .venv, installed the same way (pip, from this machine's local wheels).
+if [[ -x .venv/bin/python ]] && .venv/bin/python -c 'import torch' 2>/dev/null \
+        && ! "$venv/bin/python" -c 'import torch' 2>/dev/null; then
+    echo "test-setup: installing torch into $venv" >&2
+    torch_version=$(.venv/bin/python -c 'import torch; print(torch.__version__.split("+")[0])')
+    .venv/bin/python -m pip --python "$venv/bin/python" install --quiet --disable-pip-version-check \
+        "torch==$torch_version"
+fi
 chmod -R go-w "$venv"
 
 scripts/deploy/install-privilege.sh --python "$venv/bin/python" --user tracebot --slurm-bin "$(dirname "$(command -v srun)")"

@@ -60,3 +60,9 @@ def test_wrappers_from_real_pastes_are_removed():
 
 def test_slack_html_escapes_are_undone():
     assert clean("Tried to allocate &gt; 2 GiB &amp; failed &lt;here&gt;").text == "Tried to allocate > 2 GiB & failed <here>"
+
+
+def test_slurmstepd_node_prefix_names_the_node():
+    # Slurm 22.05 on the multi-node test cluster (scripts/slurm/start.sh --nodes 4), verbatim:
+    c = clean("slurmstepd-tbnode1: error: *** STEP 644.0 ON tbnode1 CANCELLED AT 2026-11-23T21:10:50 ***")
+    assert c.host == "tbnode1" and c.text.startswith("error: *** STEP 644.0 ON tbnode1 CANCELLED")

@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import time
+import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -37,6 +38,18 @@ def run(argv: list[str], timeout: float = 30, check: bool = True, **kw) -> subpr
     if check and proc.returncode != 0:
         raise AssertionError(f"{argv} failed ({proc.returncode}): {proc.stderr.strip()[:500]}")
     return proc
+
+
+def sbatch_as(user: str, *args: str) -> str:
+    return run([*as_user(user), "sbatch", "--parsable", *args], cwd="/tmp").stdout.strip().split(";")[0]
+
+
+def user_dir(user: str, name: str, mode: int) -> Path:
+    """A fresh directory in ``user``'s home, made by that user with ``mode``."""
+    home = Path(os.path.expanduser(f"~{user}"))
+    path = home / f"{name}-{uuid.uuid4().hex[:8]}"
+    run([*as_user(user), "mkdir", "-m", f"{mode:o}", str(path)])
+    return path
 
 
 def start_cluster() -> None:

@@ -1,4 +1,5 @@
-"""A real one-node SLURM cluster (scripts/slurm/start.sh) and real jobs submitted to it with sbatch.
+"""The real SLURM cluster (scripts/slurm/start.sh) and real jobs submitted to it with sbatch: these go to
+partition `debug`, this host's own node (the multi-node tests submit to partition `multi`).
 
 The cluster fixture fails loudly when CI=true and the cluster cannot be started; outside CI it skips
 (e.g. a laptop without root). Every job is submitted once per session, all at the start, so their

@@ -1,4 +1,4 @@
-"""``tracebot trace job`` against real jobs on the real one-node cluster: each gets the right state and
+"""``tracebot trace job`` against real jobs on the real cluster (this host's node): each gets the right state and
 advice, the failed job's log its first error and knowledge entry, and the hung 2-rank gloo job a py-spy
 trace naming rank 1 as the odd one out while rank 0 waits in all_reduce."""
 

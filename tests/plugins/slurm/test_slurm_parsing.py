@@ -15,7 +15,7 @@ from tracebot.plugins.slurm import logpaths
 from tracebot.plugins.slurm.access import check_job_access
 from tracebot.plugins.slurm.client import SACCT_FIELDS
 from tracebot.plugins.slurm.gpus import GpuProcess, orphans, parse_compute_apps
-from tracebot.plugins.slurm.hang import HangTrace, _merge
+from tracebot.plugins.slurm.hang import HangTrace, _merge, _srun_reason
 from tracebot.plugins.slurm.ids import parse_job_id, parse_node
 from tracebot.plugins.slurm.jobinfo import from_sacct, from_scontrol, submit_line_outputs
 from tracebot.plugins.slurm.parse import parse_listpids, parse_records, parse_sacct
@@ -177,3 +177,11 @@ def test_users_trace_only_their_own_jobs_and_admins_any() -> None:
     with pytest.raises(NotAllowed, match="not mapped"):
         check_job_access(Caller("U4", None), "alice", "5", settings)
     check_job_access(Caller("U3", "bob"), "alice", "5", SlurmSettings(anyone_may_trace=True))
+
+
+def test_dump_step_refused_by_a_stopped_slurmd_says_the_nodes_slurmd_did_not_answer() -> None:
+    # srun's stderr when tbnode2's slurmd was stopped (the multi-node test cluster, Slurm 22.05.8), verbatim:
+    err = "srun: error: Task launch for StepId=643.12 failed on node tbnode2: Communication connection failure\n"
+    assert _srun_reason(err) == ("the node's slurmd did not answer the dump step (slurmd down or unreachable): "
+                                 "srun: error: Task launch for StepId=643.12 failed on node tbnode2: "
+                                 "Communication connection failure")

@@ -35,7 +35,9 @@ from tests.plugins.slurm.cluster import (
     as_user,
     rank_pid,
     run,
+    sbatch_as,
     tracebot,
+    user_dir,
     wait_for,
     wait_until_hung,
 )
@@ -57,17 +59,6 @@ class Deployment:
 
     def env(self) -> dict[str, str]:
         return {"TRACEBOT_CONFIG": str(self.config), "TRACEBOT_KNOWLEDGE": str(REPO / "knowledge")}
-
-
-def sbatch_as(user: str, *args: str) -> str:
-    return run([*as_user(user), "sbatch", "--parsable", *args], cwd="/tmp").stdout.strip().split(";")[0]
-
-
-def user_dir(user: str, name: str, mode: int) -> Path:
-    home = Path(os.path.expanduser(f"~{user}"))
-    path = home / f"{name}-{uuid.uuid4().hex[:8]}"
-    run([*as_user(user), "mkdir", "-m", f"{mode:o}", str(path)])
-    return path
 
 
 @pytest.fixture(scope="module")
@@ -216,7 +207,11 @@ def planted(tmp_path: Path) -> Iterator[Path]:
     package = Path("/tmp/tracebot")
     require(not package.exists(), f"{package} already exists; another run may be planting it")
     package.mkdir()
-    (package / "__init__.py").write_text(f"open({str(marker)!r}, 'w').write('planted code ran')\n")
+    # It records who imported it: on a shared machine, any process that runs Python from /tmp would.
+    (package / "__init__.py").write_text(
+        "import os, sys\n"
+        f"open({str(marker)!r}, 'a').write(f'planted code ran in pid {{os.getpid()}} (uid {{os.getuid()}}, "
+        "parent {os.getppid()}, cwd {os.getcwd()}): {sys.argv!r}\\n')\n")
     try:
         yield marker
     finally:

@@ -1,7 +1,9 @@
-"""A 2-rank torch.distributed (gloo, 127.0.0.1) job that really hangs: rank 1 never reaches the collective.
+"""A torch.distributed (gloo) job that really hangs: one rank never reaches the collective.
 
-Rank 0 blocks in ``dist.all_reduce`` waiting for rank 1; rank 1 sleeps forever in ``load_next_batch``
-(a data loader that never returns). Started either with ``srun --ntasks=2`` inside sbatch (SLURM knows
+Every rank but the odd one (``HANG_ODD_RANK``, default 1) blocks in ``dist.all_reduce`` waiting for it;
+the odd one sleeps forever in ``load_next_batch`` (a data loader that never returns). Rank 0 listens on
+``HANG_MASTER_ADDR`` (default 127.0.0.1: all ranks on one node; across nodes, rank 0's node address,
+with ``GLOO_SOCKET_IFNAME`` naming the interface every node reaches the others by). Started either with ``srun --ntasks=2`` inside sbatch (SLURM knows
 each rank as a task: SLURM_PROCID, and ``scontrol listpids`` maps PIDs to ranks) or with ``torchrun
 --nproc_per_node=2`` (the ranks are torchrun's children, with RANK in their environment).
 """
@@ -15,9 +17,11 @@ import time
 import torch
 import torch.distributed as dist
 
+ODD_RANK = int(os.environ.get("HANG_ODD_RANK", "1"))
+
 
 def load_next_batch(rank: int) -> torch.Tensor:
-    if rank == 1:
+    if rank == ODD_RANK:
         while True:  # the stuck input pipeline
             time.sleep(3600)
     return torch.ones(4)
@@ -44,7 +48,8 @@ def main() -> None:
         rank = int(os.environ["SLURM_PROCID"])
         world = int(os.environ["SLURM_NTASKS"])
         port = os.environ.get("HANG_MASTER_PORT", "29533")
-        dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=world,
+        addr = os.environ.get("HANG_MASTER_ADDR", "127.0.0.1")
+        dist.init_process_group("gloo", init_method=f"tcp://{addr}:{port}", rank=rank, world_size=world,
                                 timeout=timeout)
     if os.environ.get("HANG_LOADER_WORKER") == "1":
         start_loader_worker()
