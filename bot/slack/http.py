@@ -148,6 +148,7 @@ class HttpServer:
             ident="tracebot",
             clear_untrusted_proxy_headers=True,
         )
+        self._closing = False
         self._server = _Server(wsgi, map=self._map, adj=adj, _start=False)
         self._server.request_timeout_s = request_timeout_s
         self._server.accept_connections()
@@ -157,9 +158,16 @@ class HttpServer:
         return str(self._server.effective_host), int(self._server.effective_port)
 
     def serve_forever(self) -> None:
-        self._server.run()
+        try:
+            self._server.run()
+        except OSError:
+            # shutdown() closes the sockets from another thread; a poll already waiting on them then
+            # fails with EBADF. That is the loop ending as asked, not an error.
+            if not self._closing:
+                raise
 
     def shutdown(self) -> None:
+        self._closing = True
         self._server.task_dispatcher.shutdown()
         wasyncore.close_all(self._map)
 
