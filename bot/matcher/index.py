@@ -108,13 +108,12 @@ class CompiledKB:
         # Hyperscan literal database either way, linear in the text and flat in the knowledge base.
         self.trigger = CandidateStage(ERROR_WORD_LIST + CONTEXT_WORDS, [s.signature for s in anchors], [s.signature for s in regexes])
         self._unless_patterns = {ei: list(e.unless) for ei, e in enumerate(self.entries) if e.unless}
-        self._unless: dict[int, list[Any]] = {}
         self.root_causes = frozenset(ei for ei, e in enumerate(self.entries) if e.role == "root-cause")
         # Entry regexes with named groups read the values of the line an entry matched (facts).
         self._reader_patterns = {
             ei: [r for r in e.regex if "(?P<" in r] for ei, e in enumerate(self.entries) if any("(?P<" in r for r in e.regex)
         }
-        self._readers: dict[int, list[Any]] = {}
+        self._compiled: dict[tuple[str, int], list[Any]] = {}  # (which, entry) -> patterns, on first use
         self.exemplars: list[Exemplar] = [
             Exemplar(ei, x, mask(x)) for ei, e in enumerate(self.entries) for x in e.exemplars
         ]
@@ -138,8 +137,7 @@ class CompiledKB:
 
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
-        state["_unless"] = {}  # compiled again on first use
-        state["_readers"] = {}
+        state["_compiled"] = {}  # compiled again on first use
         state.pop("search_index", None)
         return state
 
@@ -159,21 +157,22 @@ class CompiledKB:
             found.sort(key=self._rank.__getitem__)
         return [self.strong[i] for i in found]
 
-    def readers(self, ei: int) -> list[Any]:
-        """Entry ``ei``'s regexes with named groups, compiled on first use."""
-        compiled = self._readers.get(ei)
+    def _patterns(self, which: str, ei: int) -> list[Any]:
+        """Entry ``ei``'s ``unless`` or named-group ``readers`` patterns, compiled on first use."""
+        compiled = self._compiled.get((which, ei))
         if compiled is None:
-            compiled = self._readers[ei] = [compile_pattern(p) for p in self._reader_patterns.get(ei, ())]
+            source = self._unless_patterns if which == "unless" else self._reader_patterns
+            compiled = self._compiled[(which, ei)] = [compile_pattern(p) for p in source.get(ei, ())]
         return compiled
 
+    def readers(self, ei: int) -> list[Any]:
+        """Entry ``ei``'s regexes with named groups (they read the values of its matched line)."""
+        return self._patterns("readers", ei)
+
     def vetoed(self, ei: int, clean_text: str) -> bool:
-        patterns = self._unless_patterns.get(ei)
-        if not patterns:
+        if ei not in self._unless_patterns:
             return False
-        compiled = self._unless.get(ei)
-        if compiled is None:
-            compiled = self._unless[ei] = [compile_pattern(p) for p in patterns]
-        return any(p.search(clean_text) for p in compiled)
+        return any(p.search(clean_text) for p in self._patterns("unless", ei))
 
 
 _unanchor = unanchor  # the name tests and benchmarks import
