@@ -97,8 +97,7 @@ def main() -> None:
 
         def drop_matcher() -> None:
             for p in [*cache.glob("kb-*.pkl"), *cache.glob("matcher-*.pkl")]:
-                if not p.name.startswith("matcher-model-"):
-                    p.unlink()
+                p.unlink()
 
         report: dict = {"bench": "cold_start", "entries": args.entries, "repeat": args.repeat}
         report["python_floor"] = best([sys.executable, "-c", "pass"], base, args.repeat)

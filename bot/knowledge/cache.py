@@ -136,9 +136,6 @@ def _store(path: Path, value: object) -> None:
 def _prune(folder: Path, kind: str) -> None:
     files = []
     for p in folder.glob(f"{kind}-*.pkl"):
-        # "matcher-…" must not prune "matcher-model-…": the rest of the name is the key alone
-        if "-" in p.name[len(kind) + 1 : -4]:
-            continue
         with contextlib.suppress(OSError):
             files.append((p.stat().st_mtime, p))
     for _, p in sorted(files, reverse=True)[KEEP:]:

@@ -2,10 +2,12 @@
 
 The built matcher is cached (:mod:`tracebot.knowledge.cache`): the parsed entries, the load errors and
 the compiled index (:class:`~tracebot.matcher.index.CompiledKB`, whose Hyperscan database is stored
-serialized and whose regexes are compiled again on first use) in one file, the trained ranking model
-in another, both under one key: a hash of every file under the knowledge directory (names and bytes),
-of the loader's and the matcher's code, and of the versions of the libraries that compiled it. Any
-change under ``knowledge/`` or to that code gives a new key; an unreadable cache file is rebuilt.
+serialized and whose regexes are compiled again on first use) in one file, under a hash of every file
+under the knowledge directory (names and bytes), of the loader's and the matcher's code, and of the
+versions of the libraries that compiled it. Any change under ``knowledge/`` or to that code gives a new
+key; an unreadable cache file is rebuilt. The trained ranking model is cached by the model itself
+(:func:`tracebot.matcher.model.load_or_train`), under a hash of the entries' content that does not
+depend on where the directory is, so copies of one knowledge base share it.
 """
 
 from __future__ import annotations
@@ -35,27 +37,27 @@ def load_matcher(
     """The knowledge base under ``directory``, its matcher, and every problem met while loading it.
 
     ``model``: use the ranking model (``None``: unless ``$TRACEBOT_MODEL`` is ``0``)."""
-    kb, errors, index, key = load_compiled(Path(directory))
-    return kb, matcher_of(kb, index, key, threshold, model=model), errors
+    kb, errors, index = load_compiled(Path(directory))
+    return kb, matcher_of(kb, index, threshold, model=model), errors
 
 
 def matcher_of(
-    kb: KnowledgeBase, index: CompiledKB, key: str | None, threshold: float = DEFAULT_THRESHOLD, *, model: bool | None = None
+    kb: KnowledgeBase, index: CompiledKB, threshold: float = DEFAULT_THRESHOLD, *, model: bool | None = None
 ) -> Matcher:
-    """The matcher over ``index`` (from :func:`load_compiled`), with its ranking model from the cache
-    under the same ``key`` (trained and stored when missing)."""
+    """The matcher over ``index`` (from :func:`load_compiled`), with its ranking model from the model's
+    own cache (trained and stored when missing)."""
     from tracebot.matcher.core import Matcher
 
     if model is None:
         model = os.environ.get("TRACEBOT_MODEL", "1") != "0"
     matcher = Matcher(kb, threshold=threshold, model=False, index=index)
     if model and matcher.can_train:
-        matcher.model = matcher.train_model()  # cached by the model itself (model.load_or_train)
+        matcher.model = matcher.train_model()
     return matcher
 
 
-def load_compiled(directory: Path) -> tuple[KnowledgeBase, list[LoadError], CompiledKB, str | None]:
-    """(knowledge base, load errors, compiled index, cache key), from the cache when nothing changed."""
+def load_compiled(directory: Path) -> tuple[KnowledgeBase, list[LoadError], CompiledKB]:
+    """(knowledge base, load errors, compiled index), from the cache when nothing changed."""
     from tracebot.matcher.index import CompiledKB
 
     def build() -> tuple[KnowledgeBase, list[LoadError], CompiledKB]:
@@ -63,9 +65,8 @@ def load_compiled(directory: Path) -> tuple[KnowledgeBase, list[LoadError], Comp
         return kb, errors, CompiledKB(kb)
 
     if not directory.is_dir():
-        return (*build(), None)
-    key = matcher_key(directory)
-    return (*cached("matcher", key, build), key)
+        return build()
+    return cached("matcher", matcher_key(directory), build)
 
 
 def matcher_key(directory: Path) -> str:

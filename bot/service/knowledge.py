@@ -42,16 +42,16 @@ class _FromCache:
     builds nothing."""
 
     def __init__(self) -> None:
-        self._last: tuple[Any, Any, str | None] | None = None  # (kb, compiled index, cache key)
+        self._last: tuple[Any, Any] | None = None  # (kb, compiled index)
 
     def load(self, directory: Path) -> tuple[Any, list[Any]]:
-        kb, errors, index, key = load_compiled(Path(directory))
-        self._last = (kb, index, key)
+        kb, errors, index = load_compiled(Path(directory))
+        self._last = (kb, index)
         return kb, errors
 
     def matcher(self, kb: Any, threshold: float) -> Any:
         if self._last is not None and self._last[0] is kb:
-            return matcher_of(kb, self._last[1], self._last[2], threshold)
+            return matcher_of(kb, self._last[1], threshold)
         return Matcher(kb, threshold=threshold)
 
 

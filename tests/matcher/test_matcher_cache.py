@@ -28,7 +28,7 @@ def kb_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def _matcher_files(cache: Path) -> list[Path]:
-    return sorted(p for p in cache.glob("matcher-*.pkl") if not p.name.startswith("matcher-model-"))
+    return sorted(cache.glob("matcher-*.pkl"))
 
 
 def _best(directory: Path, text: str) -> str | None:
