@@ -1,4 +1,4 @@
-"""Compact lists of ranks: ``0, 2–63, 65``."""
+"""Compact lists of ranks (``0, 2–63, 65``) and of anything else too long to show whole (hosts, nodes)."""
 
 from __future__ import annotations
 
@@ -26,3 +26,9 @@ def ranks_phrase(labels: list[str]) -> str:
     if all(str(label).isdigit() for label in labels):
         return f"{'rank' if len(labels) == 1 else 'ranks'} {format_ranks(labels)}"
     return format_ranks(labels)
+
+
+def first_few(items: list[str], most: int, sep: str = ", ") -> str:
+    """``a, b, c (+5 more)``: the first ``most`` items and how many were left out (every view says it alike)."""
+    shown = sep.join(items[:most])
+    return shown + (f" (+{len(items) - most} more)" if len(items) > most else "")

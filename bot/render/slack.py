@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from tracebot.ranks import format_ranks
+from tracebot.ranks import first_few, format_ranks
 from tracebot.render.facts import fact_phrases
 from tracebot.render.messages import msg
 from tracebot.result import Diagnosis, Match, Result, Source, StackGroup, Table
@@ -72,8 +72,7 @@ def _where(match: Match) -> str:
     if match.ranks:
         parts.append(f"{'rank' if len(match.ranks) == 1 else 'ranks'} {escape(format_ranks(match.ranks[:64]))}")
     if match.hosts:
-        hosts = ", ".join(match.hosts[:5]) + (f" (+{len(match.hosts) - 5})" if len(match.hosts) > 5 else "")
-        parts.append(f"host {escape(hosts)}")
+        parts.append(f"host {escape(first_few(match.hosts, 5))}")
     if match.occurrences > 1:
         parts.append(f"{match.occurrences} occurrences")
     return " · ".join(p for p in parts if p)

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 
 from PIL import Image, ImageDraw, ImageFont
 
-from tracebot.plugin_api import Frame, StackGroup, ranks_phrase
+from tracebot.plugin_api import Frame, StackGroup, first_few, ranks_phrase
 from tracebot.plugins.pyspy.group import rank_sort_key
 
 MAX_SUMMARY_GROUPS = 6
@@ -37,8 +37,7 @@ def hosts_phrase(hosts: list[str], most: int = 3) -> str:
     """`` on tbnode3`` / `` on n1, n2, n3 (+5 more)`` / ``""`` for a group's hosts."""
     if not hosts:
         return ""
-    more = f" (+{len(hosts) - most} more)" if len(hosts) > most else ""
-    return f" on {', '.join(hosts[:most])}{more}"
+    return f" on {first_few(hosts, most)}"
 
 
 def display_path(filename: str) -> str:

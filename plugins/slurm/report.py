@@ -13,6 +13,7 @@ from tracebot.plugin_api import (
     StackGroup,
     Table,
     combine_into,
+    first_few,
     ranks_phrase,
 )
 from tracebot.plugins.pyspy.group import group_stacks
@@ -111,9 +112,8 @@ def add_hang_trace(result: Result, ctx: CommandContext, job: JobView, trace: Han
     elif groups:
         result.summary += f" Stacks: {line}."
     if trace.node_errors:  # ranks there are missing from the groups above: the summary must say so
-        result.summary += " No dump from " + "; ".join(
-            f"node {node} ({why[:160]})" for node, why in list(trace.node_errors.items())[:3]) + (
-            f" and {len(trace.node_errors) - 3} more node(s)" if len(trace.node_errors) > 3 else "") + "."
+        result.summary += " No dump from " + first_few(
+            [f"node {node} ({why[:160]})" for node, why in trace.node_errors.items()], 3, sep="; ") + "."
     result.sections.append(Section(f"py-spy of {ranks} rank(s) in {trace.seconds:.1f}s", line))
     # Each group's stack is shown from result.stack_groups and the unreadable ranks from result.unreadable
     # by every view; repeating them as sections printed every stack twice.
