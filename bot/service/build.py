@@ -10,7 +10,7 @@ from tracebot.service.outbox import Outbox
 from tracebot.service.plugin_host import PluginHost, default_host
 from tracebot.service.ratelimit import RateLimiter
 from tracebot.service.router import Router
-from tracebot.service.service import Service, Tunables
+from tracebot.service.service import Service
 from tracebot.store import Store
 
 
@@ -22,7 +22,6 @@ def build_service(
     knowledge: KnowledgeHolder | None = None,
     host: PluginHost | None = None,
     jobs: JobPool | None = None,
-    tunables: Tunables | None = None,
     bot_user_id: str | None = None,
     limiter: RateLimiter | None = None,
 ) -> Service:
@@ -45,6 +44,5 @@ def build_service(
         trace_jobs=trace_jobs,
         router=router,
         bot_user_id=bot_user_id,
-        tunables=tunables or Tunables.from_config(config),
         limiter=limiter,
     )

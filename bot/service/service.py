@@ -20,7 +20,6 @@ import threading
 import time
 import zlib
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 from tracebot.config import Config
@@ -50,16 +49,8 @@ from tracebot.store.stats import most_helpful
 log = logging.getLogger(__name__)
 
 
-@dataclass
-class Tunables:
-    repeat_window_s: float = 600.0  # the same error again in a thread within this gets a pointer
-    progress_interval_s: float = 1.0
-    limits: FileLimits = field(default_factory=FileLimits)
-    shedding_notice_s: float = 60.0  # at most one "I'm skipping messages here" notice per channel per this
-
-    @classmethod
-    def from_config(cls, config: Config) -> Tunables:
-        return cls(repeat_window_s=config.repeat_window_s, limits=FileLimits.from_config(config))
+PROGRESS_INTERVAL_S = 1.0  # a running /trace edits its progress message at most this often
+SHEDDING_NOTICE_S = 60.0  # at most one "I'm skipping messages here" notice per channel per this
 
 
 class Service:
@@ -74,7 +65,6 @@ class Service:
         trace_jobs: JobPool | None = None,
         router: Router,
         bot_user_id: str | None = None,
-        tunables: Tunables | None = None,
         limiter: RateLimiter | None = None,
         records: Records | None = None,
         clock: Callable[[], float] = time.monotonic,
@@ -94,7 +84,7 @@ class Service:
         self.trace_jobs = trace_jobs or JobPool(workers=jobs.workers, max_pending=jobs.max_pending)
         self.router = router
         self.bot_user_id = bot_user_id
-        self.tunables = tunables or Tunables()
+        self.limits = FileLimits.from_config(config)  # files read from Slack: sizes and time budget
         self.records = records or Records()
         if limiter is not None and jobs.pace is None:
             # Answers wait for their channel's slot in the queue, not on a worker.
@@ -112,7 +102,7 @@ class Service:
             router=router,
             caller=self.caller,
             answer_text=self._answer_command,
-            progress_interval_s=self.tunables.progress_interval_s,
+            progress_interval_s=PROGRESS_INTERVAL_S,
             records=self.records,
         )
 
@@ -166,7 +156,7 @@ class Service:
         now = self._clock()
         with self._shedding_lock:
             last = self._shedding_since.get(channel)
-            if last is not None and now - last < self.tunables.shedding_notice_s:
+            if last is not None and now - last < SHEDDING_NOTICE_S:
                 return
             self._shedding_since[channel] = now
         text = (
@@ -370,7 +360,7 @@ class Service:
             self.outbox,
             msg,
             threshold=self.threshold(msg.channel),
-            limits=self.tunables.limits,
+            limits=self.limits,
         )
 
     def answer(self, msg: Inbound, *, source: str, always: bool, thread_ts: str | None = None) -> str | None:
@@ -397,7 +387,7 @@ class Service:
                 earlier = self.records.attempt(
                     "looking up an earlier answer",
                     lambda: self.store.earlier_answer(
-                        msg.channel, thread, confident[0].entry_id, self.tunables.repeat_window_s
+                        msg.channel, thread, confident[0].entry_id, self.config.repeat_window_s
                     ),
                     None,
                 )

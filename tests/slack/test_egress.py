@@ -179,7 +179,7 @@ def test_slack_file_host_is_https_only_and_the_api_origin_is_matched_exactly():
 
 
 def test_a_gzip_bomb_is_read_only_up_to_the_inflate_limit_and_the_answer_says_so(slack):
-    limits = slack.tracebot.tunables.limits
+    limits = slack.tracebot.limits
     limits.max_inflated_bytes = limits.max_message_inflated_bytes = 8 << 20
     bomb = gzip.compress(f"{OOM_LINE}\n".encode() + b"\0" * (200 << 20), compresslevel=6)
     assert len(bomb) < 1 << 20  # megabytes of zeros: a few hundred kB
@@ -200,7 +200,7 @@ def test_a_gzip_bomb_is_read_only_up_to_the_inflate_limit_and_the_answer_says_so
 
 
 def test_a_message_whose_time_budget_is_spent_skips_its_files_and_says_so(slack):
-    slack.tracebot.tunables.limits.budget_s = 0.0
+    slack.tracebot.limits.budget_s = 0.0
     bomb = gzip.compress(b"\0" * (64 << 20))
     url = slack.fake.add_file("slow.log.gz", bomb)
     slack.event(_file_message("slow.log.gz", url, len(bomb), text="what is this?", channel="D0ALICE",
