@@ -6,7 +6,7 @@ from typing import Any
 
 from slack_bolt import App, BoltContext
 
-from tracebot.service.inbound import from_message
+from tracebot.slack.inbound import from_message
 
 
 def on_mention(event: dict[str, Any], body: dict[str, Any], context: BoltContext) -> None:

@@ -6,7 +6,7 @@ from typing import Any
 
 from slack_bolt import App, BoltContext
 
-from tracebot.service.inbound import from_message
+from tracebot.slack.inbound import from_message
 
 # New content from a person. Edits (message_changed), deletions, joins, bot posts are ignored.
 ANSWERED_SUBTYPES = {None, "file_share", "thread_broadcast"}

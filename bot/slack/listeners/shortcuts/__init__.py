@@ -6,7 +6,7 @@ from typing import Any
 
 from slack_bolt import Ack, App, BoltContext
 
-from tracebot.service.inbound import from_message
+from tracebot.slack.inbound import from_message
 from tracebot.slack.listeners.shortcuts import save_knowledge
 
 CALLBACK_ID = "tracebot_diagnose"
