@@ -165,7 +165,7 @@ def main(argv: list[str]) -> int:
     labels = Counter(c["expected"] for c in cases)
     negatives = labels[None]
     prose = kinds["prose"] + kinds["ja"]
-    sources = Counter(c["source"] for c in cases)
+    sources = Counter(c["source"].split(" ")[-1].rstrip("/") for c in cases)
     for src, count in sources.items():
         if count > 2:
             problems.append(f"source used {count} times (max 2): {src}")
