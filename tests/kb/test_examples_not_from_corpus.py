@@ -1,11 +1,11 @@
 """No entry example is a copy of an evaluation case.
 
-An example that shares most of its text with a case of the corpus, the holdout or the fresh set makes
+An example that shares most of its text with a case of the corpus, the holdout or a fresh set makes
 the ranking model (trained on examples) answer that case from memory, and the figures stop measuring
 how the knowledge base generalises. Cases and examples are compared whitespace-collapsed and
 lower-cased. One-line texts are exempt, as in ``tests/corpus/test_corpus_integrity.py``: a fixed
 message (``Default process group has not been initialized …``) reads the same in every paste.
-Failures name the entry and the case, never the text, so the fresh set stays unread.
+Failures name the entry and the case, never the text, so the fresh sets stay unread.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from rapidfuzz.process import cdist
 from tracebot.knowledge.loader import load_knowledge_base
 
 ROOT = Path(__file__).resolve().parents[2]
-CASE_FILES = [ROOT / "tests" / d / "cases.jsonl" for d in ("corpus", "holdout", "fresh")]
+CASE_FILES = [ROOT / "tests" / d / "cases.jsonl" for d in ("corpus", "holdout", "fresh", "fresh2")]
 MIN_CHARS = 80
 MOST = 80.0
 # Overlaps found when this test was written: the entry and the case quote the same public issue. Each
