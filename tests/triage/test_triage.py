@@ -249,3 +249,16 @@ def test_a_watchdog_only_log_starts_at_the_first_timeout_not_at_the_abort_it_cau
     d = matcher.diagnose("\n".join(lines))
     assert d.first_failure is not None and d.first_failure.cascade and d.first_failure.line_no == 2
     assert d.silent_ranks == ["5"]
+
+
+def test_line_numbers_count_newlines_only_as_a_log_viewer_does(matcher: Matcher):
+    # tqdm redraws its bar with carriage returns; a line that starts with one is still one line
+    lines = [f"[rank{r}]: step {s} loss 2.1" for s in range(3) for r in range(4)]
+    lines.append("\r  0%|          | 0/801 [00:00<?, ?it/s]\r  1%|          | 8/801 [00:08<?, ?it/s]")
+    lines += ["[rank2]: Traceback (most recent call last):",
+              '[rank2]:   File "/home/alice/llm/train.py", line 88, in main',
+              "[rank2]: ValueError: too many values to unpack (expected 2)"]
+    lines += [_watchdog(r) for r in (0, 1, 3)]
+    d = matcher.diagnose("\r\n".join(lines) + "\r\n")
+    assert d.first_failure is not None
+    assert d.first_failure.line_no == 16 and d.first_failure.exception == "ValueError"
