@@ -26,6 +26,7 @@ from tracebot.result import Diagnosis, FirstFailure
 TRIAGE_MIN_LINES = 4  # a text of fewer lines is one error, not a log
 MAX_RANKS = 1 << 16
 MAX_TRACEBACK_FRAMES = 64
+LOG_LINES = 100  # a text this long is a log, whose order of lines is the order of events
 MESSAGE_LINES = 8  # lines after an exception line that may still be its message
 
 # -- what a line is ----------------------------------------------------------------------------------
@@ -601,18 +602,22 @@ def first_failure_leads(diagnosis: Diagnosis, seen: dict[str, Seen], threshold: 
     only on warnings before it, a problem the program went on from. Such matches stay listed, below the
     confidence ``threshold``.
 
-    "After" needs comparable clocks: the same timestamp format on both lines, or none on either (one
-    stream, read in order). A line with a clock of its own format (a pasted ``dmesg``) is another source,
-    whose order against the log is not known."""
+    "After" needs a log (at least :data:`LOG_LINES` lines: in a paste of a few lines someone chose what
+    to show, and the later error is often the one asked about) and comparable clocks: the same timestamp
+    format on both lines, or none on either (one stream, read in order). A line with a clock of its own
+    format (a pasted ``dmesg``) is another source, whose order against the log is not known."""
     ff = diagnosis.first_failure
     if ff is None or ff.cascade or ff.entry_id is not None:
         return
+    log = diagnosis.lines_total >= LOG_LINES
     ff_when = line_time(ff.text)
     for m in diagnosis.matches:
         where = seen.get(m.entry_id)
         if m.role != "root-cause" or not m.confident or where is None:
             continue
-        if where.when is not None and ff_when is not None:
+        if not log:
+            after = False
+        elif where.when is not None and ff_when is not None:
             after = where.when[0] == ff_when[0] and where.when[1] > ff_when[1]
         else:
             after = where.when is None and ff_when is None and (where.line_no or 0) > ff.line_no
