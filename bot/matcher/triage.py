@@ -2,17 +2,22 @@
 
 When a 64-rank job dies, hundreds of lines say so; one of them is where it started. The triager reads
 the lines the matcher reads (every line of a paste, the candidate lines of a large log), one at a time
-and in bounded memory, and sorts what failed into two kinds:
+and in bounded memory, and sorts what failed into three kinds:
 
-- **failures**: a Python exception (the last line of a traceback, with the innermost frame in the user's
-  own code), a C++ ``terminate called``, a CUDA or NCCL error, a signal or a kill, a ``FATAL`` line;
+- **failures**: a Python exception (the last line of a traceback, or of a chain of them, with the
+  innermost frame in the user's own code), a C++ ``terminate called``, a CUDA, NCCL or GPU-hardware
+  error, a signal or a kill, a ``FATAL`` line, a line logged at error severity before any consequence;
+- **process exits** that do not say why (srun's task exits, ``Aborted (core dumped)``, a step cancelled
+  with no reason): consequences while a failure exists, else the first sign of trouble;
 - **cascade**: what a failure on another rank brings about (watchdog timeouts, aborted communicators,
-  the launcher's SIGTERMs and ChildFailedError summary, srun's step aborts).
+  the launcher's SIGTERMs and ChildFailedError, srun's step aborts).
 
 The first failure is the earliest failure by timestamp when the failure lines carry comparable ones
-(clocks of several nodes, a log concatenated node by node), else by line; only when there is nothing
-but cascade is the earliest cascade line the first failure. Ranks that never printed a failure while
-their peers timed out in a collective are named as silent, the usual culprit of a hang.
+(clocks of several nodes, a log concatenated node by node), else by line; only when there is no failure
+is the first process exit or timeout by line the first failure, and the launcher's reactions only when
+there is nothing else. Ranks that never printed a failure while their peers timed out in a collective,
+or that stopped printing before their peers in a job that hung, are named as silent, the usual culprit
+of a hang.
 """
 
 from __future__ import annotations
@@ -27,6 +32,11 @@ TRIAGE_MIN_LINES = 4  # a text of fewer lines is one error, not a log
 MAX_RANKS = 1 << 16
 MAX_TRACEBACK_FRAMES = 64
 LOG_LINES = 100  # a text this long is a log, whose order of lines is the order of events
+# Lines this close to the first failure (in lines, or in seconds) still tell of that failure (a DataLoader
+# worker's bus error, then the main process's exception about it), not of its consequences, which take
+# a timeout or a teardown to show.
+SAME_FAILURE_LINES = 20
+SAME_FAILURE_S = 1.0
 MESSAGE_LINES = 8  # lines after an exception line that may still be its message
 
 # -- what a line is ----------------------------------------------------------------------------------
@@ -76,9 +86,11 @@ _CHAIN = re.compile(r"^(?:During handling of the above exception, another except
                     r"|The above exception was the direct cause of the following exception):?$")
 # A line the program logged at error severity (glog / c10: "E0304 19:44:41", "[E304 19:44:40",
 # "[E ProcessGroupNCCL.cpp:475]"; Python logging "- ERROR -", "ERROR:root:", "[ERROR]", loguru "| ERROR |").
-# Read on the raw line: the normaliser strips the prefix that carries it.
+# Read on the raw line: the normaliser strips the prefix that carries it. Month 00 is absl's logging
+# before it is initialised: TensorFlow's and JAX's import-time noise ("E0000 00:00:1731… cuda_dnn.cc:8310]
+# Unable to register cuDNN factory"), printed by healthy jobs.
 _ERROR_LEVEL = re.compile(
-    r"(?:^|[\s\]:])\[?[EF]\d{3,4} \d{2}:\d{2}:\d{2}|\[[EF] [\w.]+:\d+\]"
+    r"(?:^|[\s\]:])\[?[EF](?!00)\d{3,4} \d{2}:\d{2}:\d{2}|\[[EF] [\w.]+:\d+\]"
     r"|(?:^|[\s\[|])(?:ERROR|CRITICAL|FATAL)(?:\]|\s*\||\s+-\s|:[\w.]*:)"
 )
 # A CUDA error a rank reports is that rank's failure even when it comes wrapped in a cascade-looking line
@@ -94,7 +106,7 @@ _CASCADE: tuple[tuple[str, re.Pattern[str]], ...] = (
         r"communicator was aborted|NCCL communicator was aborted|Some NCCL operations have failed or timed out"
         r"|To avoid data inconsistency, we are taking the entire process down|ncclRemoteError"
         r"|remote process exited or there was a network error|Connection reset by peer|Connection closed by peer"
-        r"|Broken pipe"
+        r"|Broken pipe|Connection was likely closed"  # (the peer or the rendezvous store went away)
         # how a process ends when its watchdog gives up (the reason follows on the what(): line)
         r"|terminate called after throwing an instance of 'c10::DistBackendError'", re.IGNORECASE)),
     ("launcher exit", re.compile(
@@ -600,16 +612,20 @@ def first_failure_leads(diagnosis: Diagnosis, seen: dict[str, Seen], threshold: 
     the answer ahead of it: one that showed only after it is a consequence (the job's processes killed
     afterwards read as the OOM killer's work, a collective failing once a peer is gone); one matched
     only on warnings before it, a problem the program went on from. Such matches stay listed, below the
-    confidence ``threshold``.
+    confidence ``threshold``. A match within :data:`SAME_FAILURE_LINES` lines or :data:`SAME_FAILURE_S`
+    seconds of the first failure tells of that failure and is left alone.
 
     "After" needs a log (at least :data:`LOG_LINES` lines: in a paste of a few lines someone chose what
-    to show, and the later error is often the one asked about) and comparable clocks: the same timestamp
-    format on both lines, or none on either (one stream, read in order). A line with a clock of its own
-    format (a pasted ``dmesg``) is another source, whose order against the log is not known."""
+    to show, and the later error is often the one asked about), a first failure that says what failed
+    (one known only by its error severity is too weak to make the rest its consequence) and comparable
+    clocks: the same timestamp format on both lines, or none on either (one stream, read in order). A
+    line with a clock of its own format (a pasted ``dmesg``) is another source, whose order against the
+    log is not known."""
     ff = diagnosis.first_failure
     if ff is None or ff.cascade or ff.entry_id is not None:
         return
-    log = diagnosis.lines_total >= LOG_LINES
+    said = _classify(clean(ff.text).text)
+    log = diagnosis.lines_total >= LOG_LINES and said is not _PLAIN and said is not _WORLD_ONLY
     ff_when = line_time(ff.text)
     for m in diagnosis.matches:
         where = seen.get(m.entry_id)
@@ -618,9 +634,9 @@ def first_failure_leads(diagnosis: Diagnosis, seen: dict[str, Seen], threshold: 
         if not log:
             after = False
         elif where.when is not None and ff_when is not None:
-            after = where.when[0] == ff_when[0] and where.when[1] > ff_when[1]
+            after = where.when[0] == ff_when[0] and where.when[1] > ff_when[1] + SAME_FAILURE_S
         else:
-            after = where.when is None and ff_when is None and (where.line_no or 0) > ff.line_no
+            after = where.when is None and ff_when is None and (where.line_no or 0) > ff.line_no + SAME_FAILURE_LINES
         if after or where.warned:
             m.confident = False
             m.score = min(m.score, round(threshold - 0.1, 1))
