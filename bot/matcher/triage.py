@@ -41,6 +41,9 @@ MESSAGE_LINES = 8  # lines after an exception line that may still be its message
 
 # -- what a line is ----------------------------------------------------------------------------------
 _TRACEBACK_START = re.compile(r"^Traceback \(most recent call last\):")
+# ... or after other text on its line: a logger's message ("Scheduler hit an exception: Traceback …"), a
+# progress bar the traceback was printed over ("0/801 [00:00<?, ?it/s][rank2]: Traceback …")
+_TRACEBACK_AFTER = re.compile(r"(?:\[rank(?P<rank>\d+)\]:\s*)?Traceback \(most recent call last\):\s*$")
 _FRAME = re.compile(r'^File "(?P<file>[^"]+)", line (?P<line>\d+), in (?P<func>\S+)')
 _EXCEPTION = re.compile(
     r"^(?P<type>(?:[A-Za-z_][\w]*\.)*[A-Z][\w]*(?:Error|Exception|Interrupt|Exit|Failure|Fault))"
@@ -277,6 +280,8 @@ class Triager:
         if what.world:
             self._read_world(text)
         if what.traceback_start:
+            if rank is None and (after := _TRACEBACK_AFTER.search(text)) and after["rank"]:
+                rank = after["rank"]
             if rank in self._tbs or len(self._tbs) < MAX_RANKS:
                 self._tbs[rank] = (line_no, [])
             return
@@ -373,7 +378,9 @@ class Triager:
                 self._timed_out[who] = (int(work["seq"]), work["op"]) if work else None
         if self._first_cascade is not None and (what.reaction or self._first_quiet is not None):
             return
-        failure = FirstFailure(line_no=line_no, text=raw.strip()[:500], rank=who, host=host, cascade=True)
+        task = _SRUN_TASK.search(text) if who is None else None  # srun names the task (the rank) and its node
+        failure = FirstFailure(line_no=line_no, text=raw.strip()[:500], rank=task["task"] if task else who,
+                               host=task["host"] if task and host is None else host, cascade=True)
         candidate = _Candidate(failure, line_time(raw), cascade=True)
         if self._first_cascade is None:
             self._first_cascade = candidate
@@ -529,7 +536,7 @@ def _classify(text: str) -> _Kind:
     if text.startswith("# "):
         return _PLAIN  # a comment or a heading someone put in the paste ("# source: …", "# .out:")
     world = _WORLD_HINT.search(text) is not None
-    if _TRACEBACK_START.match(text):
+    if _TRACEBACK_START.match(text) or ("Traceback (" in text and _TRACEBACK_AFTER.search(text)):
         return _Kind(traceback_start=True, world=world)
     if text.startswith("File ") and _FRAME.match(text):
         return _Kind(frame=True)
@@ -550,6 +557,9 @@ def _classify(text: str) -> _Kind:
     if notice:
         return _Kind(notice=notice, world=world)
     return _WORLD_ONLY if world else _PLAIN
+
+
+_SRUN_TASK = re.compile(r"srun: error: (?P<host>[\w.-]+): tasks? (?P<task>\d+)(?:[,-]\d+)*: ")
 
 
 def _rank_in(text: str) -> str | None:

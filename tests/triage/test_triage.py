@@ -346,3 +346,19 @@ def test_ranks_that_stopped_printing_in_a_hang_with_no_watchdog_are_named_as_suc
     s = next(s for s in SCENARIOS if s.name == "hang-no-watchdog-time-limit")
     d = matcher.diagnose(s.text)
     assert "Silent: ranks 0, 25 stopped printing before the others: look there first." in render_diagnosis(d)
+
+
+def test_a_traceback_printed_after_other_text_on_its_line_still_names_the_users_frame(matcher: Matcher):
+    lines = [*_progress_lines(4),
+             "\r  0%|          | 0/801 [00:00<?, ?it/s][rank2]: Traceback (most recent call last):",
+             '[rank2]:   File "/home/alice/llm/train.py", line 329, in main',
+             "[rank2]:     loss = model(**batch).loss",
+             '[rank2]:   File "/opt/conda/lib/python3.13/site-packages/torch/nn/functional.py", line 3504, in cross_entropy',
+             "[rank2]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 18.84 GiB.",
+             "[2026-02-27 11:31:26 TP13] Scheduler hit an exception: Traceback (most recent call last):",
+             '  File "/home/alice/serve/engine.py", line 105, in __init__',
+             "RuntimeError: open: Address family not supported by protocol"]
+    ff = matcher.diagnose("\n".join(lines)).first_failure
+    assert ff is not None and (ff.line_no, ff.rank, ff.frame, ff.traceback_start) == (9, "2", "train.py:329 in main", 5)
+    ff = matcher.diagnose("\n".join(lines[:4] + lines[9:])).first_failure
+    assert ff is not None and (ff.frame, ff.traceback_start) == ("engine.py:105 in __init__", 5)
