@@ -147,11 +147,13 @@ _WORLD = re.compile(
     r"|initialization options: size: (?P<g>\d+)\b|store-based barrier for key:\S+ with (?P<h>\d+) nodes"
     r"|\bNum(?:ber of)? processes: (?P<i>\d+)"
     r"|(?<![A-Za-z_])world[_ ]size (?:is |of )?(?P<j>\d+)\b|\brank \d+ (?:of|out of) (?P<k>\d+)\b"
-    r"|\b(?:SLURM_NTASKS|SLURM_NPROCS|OMPI_COMM_WORLD_SIZE|PMI_SIZE|PMIX_SIZE)\s*[=:]\s*(?P<l>\d+)",
+    r"|\b(?:SLURM_NTASKS|SLURM_NPROCS|OMPI_COMM_WORLD_SIZE|PMI_SIZE|PMIX_SIZE|ntasks)\s*[=:]\s*(?P<l>\d+)"
+    r"|All distributed processes registered\. Starting with (?P<m>\d+) processes",
     re.IGNORECASE,
 )
 _WORLD_HINT = re.compile(r"nranks|world.size|rank \d+ ?/|rank \d+ (?:of|out of) |MEMBER: |options: size"
-                         r"|barrier for key|num(?:ber of)? processes|_NTASKS|_NPROCS|_SIZE\s*[=:]", re.IGNORECASE)
+                         r"|barrier for key|num(?:ber of)? processes|ntasks|_NPROCS|_SIZE\s*[=:]"
+                         r"|Starting with \d+ processes", re.IGNORECASE)
 MAX_CLASSIFIED = 20_000  # distinct (masked) lines whose kind is remembered
 
 # -- when -------------------------------------------------------------------------------------------

@@ -362,3 +362,14 @@ def test_a_traceback_printed_after_other_text_on_its_line_still_names_the_users_
     assert ff is not None and (ff.line_no, ff.rank, ff.frame, ff.traceback_start) == (9, "2", "train.py:329 in main", 5)
     ff = matcher.diagnose("\n".join(lines[:4] + lines[9:])).first_failure
     assert ff is not None and (ff.frame, ff.traceback_start) == ("engine.py:105 in __init__", 5)
+
+
+def test_a_streamed_log_reads_the_world_size_from_nccls_init_lines(matcher: Matcher, tmp_path: Path):
+    # large enough to be read as a stream of candidate lines; the highest rank (15) printed nothing
+    noise = "".join(f"[rank{r % 8}]: iteration {r:7d} | lm loss 2.731E+00 | grad norm 0.91\n" for r in range(8000))
+    init = "".join(f"gpu-0{r // 8 + 1}:{4000 + r}:{4100 + r} [{r % 8}] NCCL INFO comm 0x55d{r:04x} rank {r} nranks 16 "
+                   f"cudaDev {r % 8} busId {r % 8}0000 commId 0x8f3a - Init COMPLETE\n" for r in range(16))
+    log = tmp_path / "job.log"
+    log.write_text(init + noise + "".join(_watchdog(r) + "\n" for r in range(15)))
+    assert log.stat().st_size > 256 * 1024
+    assert matcher.diagnose_file(log).silent_ranks == ["15"]
