@@ -265,6 +265,8 @@ class Triager:
                 # the failure's message goes on ("what():  CUDA error: …", "ncclInvalidUsage: …", "Last error:")
                 message[1].end = line_no
                 self._message = (rank, message[1], message[2] - 1) if message[2] > 1 else None
+                if what.world:
+                    self._read_world(text)
                 return
             self._message = None
         if what is _PLAIN or what is _WORLD_ONLY:
