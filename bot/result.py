@@ -91,7 +91,7 @@ class Diagnosis:
     threshold: float = 75.0
     first_failure: FirstFailure | None = None  # for texts of more than a few lines
     cascade: str = ""  # "240 watchdog timeouts on 15 ranks and 3 launcher exits follow it"
-    silent_ranks: list[str] = field(default_factory=list)  # ranks that printed nothing while peers timed out
+    silent_ranks: list[str] = field(default_factory=list)  # printed nothing while peers timed out, or went quiet first in a hang
     silent_hosts: dict[str, str] = field(default_factory=dict)  # rank -> host, where the log says
     lagging_ranks: list[str] = field(default_factory=list)  # ranks behind their peers in the same collective  # the default of tracebot.config.DEFAULT_THRESHOLD; result.py imports nothing
     lines_total: int = 0
@@ -120,6 +120,14 @@ class Diagnosis:
         """Would be posted unprompted in a channel: a confident match, or an unknown first failure that
         brought a whole job down."""
         return bool(self.confident) or self.unknown_first_failure
+
+    @property
+    def went_quiet(self) -> str:
+        """How the silent ranks went quiet, for the renderers: in a watchdog cascade they printed nothing
+        while the others timed out; in a hang with no watchdog they stopped printing before the others."""
+        if "watchdog" in self.cascade:
+            return "printed nothing while the others timed out"
+        return "stopped printing before the others"
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)

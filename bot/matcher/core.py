@@ -28,7 +28,15 @@ from tracebot.matcher.normalize import CleanLine, clean, mask, to_text
 from tracebot.matcher.ranking import MAX_MATCHES, rank
 from tracebot.matcher.scan import ScanStats, bytes_stream, candidate_lines, open_log, text_lines
 from tracebot.matcher.suggest import UNFILLED, fill, placeholders
-from tracebot.matcher.triage import TRIAGE_MIN_LINES, Triager, attach_triage, line_time
+from tracebot.matcher.triage import (
+    TRIAGE_MIN_LINES,
+    Seen,
+    Triager,
+    attach_triage,
+    first_failure_leads,
+    line_time,
+    logged_as_warning,
+)
 from tracebot.result import Diagnosis, Match, Source
 
 if TYPE_CHECKING:
@@ -80,6 +88,7 @@ class _Agg:
     # earliest timestamp on a line with strong evidence of a root cause: (format, seconds), see line_time
     first_when: tuple[int, float] | None = None
     untimed: bool = False  # some of those lines had no timestamp
+    warned: bool | None = None  # every one of those lines was logged as a warning (None: no such line)
 
 
 def entry_match(entry: Entry, *, score: float = 100.0, confident: bool = True, kind: str = "",
@@ -271,7 +280,10 @@ class Matcher:
         aggs: dict[int, _Agg] = {}
         cleaned: dict[str, tuple[CleanLine, str]] = {}
         roots = self.index.root_causes
+        record = ""  # the last line that was not indented: the message an indented line continues
         for no, raw in lines:
+            if raw[:1] not in (" ", "\t"):
+                record = raw
             # A long log repeats its lines (the same warning from every rank, every step): clean and mask
             # each distinct line once.
             got = cleaned.get(raw)
@@ -303,6 +315,8 @@ class Matcher:
                         a.untimed = True
                     elif a.first_when is None or when < a.first_when:
                         a.first_when = when
+                    if a.warned is not False:
+                        a.warned = logged_as_warning(raw, record)
                 if h.score > a.score:
                     # The reported line is the first occurrence of the strongest evidence, so the line
                     # shown, its number and the signature that fired always belong together.
@@ -442,12 +456,16 @@ class Matcher:
                 text = clean(ff.text).text
                 fired = {idx.entries[s.entry].id for s in idx.strong_hits(text) if not idx.vetoed(s.entry, text)}
                 ff.entry_id = next((m.entry_id for m in diagnosis.matches if m.entry_id in fired), None)
+            first_failure_leads(diagnosis, {
+                idx.entries[ei].id: Seen(a.line_nos[0] if a.line_nos else a.first_line,
+                                         None if a.untimed else a.first_when, a.warned is True)
+                for ei, a in kept.items()}, thr)
             if not probs:
                 # A log (not a paste the model ranks): among root causes with exact evidence, the first
                 # failure's entry, then the earliest.
                 _order_root_causes(matches, {idx.entries[ei].id: a for ei, a in kept.items()},
                                    ff.entry_id if ff is not None else None)
-                diagnosis.matches = rank(matches)
+            diagnosis.matches = rank(matches)
         diagnosis.matches = diagnosis.matches[:MAX_MATCHES]
         return diagnosis
 

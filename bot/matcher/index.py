@@ -27,9 +27,9 @@ ERROR_WORD_LIST = [
 ]
 ERROR_WORDS = "|".join(ERROR_WORD_LIST)  # plain literals: also a valid regex alternation
 # Lines a long log's triage needs besides error lines: a traceback's frames (``File "x.py", line 3, in f``)
-# name the user's code where the failure happened; torchrun's and Lightning's statements of the world
-# size tell which ranks never reported. Each is printed a few times per job, not per step.
-CONTEXT_WORDS = ['", line ', "world_size", "MEMBER: "]
+# name the user's code where the failure happened; torchrun's, Lightning's, NCCL's and srun's statements
+# of the world size tell which ranks never reported. Each is printed a few times per job, not per step.
+CONTEXT_WORDS = ['", line ', "world_size", "MEMBER: ", " nranks ", "ntasks"]
 # Short texts get a closer look at any line that names the usual suspects, even without an error word.
 _ERRORISH = re.compile(ERROR_WORDS + r"|nccl|cuda|ecc|gpu", re.IGNORECASE)
 _TOKEN = re.compile(r"[a-z][a-z0-9_]{3,}")

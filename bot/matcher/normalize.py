@@ -33,7 +33,9 @@ _TIMESTAMP = re.compile(
     + r"""\ +\d{1,2},?\ \d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:\ \d{4})?
       | \d{2}:\d{2}:\d{2}(?:[.,]\d+)?
       | \d{10}(?:\.\d+)?
-      | [IWEF]\d{4}\ \d{2}:\d{2}:\d{2}(?:\.\d+)?(?:\ +\d+)?(?:\ +[\w.-]+:\d+\])?  # glog / c10 logging
+      # glog / c10 logging (c10 prints the month unpadded: [W304 …]); torch.distributed's Python logger
+      # names the file by its path (E0304 19:44:41.006000 690616 torch/distributed/run.py:803])
+      | [IWEF]\d{3,4}\ \d{2}:\d{2}:\d{2}(?:\.\d+)?(?:\ +\d+)?(?:\ +[\w./-]+:\d+\])?
     )\]?(?:\s*[|:,-]\s*|\s+|$)""",
     re.VERBOSE,
 )

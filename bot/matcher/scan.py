@@ -34,11 +34,21 @@ class ScanStats:
 
 
 def text_lines(text: str, stats: ScanStats) -> Iterator[tuple[int, str]]:
-    lines = text.splitlines()
+    """``(line number, line)`` for every line of ``text``. Lines are counted as a log viewer, an editor
+    and the streamed reader count them, by newline only: a progress bar's carriage returns, a form feed
+    or a Unicode line separator inside a line do not start new lines (``str.splitlines`` would, and
+    every line number after them would be off). A text with carriage returns and no newline at all is
+    an old-style text file: its lines are split at the carriage returns."""
+    if "\n" in text:
+        lines = text.split("\n")
+        if lines[-1] == "":
+            lines.pop()
+    else:
+        lines = text.splitlines()
     stats.lines_total = len(lines)
     stats.bytes_read = len(text)
     for no, line in enumerate(lines, 1):
-        yield no, line[:MAX_LINE_BYTES]
+        yield no, line[:MAX_LINE_BYTES].removesuffix("\r")
 
 
 class BoundedInflate:

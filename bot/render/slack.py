@@ -191,7 +191,7 @@ def _silent_text(d: Diagnosis) -> str:
     named = [f"{r} ({escape(d.silent_hosts[r])})" if r in d.silent_hosts else r for r in d.silent_ranks[:8]]
     more = f" and {len(d.silent_ranks) - 8} more" if len(d.silent_ranks) > 8 else ""
     who = "Rank" if len(d.silent_ranks) == 1 else "Ranks"
-    return f":mag: {who} {', '.join(named)}{more} printed nothing while the others timed out: look there first."
+    return f":mag: {who} {', '.join(named)}{more} {d.went_quiet}: look there first."
 
 
 def triage_lead(d: Diagnosis) -> list[Block]:

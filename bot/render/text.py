@@ -76,7 +76,7 @@ def triage_lead(d: Diagnosis) -> list[str]:
     if d.silent_ranks:
         named = [f"{r} ({d.silent_hosts[r]})" if r in d.silent_hosts else r for r in d.silent_ranks[:16]]
         out.append(f"Silent: {ranks_phrase(d.silent_ranks[:16]) if not d.silent_hosts else 'ranks ' + ', '.join(named)}"
-                   " printed nothing while the others timed out: look there first.")
+                   f" {d.went_quiet}: look there first.")
     if d.lagging_ranks:
         out.append(f"Behind the others in the same collective: {ranks_phrase(d.lagging_ranks)}.")
     return out

@@ -257,6 +257,91 @@ def _hang(name: str, job: Job, silent: list[int], by_host: bool = False) -> Scen
     return Scenario(name, lines, first, "nccl-watchdog-timeout", [str(r) for r in silent])
 
 
+def chained_bug() -> list[str]:
+    """A bug raised while handling another exception: the chain's last exception is what the job died of."""
+    first = _traceback([(f"{SITE}/xarray/backends/file_manager.py", 211, "_acquire_with_cache_info",
+                         "file = self._cache[self._key]")], "KeyError: [<class 'netCDF4._netCDF4.Dataset'>, "
+                       "('/scratch/alice/out/run_0016_output.nc',), 'a']")
+    last = _traceback([("/home/alice/llm/infer.py", 1470, "<module>", "ds.to_netcdf(path, mode='a')"),
+                       (f"{SITE}/xarray/backends/file_manager.py", 217, "_acquire_with_cache_info",
+                        "file = self._opener(*self._args, **kwargs)")],
+                      "PermissionError: [Errno 13] Permission denied: '/scratch/alice/out/run_0016_output.nc'")
+    return [*first, "", "During handling of the above exception, another exception occurred:", "", *last]
+
+
+def _hang_no_watchdog(name: str, job: Job, silent: list[int]) -> Scenario:
+    """A job that hangs with no watchdog at all (srun -l, no timestamps) until the scheduler's time limit:
+    each trial every rank prints its steps; in the last one the silent ranks never start. No line states
+    the world size."""
+    lines: list[str] = []
+    rng = random.Random(job.seed)
+    for trial in range(1, 4):
+        lines.append(f"trial {trial}...")
+        for step in range(1, 11):
+            order = list(range(job.ranks))
+            rng.shuffle(order)
+            lines += [job.line(r, 0, f"RANK {r}: running step {step}/10") for r in order]
+        lines += [job.line(r, 0, f"RANK {r}: COMPLETE!") for r in range(job.ranks)]
+    lines.append("trial 4...")
+    lines += [job.line(r, 0, f"RANK {r}: running step 1/10") for r in range(job.ranks) if r not in silent]
+    first = len(lines) + 1
+    lines.append(job.line(0, 0, "slurmstepd: error: *** STEP 8384637.13 ON nid001044 CANCELLED AT "
+                                "2024-05-02T03:58:46 DUE TO TIME LIMIT ***"))
+    lines += ["slurmstepd: error: *** JOB 8384637 ON nid001044 CANCELLED AT 2024-05-02T03:58:46 DUE TO TIME LIMIT ***",
+              "srun: Job step aborted: Waiting up to 32 seconds for job step to finish."]
+    return Scenario(name, lines, first, "slurm-time-limit", [str(r) for r in silent])
+
+
+def _gpu_fault_hang(name: str, job: Job, silent: list[int]) -> Scenario:
+    """An AMD GPU hangs (the HIP runtime says so, no rank on the line), the launcher aborts, and ten minutes
+    later the others' watchdogs fire; the ranks on the hung GPUs print nothing. The world size is stated
+    nowhere: the ranks are 0 to the highest any line names."""
+    t0 = START + 36_000.0
+    events = _progress(job, t0 + 10, 300)
+    t_fail = t0 + 700
+    fault = [f"HW Exception by GPU node-9 (Agent handle: 0x{0x631351bb5a20 + i * 0x1000:x}) reason :GPU Hang"
+             for i in range(len(silent) * 4)]
+    events += [(t_fail + i * 0.001, -1, line) for i, line in enumerate([*fault, "Aborted (core dumped)"])]
+    events += _cascade(job, t_fail, -1, seq=500045, op="_REDUCE_SCATTER_BASE", skip=frozenset(silent))
+    lines = [text if r < 0 else job.line(r, t, text) for t, r, text in _assemble(job, events, False)]
+    first = lines.index(fault[0]) + 1
+    return Scenario(name, lines, first, None, [str(r) for r in silent])
+
+
+def _err_before_out(name: str, job: Job, bug: list[str], failed: int) -> Scenario:
+    """The job's .err pasted before its .out: srun's exit lines come first in the file, the failure that
+    caused them after."""
+    exits = [f"srun: error: {job.host(r)}: task {r}: Exited with exit code 1" for r in (failed, (failed + 1) % job.ranks)]
+    t0 = START + 36_000.0
+    events = _init(job, t0) + _progress(job, t0 + 10, 300)
+    failure = [(t0 + 700 + i * 0.0001, failed, line) for i, line in enumerate(bug)]
+    out = [job.line(r, t, text) for t, r, text in _assemble(job, events + failure, False)]
+    lines = [*exits, "", *out]
+    return Scenario(name, lines, lines.index(job.line(failed, failure[-1][0], bug[-1])) + 1, None)
+
+
+def _cancelled(name: str, job: Job) -> Scenario:
+    """Someone scancels a healthy job: srun reports the step aborted a moment before slurmstepd's line."""
+    t0 = START + 36_000.0
+    lines = [job.line(r, t, text) for t, r, text in _assemble(job, _init(job, t0) + _progress(job, t0 + 10, 300), False)]
+    lines.append("srun: Job step aborted: Waiting up to 62 seconds for job step to finish.")
+    first = len(lines) + 1
+    lines += ["slurmstepd: error: *** STEP 1809620.0 ON gpu-01 CANCELLED AT 2024-05-01T10:12:07 ***",
+              "slurmstepd: error: *** JOB 1809620 ON gpu-01 CANCELLED AT 2024-05-01T10:12:07 ***"]
+    lines += [f"Killing subprocess {75643 + r}" for r in range(job.ranks)]
+    return Scenario(name, lines, first, "slurm-job-stopped-triage")
+
+
+def _hang_world_from_env(name: str, job: Job, silent: list[int]) -> Scenario:
+    """A hang whose silent rank is the highest: only the job script's environment dump states the world."""
+    scenario = _hang(name, job, silent)
+    env = ["SLURM_JOB_ID=4512", f"SLURM_NNODES={job.ranks // job.per_host}", f"SLURM_NTASKS={job.ranks}",
+           f"SLURM_TASKS_PER_NODE={job.per_host}(x{job.ranks // job.per_host})"]
+    lines = [*env, *(line for line in scenario.lines if "NCCL INFO comm" not in line)]
+    first = next(i for i, line in enumerate(lines, 1) if "Watchdog caught" in line)
+    return Scenario(name, lines, first, scenario.entry, scenario.silent)
+
+
 def scenarios() -> list[Scenario]:
     jobs = [Job(16, 8, "host-rank", "iso", 1), Job(8, 4, "rank", "glog", 2), Job(32, 8, "host-rank", "none", 3),
             Job(4, 2, "srun", "iso", 4)]
@@ -274,4 +359,10 @@ def scenarios() -> list[Scenario]:
     for i, (name, lines) in enumerate(user_bugs()[:8]):
         job = Job(64, 8, "host-rank", "iso", 20 + i)
         out.append(_scenario(f"big-{name}", job, lines, failed=37 + i, entry=None, by_host=i % 2 == 1))
+    out.append(_scenario("user-chained-permission-error", jobs[1], chained_bug(), failed=2, entry=None))
+    out.append(_hang_no_watchdog("hang-no-watchdog-time-limit", Job(32, 4, "srun", "none", 30), [0, 25]))
+    out.append(_gpu_fault_hang("hang-gpu-fault-no-world-size", Job(8, 8, "rank", "glog", 31), [0, 5]))
+    out.append(_err_before_out("user-err-pasted-before-out", Job(2, 1, "rank", "none", 32), user_bugs()[3][1], 1))
+    out.append(_cancelled("cancelled-nothing-failed", Job(16, 8, "srun", "iso", 33)))
+    out.append(_hang_world_from_env("hang-silent-highest-world-from-env", Job(16, 4, "rank", "iso", 34), [15]))
     return out

@@ -249,3 +249,127 @@ def test_a_watchdog_only_log_starts_at_the_first_timeout_not_at_the_abort_it_cau
     d = matcher.diagnose("\n".join(lines))
     assert d.first_failure is not None and d.first_failure.cascade and d.first_failure.line_no == 2
     assert d.silent_ranks == ["5"]
+
+
+def test_line_numbers_count_newlines_only_as_a_log_viewer_does(matcher: Matcher):
+    # tqdm redraws its bar with carriage returns; a line that starts with one is still one line
+    lines = [f"[rank{r}]: step {s} loss 2.1" for s in range(3) for r in range(4)]
+    lines.append("\r  0%|          | 0/801 [00:00<?, ?it/s]\r  1%|          | 8/801 [00:08<?, ?it/s]")
+    lines += ["[rank2]: Traceback (most recent call last):",
+              '[rank2]:   File "/home/alice/llm/train.py", line 88, in main',
+              "[rank2]: ValueError: too many values to unpack (expected 2)"]
+    lines += [_watchdog(r) for r in (0, 1, 3)]
+    d = matcher.diagnose("\r\n".join(lines) + "\r\n")
+    assert d.first_failure is not None
+    assert d.first_failure.line_no == 16 and d.first_failure.exception == "ValueError"
+
+
+def _progress_lines(n: int) -> list[str]:
+    return [f"[rank{r % 4}]: iteration {i:6d} | lm loss 2.731E+00 | grad norm 0.91" for i, r in enumerate(range(n))]
+
+
+def test_a_root_cause_that_shows_only_after_an_unknown_first_failure_is_not_posted_ahead_of_it(matcher: Matcher):
+    # the job is torn down after the bug: the shell reports its python killed, which reads like the OOM killer
+    lines = [*_progress_lines(120), "Traceback (most recent call last):",
+             '  File "/home/alice/serve/launch.py", line 77, in <module>',
+             "RuntimeError: open: Address family not supported by protocol", *_progress_lines(20),
+             "/home/alice/run.sh: line 12: 480211 Killed                  python launch.py"]
+    d = matcher.diagnose("\n".join(lines))
+    assert d.first_failure is not None and d.first_failure.line_no == 123 and d.first_failure.entry_id is None
+    assert not any(m.confident and m.role == "root-cause" for m in d.matches)
+    assert any(m.entry_id == "host-oom-killed" for m in d.matches)  # still listed, below the threshold
+
+
+def test_a_root_cause_matched_only_on_a_warning_the_program_went_on_from_does_not_lead(matcher: Matcher):
+    lines = [*_progress_lines(40),
+             "2026-06-16 17:09:12,988 - root - WARNING - Direct load failed: Error(s) in loading state_dict for "
+             "DistributedDataParallel:",
+             '\tMissing key(s) in state_dict: "module.pos_embed", "module.encoder.0.weight".',
+             '\tUnexpected key(s) in state_dict: "pos_embed", "encoder.0.weight".',
+             '2026-06-16 17:09:12,989 - root - INFO - Added "module." prefix to checkpoint keys',
+             *_progress_lines(40), "[rank2]: Traceback (most recent call last):",
+             '[rank2]:   File "/home/alice/llm/infer.py", line 1470, in <module>',
+             "[rank2]: PermissionError: [Errno 13] Permission denied: '/scratch/alice/out/run_0016_output.nc'"]
+    d = matcher.diagnose("\n".join(lines))
+    assert d.first_failure is not None and d.first_failure.exception == "PermissionError"
+    assert not any(m.confident and m.role == "root-cause" for m in d.matches)
+
+
+def test_the_lines_after_a_failure_that_carry_its_message_name_its_entry(matcher: Matcher):
+    lines = [*_progress_lines(6), "terminate called after throwing an instance of 'c10::Error'",
+             "  what():  CUDA error: an illegal memory access was encountered",
+             "CUDA kernel errors might be asynchronously reported at some other API call, so the stacktrace below "
+             "might be incorrect."]
+    ff = matcher.diagnose("\n".join(lines)).first_failure
+    assert ff is not None and ff.line_no == 7 and ff.entry_id == "cuda-illegal-memory-access"
+
+
+def test_an_error_logged_before_any_consequence_is_the_first_failure(matcher: Matcher):
+    # c10's logger prints the month unpadded; torch.distributed's Python logger names its file by path;
+    # absl's month 00 is TensorFlow's import-time noise in a healthy job
+    lines = ["E0000 00:00:1731234567.123456   12345 cuda_dnn.cc:8310] Unable to register cuDNN factory: Attempting "
+             "to register factory for plugin cuDNN when one has already been registered",
+             "[W304 19:44:37.543184455 socket.cpp:767] [c10d] The client socket cannot be initialized to "
+             "connect to [gpu-01]:29500 (errno: 97 - Address family not supported by protocol).",
+             "[E304 19:44:40.793259564 TCPStore.cpp:277] [c10d] The server socket on 29500 has failed to bind.",
+             "E0304 19:44:41.006000 690616 torch/distributed/elastic/agent/server/api.py:965] Traceback (most "
+             "recent call last):",
+             'E0304 19:44:41.006000 690616 torch/distributed/elastic/agent/server/api.py:965]   File '
+             '"/opt/conda/lib/python3.12/site-packages/torch/distributed/elastic/utils/store.py", line 160, in '
+             "_barrier_nonblocking",
+             "E0304 19:44:41.006000 690616 torch/distributed/elastic/agent/server/api.py:965]     "
+             "idx = store.add(num_members_key, 1)",
+             "E0304 19:44:41.006000 690616 torch/distributed/elastic/agent/server/api.py:965] "
+             "torch.distributed.DistNetworkError: Failed to recv, got 0 bytes. Connection was likely closed."]
+    ff = matcher.diagnose("\n".join(lines)).first_failure
+    assert ff is not None and ff.line_no == 3 and not ff.cascade
+
+
+def test_a_rank_in_another_collective_than_its_peers_is_behind(matcher: Matcher):
+    lines = [
+        f"[rank{r}]:[E501 ProcessGroupNCCL.cpp:607] [Rank {r}] Watchdog caught collective operation timeout: "
+        f"WorkNCCL(SeqNum=512, OpType={op}, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600043 "
+        "milliseconds before timing out."
+        for r, op in ((0, "ALLREDUCE"), (1, "ALLREDUCE"), (2, "BROADCAST"), (3, "ALLREDUCE"))
+    ]
+    assert matcher.diagnose("\n".join(lines)).lagging_ranks == ["2"]
+
+
+def test_a_heading_or_comment_in_a_paste_is_not_a_failure(matcher: Matcher):
+    lines = ["# job 4512: CUDA error: out of memory on the second node, see below", *_progress_lines(4),
+             "[rank1]: RuntimeError: CUDA error: an illegal memory access was encountered"]
+    ff = matcher.diagnose("\n".join(lines)).first_failure
+    assert ff is not None and ff.line_no == 6
+
+
+def test_ranks_that_stopped_printing_in_a_hang_with_no_watchdog_are_named_as_such(matcher: Matcher):
+    s = next(s for s in SCENARIOS if s.name == "hang-no-watchdog-time-limit")
+    d = matcher.diagnose(s.text)
+    assert "Silent: ranks 0, 25 stopped printing before the others: look there first." in render_diagnosis(d)
+
+
+def test_a_traceback_printed_after_other_text_on_its_line_still_names_the_users_frame(matcher: Matcher):
+    lines = [*_progress_lines(4),
+             "\r  0%|          | 0/801 [00:00<?, ?it/s][rank2]: Traceback (most recent call last):",
+             '[rank2]:   File "/home/alice/llm/train.py", line 329, in main',
+             "[rank2]:     loss = model(**batch).loss",
+             '[rank2]:   File "/opt/conda/lib/python3.13/site-packages/torch/nn/functional.py", line 3504, in cross_entropy',
+             "[rank2]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 18.84 GiB.",
+             "[2026-02-27 11:31:26 TP13] Scheduler hit an exception: Traceback (most recent call last):",
+             '  File "/home/alice/serve/engine.py", line 105, in __init__',
+             "RuntimeError: open: Address family not supported by protocol"]
+    ff = matcher.diagnose("\n".join(lines)).first_failure
+    assert ff is not None and (ff.line_no, ff.rank, ff.frame, ff.traceback_start) == (9, "2", "train.py:329 in main", 5)
+    ff = matcher.diagnose("\n".join(lines[:4] + lines[9:])).first_failure
+    assert ff is not None and (ff.frame, ff.traceback_start) == ("engine.py:105 in __init__", 5)
+
+
+def test_a_streamed_log_reads_the_world_size_from_nccls_init_lines(matcher: Matcher, tmp_path: Path):
+    # large enough to be read as a stream of candidate lines; the highest rank (15) printed nothing
+    noise = "".join(f"[rank{r % 8}]: iteration {r:7d} | lm loss 2.731E+00 | grad norm 0.91\n" for r in range(8000))
+    init = "".join(f"gpu-0{r // 8 + 1}:{4000 + r}:{4100 + r} [{r % 8}] NCCL INFO comm 0x55d{r:04x} rank {r} nranks 16 "
+                   f"cudaDev {r % 8} busId {r % 8}0000 commId 0x8f3a - Init COMPLETE\n" for r in range(16))
+    log = tmp_path / "job.log"
+    log.write_text(init + noise + "".join(_watchdog(r) + "\n" for r in range(15)))
+    assert log.stat().st_size > 256 * 1024
+    assert matcher.diagnose_file(log).silent_ranks == ["15"]
