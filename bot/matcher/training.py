@@ -102,7 +102,9 @@ def vectorizers() -> tuple[Vectorizer, Vectorizer]:
 def _columns(m: sparse.spmatrix) -> Columns:
     m = sparse.csr_matrix(m)
     m.sort_indices()
-    return Columns(m.indptr.astype(np.int64), m.indices.astype(np.int64), m.data.astype(np.float64), m.shape[1])
+    # 32-bit column indices (feature or entry numbers are far below 2**31): the cached model is a third
+    # smaller, and a paste's products read less memory.
+    return Columns(m.indptr.astype(np.int64), m.indices.astype(np.int32), m.data.astype(np.float64, copy=False), m.shape[1])
 
 
 class FittedSpaces:
@@ -119,25 +121,29 @@ class FittedSpaces:
         )
         self.sums = [(owner @ m).tocsr() for m in mats]  # entries × features
         self.sq_norms = [np.asarray(s.multiply(s).sum(axis=1)).ravel() for s in self.sums]
-        self.parts = [m.T.tocsr() for m in mats]  # features × parts
-        self.starts = np.searchsorted(np.asarray(owners), np.arange(n_entries))
+        self.parts = [sparse.csr_matrix(m) for m in mats]  # parts × features
+        self.starts = np.append(np.searchsorted(np.asarray(owners), np.arange(n_entries)), len(parts))
 
     def export(self) -> list[Space]:
         out = []
         for kind, v, s, sq, p in zip(("char", "word"), self.vectorizers, self.sums, self.sq_norms, self.parts, strict=True):
             vocab = Vocab(kind, {str(k): int(i) for k, i in v.vocabulary_.items()}, v.idf_.astype(np.float64))
-            starts = np.append(self.starts, p.shape[1])
-            out.append(Space(vocab, _columns(s.T), sq, _columns(p.T), starts))
+            out.append(Space(vocab, _columns(s.T), sq, _columns(p), self.starts))
         return out
 
-    def signals(self, texts: list[str], infos: list[TextInfo], samples: list[Sample] | None = None) -> list[np.ndarray]:
-        """(texts × entries) arrays as :meth:`RankingModel.probabilities` computes them for one text;
-        with ``samples``, each text is left out of its entry's sum and nearest parts."""
-        vecs = [v.transform(texts) for v in self.vectorizers]
+    def vectors(self, texts: list[str]) -> list[sparse.csr_matrix]:
+        """The texts' vectors in both spaces (character, word)."""
+        return [v.transform(texts) for v in self.vectorizers]
+
+    def centroids(
+        self, vecs: list[sparse.csr_matrix], infos: list[TextInfo], samples: list[Sample] | None = None
+    ) -> list[np.ndarray]:
+        """(texts × entries) centroid cosines as :meth:`RankingModel.probabilities` computes them for one
+        text (``vecs``: :meth:`vectors`): character, word, and the exception line's (character); with
+        ``samples``, each text is left out of its entry's sum."""
         cent = self.similarities(vecs, [s.part_of for s in samples] if samples else None)
-        near = self.nearest(vecs, [s.part for s in samples] if samples else None)
         exc = self.similarities([self.vectorizers[0].transform([i.exception for i in infos])])[0]
-        return [cent[0], cent[1], near[0], near[1], exc]
+        return [cent[0], cent[1], exc]
 
     def similarities(self, vecs: list[sparse.csr_matrix], leave_out: list[int] | None = None) -> list[np.ndarray]:
         out = []
@@ -153,17 +159,29 @@ class FittedSpaces:
             out.append(dots / np.sqrt(np.maximum(norms, 1e-12)))
         return out
 
-    def nearest(self, vecs: list[sparse.csr_matrix], leave_out: list[int] | None = None, chunk: int = 256) -> list[np.ndarray]:
+    def nearest(
+        self, vecs: list[sparse.csr_matrix], cands_of: list[list[int]], leave_out: list[int] | None = None
+    ) -> list[np.ndarray]:
+        """(texts × entries) cosines of each text (``vecs``) with the closest part of each of its
+        candidates (0 for other entries), character and word, as :meth:`Space.nearest` computes them;
+        with ``leave_out``, each text's own part (an index into the parts, or -1) is left out. Only the
+        candidates' parts are compared, entry by entry with every text that has it as a candidate:
+        comparing every text with every part was most of training at 1,000 entries."""
+        texts_of: dict[int, list[int]] = {}
+        for i, cands in enumerate(cands_of):
+            for ei in cands:
+                texts_of.setdefault(ei, []).append(i)
         out = []
         for v, p in zip(vecs, self.parts, strict=True):
             res = np.zeros((v.shape[0], self.n_entries))
-            for lo in range(0, v.shape[0], chunk):
-                sims = (v[lo : lo + chunk] @ p).toarray()
+            for ei, rows_i in texts_of.items():
+                lo, hi = int(self.starts[ei]), int(self.starts[ei + 1])
+                sims = (v[rows_i] @ p[lo:hi].T).toarray()
                 if leave_out is not None:
-                    for i in range(sims.shape[0]):
-                        if leave_out[lo + i] >= 0:
-                            sims[i, leave_out[lo + i]] = 0.0
-                res[lo : lo + chunk] = np.maximum.reduceat(sims, self.starts, axis=1)
+                    for j, i in enumerate(rows_i):
+                        if lo <= leave_out[i] < hi:
+                            sims[j, leave_out[i] - lo] = 0.0
+                res[rows_i, ei] = sims.max(axis=1)
             out.append(res)
         return out
 
@@ -282,16 +300,19 @@ def training_rows(
             evidence = {ei: Evidence(strong=ev.strong, lines=ev.lines) for ei, ev in evidence.items() if ev.strong}
         gathered.append((evidence, prose))
     infos = [info_of(s.text, prose) for s, (_, prose) in zip(samples, gathered, strict=True)]
-    sims = fitted.signals([s.text for s in samples], infos, samples)
+    vecs = fitted.vectors([s.text for s in samples])
+    cent_c, cent_w, exc = fitted.centroids(vecs, infos, samples)
     cands_of = []
     for si, s in enumerate(samples):
         if s.only >= 0:
             cands = [s.only]
         else:
-            cands = candidates(sims[0][si] + sims[1][si], gathered[si][0])
+            cands = candidates(cent_c[si] + cent_w[si], gathered[si][0])
             if s.gold >= 0 and s.gold not in cands:
                 cands.append(s.gold)
         cands_of.append(cands)
+    near_c, near_w = fitted.nearest(vecs, cands_of, [s.part for s in samples])
+    sims = [cent_c, cent_w, near_c, near_w, exc]
     xs, ys = [], []
     for si, s in enumerate(samples):
         evidence = gathered[si][0]

@@ -53,8 +53,11 @@ def test_every_kb_text_gets_scikit_learns_candidates_and_probabilities(trained):
     for text in texts:
         evidence, prose = matcher._evidence_of(text)
         info = text_info(text, prose)
-        sims = [a[0] for a in fitted.signals([text], [info])]
-        cands = candidates(sims[0] + sims[1], evidence)
+        vecs = fitted.vectors([text])
+        cent_c, cent_w, exc = (a[0] for a in fitted.centroids(vecs, [info]))
+        cands = candidates(cent_c + cent_w, evidence)
+        near_c, near_w = (a[0] for a in fitted.nearest(vecs, [cands]))
+        sims = [cent_c, cent_w, near_c, near_w, exc]
         expected = clf.predict_proba(rows(model, info, evidence, sims, cands))[:, 1]
         got = model.probabilities(text, info, evidence)
         assert list(got) == cands, text
