@@ -164,7 +164,7 @@ class Matcher:
             )
 
         full = not (leave_out_sources or leave_out_examples or extra)
-        return load_or_train(entries, train) if full else train()
+        return load_or_train(entries, train, self.index.model_key) if full else train()
 
     # ---- public API -------------------------------------------------------------------------------
     @property

@@ -134,6 +134,9 @@ class CompiledKB:
                 self.phrase_owner.append(ei)
         self.phrase_texts = phrase_docs
         self.phrases = NgramIndex(phrase_docs)
+        # The ranking model's cache key when the loader knows it (:func:`tracebot.matcher.loading.load_compiled`:
+        # from the files' hash it computed anyway); otherwise the model hashes the entries.
+        self.model_key: str | None = None
 
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()

@@ -6,8 +6,9 @@ serialized and whose regexes are compiled again on first use) in one file, under
 under the knowledge directory (names and bytes), of the loader's and the matcher's code, and of the
 versions of the libraries that compiled it. Any change under ``knowledge/`` or to that code gives a new
 key; an unreadable cache file is rebuilt. The trained ranking model is cached by the model itself
-(:func:`tracebot.matcher.model.load_or_train`), under a hash of the entries' content that does not
-depend on where the directory is, so copies of one knowledge base share it.
+(:func:`tracebot.matcher.model.load_or_train`), under a key from the same hash of the files and code
+that leaves out where the directory is, so copies of one knowledge base share it (and a warm start
+hashes nothing more than the files).
 """
 
 from __future__ import annotations
@@ -66,16 +67,26 @@ def load_compiled(directory: Path) -> tuple[KnowledgeBase, list[LoadError], Comp
 
     if not directory.is_dir():
         return build()
-    return cached("matcher", matcher_key(directory), build)
+    matcher_key, model_key = cache_keys(directory)
+    kb, errors, index = cached("matcher", matcher_key, build)
+    index.model_key = model_key
+    return kb, errors, index
 
 
-def matcher_key(directory: Path) -> str:
-    """The cache key of the matcher built from ``directory``: its files, the code and the versions."""
-    code = hashlib.sha256(f"{CACHE_VERSION} {sys.version} {directory.resolve()} {_versions()}".encode())
+def cache_keys(directory: Path) -> tuple[str, str]:
+    """The cache keys of the matcher built from ``directory`` and of the ranking model trained on it:
+    both hash its files, the loader's and matcher's code and the libraries' versions; the matcher's key
+    also where the directory is (its entries record their paths), the model's not."""
+    code = hashlib.sha256(f"{CACHE_VERSION} {sys.version} {_versions()}".encode())
     for folder in ("knowledge", "matcher"):
         for source in sorted((_PACKAGE / folder).glob("*.py")):
             code.update(source.name.encode() + b"\0" + source.read_bytes())
-    return tree_hash(directory, [code.digest()])
+    content = tree_hash(directory, [code.digest()])
+    return _digest(f"matcher {content} {directory.resolve()}"), _digest(f"model {content}")
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:24]
 
 
 def _versions() -> str:

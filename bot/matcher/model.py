@@ -103,7 +103,7 @@ class RankingModel:
     spaces: list[Space]  # character, word
     coef: np.ndarray
     intercept: float
-    entry_words: list[frozenset[str]]
+    entry_words: list[str]  # per entry, its distinct words between spaces (" a b c "): cheap to unpickle
     roles: np.ndarray
     p_confident: float = 1.0
     report: dict = field(default_factory=dict)
@@ -113,8 +113,9 @@ class RankingModel:
         char, word = self.spaces
         vc, vw = char.vocab.vector(text), word.vocab.vector(text)
         cent_c, cent_w = char.centroid(vc), word.centroid(vw)
-        exc = char.centroid(char.vocab.vector(info.exception)) if info.exception else np.zeros(len(self.roles))
         cands = candidates(cent_c + cent_w, evidence)
+        # the exception line's cosines are read for the candidates only
+        exc = char.centroid_of(char.vocab.vector(info.exception), cands) if info.exception else np.zeros(len(self.roles))
         sims = (cent_c, cent_w, char.nearest(vc, cands), word.nearest(vw, cands), exc)
         p = self.predict(rows(self, info, evidence, sims, cands))
         return dict(zip(cands, p.tolist(), strict=True))
@@ -170,7 +171,7 @@ def rows(
         near_w[c_idx].astype(np.float64),
         _margin(near[c_idx], np.arange(n)),  # among the candidates: only theirs are computed
         exc_c[c_idx] if exc else np.zeros(n),
-        np.array([bool(exc) and exc in model.entry_words[ei] for ei in cands], dtype=np.float64),
+        np.array([bool(exc) and f" {exc} " in model.entry_words[ei] for ei in cands], dtype=np.float64),
         model.roles[c_idx],
         np.full(n, float(info.has_error)),
         *(np.full(n, k) for k in kind),
@@ -217,5 +218,6 @@ def content_hash(entries: list[Entry]) -> str:
     return h.hexdigest()[:24]
 
 
-def load_or_train(entries: list[Entry], train: Callable[[], RankingModel]) -> RankingModel:
-    return cached("model", content_hash(entries), train)
+def load_or_train(entries: list[Entry], train: Callable[[], RankingModel], key: str | None = None) -> RankingModel:
+    """The cached model under ``key`` (default: :func:`content_hash`), trained and stored when missing."""
+    return cached("model", key or content_hash(entries), train)

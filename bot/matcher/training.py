@@ -128,7 +128,7 @@ class FittedSpaces:
         out = []
         for kind, v, s, sq, p in zip(("char", "word"), self.vectorizers, self.sums, self.sq_norms, self.parts, strict=True):
             vocab = Vocab(kind, {str(k): int(i) for k, i in v.vocabulary_.items()}, v.idf_.astype(np.float64))
-            out.append(Space(vocab, _columns(s.T), sq, _columns(p), self.starts))
+            out.append(Space(vocab, _columns(s.T), sq, _columns(p), self.starts, _columns(s)))
         return out
 
     def vectors(self, texts: list[str]) -> list[sparse.csr_matrix]:
@@ -331,9 +331,10 @@ def _fit(xs: list[np.ndarray], ys: list[np.ndarray], samples: list[Sample]) -> L
         return clf.fit(np.vstack(xs), np.concatenate(ys), sample_weight=weights)
 
 
-def _words(e: Entry) -> frozenset[str]:
+def _words(e: Entry) -> str:
     text = " ".join([e.title, e.summary, e.cause, *e.anchors, *e.exemplars, *e.examples_match]).lower()
-    return frozenset(w.rsplit(".", 1)[-1] for w in text.replace(":", " ").split())
+    # One string, not a set: a thousand entries' sets were ~120,000 strings to unpickle on every start.
+    return f" {' '.join(sorted({w.rsplit('.', 1)[-1] for w in text.replace(':', ' ').split()}))} "
 
 
 def _calibrate(samples: list[Sample], xs: list[np.ndarray], ys: list[np.ndarray]) -> tuple[float, dict]:
