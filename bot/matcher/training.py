@@ -39,7 +39,7 @@ from tracebot.matcher.model import (
     candidates,
     rows,
 )
-from tracebot.matcher.tfidf import WORD_NGRAMS, WORD_PATTERN, Columns, Space, Vocab, char_grams
+from tracebot.matcher.tfidf import WORD_NGRAMS, WORD_PATTERN, Columns, Space, Vocab, char_grams, ranges
 
 
 @dataclass
@@ -76,11 +76,18 @@ class Vectorizer:
 
     def fit_transform(self, texts: list[str]) -> sparse.csr_matrix:
         distinct, inverse = _distinct(texts)
-        return self.tfidf.fit_transform(self.counts.fit_transform(distinct)[inverse])
+        return self.tfidf.fit_transform(_sorted(self.counts.fit_transform(distinct))[inverse])
 
     def transform(self, texts: list[str]) -> sparse.csr_matrix:
         distinct, inverse = _distinct(texts)
-        return self.tfidf.transform(self.counts.transform(distinct))[inverse]
+        return self.tfidf.transform(_sorted(self.counts.transform(distinct)))[inverse]
+
+
+def _sorted(m: sparse.csr_matrix) -> sparse.csr_matrix:
+    """``m`` with each row's columns in order (CountVectorizer renumbers its features after counting), so
+    the copies made of its rows are too, and exporting them sorts nothing."""
+    m.sort_indices()
+    return m
 
 
 def _distinct(texts: list[str]) -> tuple[list[str], np.ndarray]:
@@ -119,16 +126,16 @@ class FittedSpaces:
         owner = sparse.csr_matrix(
             (np.ones(len(owners)), (owners, np.arange(len(owners)))), shape=(n_entries, len(parts))
         )
-        self.sums = [(owner @ m).tocsr() for m in mats]  # entries × features
+        self.sums = [_sorted((owner @ m).tocsr()) for m in mats]  # entries × features
         self.sq_norms = [np.asarray(s.multiply(s).sum(axis=1)).ravel() for s in self.sums]
-        self.parts = [sparse.csr_matrix(m) for m in mats]  # parts × features
+        self.part_columns = [_columns(m) for m in mats]  # parts × features, as exported
         self.starts = np.append(np.searchsorted(np.asarray(owners), np.arange(n_entries)), len(parts))
 
     def export(self) -> list[Space]:
         out = []
-        for kind, v, s, sq, p in zip(("char", "word"), self.vectorizers, self.sums, self.sq_norms, self.parts, strict=True):
+        for kind, v, s, sq, cols in zip(("char", "word"), self.vectorizers, self.sums, self.sq_norms, self.part_columns, strict=True):
             vocab = Vocab(kind, {str(k): int(i) for k, i in v.vocabulary_.items()}, v.idf_.astype(np.float64))
-            out.append(Space(vocab, _columns(s.T), sq, _columns(p), self.starts, _columns(s)))
+            out.append(Space(vocab, _columns(s.T), sq, cols, self.starts, _columns(s)))
         return out
 
     def vectors(self, texts: list[str]) -> list[sparse.csr_matrix]:
@@ -160,29 +167,41 @@ class FittedSpaces:
         return out
 
     def nearest(
-        self, vecs: list[sparse.csr_matrix], cands_of: list[list[int]], leave_out: list[int] | None = None
+        self, texts: list[str], vecs: list[sparse.csr_matrix], cands_of: list[list[int]], leave_out: list[int] | None = None
     ) -> list[np.ndarray]:
-        """(texts × entries) cosines of each text (``vecs``) with the closest part of each of its
-        candidates (0 for other entries), character and word, as :meth:`Space.nearest` computes them;
-        with ``leave_out``, each text's own part (an index into the parts, or -1) is left out. Only the
-        candidates' parts are compared, entry by entry with every text that has it as a candidate:
-        comparing every text with every part was most of training at 1,000 entries."""
-        texts_of: dict[int, list[int]] = {}
-        for i, cands in enumerate(cands_of):
-            for ei in cands:
-                texts_of.setdefault(ei, []).append(i)
-        out = []
-        for v, p in zip(vecs, self.parts, strict=True):
-            res = np.zeros((v.shape[0], self.n_entries))
-            for ei, rows_i in texts_of.items():
-                lo, hi = int(self.starts[ei]), int(self.starts[ei + 1])
-                sims = (v[rows_i] @ p[lo:hi].T).toarray()
-                if leave_out is not None:
-                    for j, i in enumerate(rows_i):
-                        if lo <= leave_out[i] < hi:
-                            sims[j, leave_out[i] - lo] = 0.0
-                res[rows_i, ei] = sims.max(axis=1)
-            out.append(res)
+        """(texts × entries) cosines of each text (``vecs``: :meth:`vectors`) with the closest part of each
+        of its candidates (0 for other entries), character and word, as :meth:`Space.nearest` computes
+        them; with ``leave_out``, each text's own part (an index into the parts, or -1) is left out. Each
+        distinct text is compared once with the parts of all its candidates, with the products answering
+        uses (:meth:`Columns.row_dots`): comparing every text with every part (a texts × parts sparse
+        product) was most of training at 1,000 entries."""
+        samples_of: dict[str, list[int]] = {}
+        for i, text in enumerate(texts):
+            samples_of.setdefault(text, []).append(i)
+        out = [np.zeros((len(texts), self.n_entries)) for _ in vecs]
+        for same in samples_of.values():
+            entries = np.array(sorted({ei for i in same for ei in cands_of[i]}), dtype=np.int64)
+            first, count = self.starts[entries], self.starts[entries + 1] - self.starts[entries]
+            rows = ranges(first, count)
+            at = {int(e): (int(f), int(k)) for e, f, k in zip(entries, np.cumsum(count) - count, count, strict=True)}
+            for v, cols, res in zip(vecs, self.part_columns, out, strict=True):
+                dense = np.zeros(cols.n)
+                lo, hi = v.indptr[same[0]], v.indptr[same[0] + 1]
+                dense[v.indices[lo:hi]] = v.data[lo:hi]
+                sims = cols.row_dots(rows, dense)
+                best = np.maximum.reduceat(sims, np.cumsum(count) - count)
+                for i in same:
+                    c = np.asarray(cands_of[i], dtype=np.int64)
+                    res[i, c] = best[np.searchsorted(entries, c)]
+                    own = leave_out[i] if leave_out is not None else -1
+                    if own < 0:
+                        continue
+                    ei = int(np.searchsorted(self.starts, own, side="right")) - 1
+                    if ei in at and ei in cands_of[i]:
+                        f, k = at[ei]
+                        mine = sims[f : f + k].copy()
+                        mine[own - self.starts[ei]] = 0.0
+                        res[i, ei] = mine.max()
         return out
 
 
@@ -311,7 +330,7 @@ def training_rows(
             if s.gold >= 0 and s.gold not in cands:
                 cands.append(s.gold)
         cands_of.append(cands)
-    near_c, near_w = fitted.nearest(vecs, cands_of, [s.part for s in samples])
+    near_c, near_w = fitted.nearest([s.text for s in samples], vecs, cands_of, [s.part for s in samples])
     sims = [cent_c, cent_w, near_c, near_w, exc]
     xs, ys = [], []
     for si, s in enumerate(samples):

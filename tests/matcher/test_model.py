@@ -56,7 +56,7 @@ def test_every_kb_text_gets_scikit_learns_candidates_and_probabilities(trained):
         vecs = fitted.vectors([text])
         cent_c, cent_w, exc = (a[0] for a in fitted.centroids(vecs, [info]))
         cands = candidates(cent_c + cent_w, evidence)
-        near_c, near_w = (a[0] for a in fitted.nearest(vecs, [cands]))
+        near_c, near_w = (a[0] for a in fitted.nearest([text], vecs, [cands]))
         sims = [cent_c, cent_w, near_c, near_w, exc]
         expected = clf.predict_proba(rows(model, info, evidence, sims, cands))[:, 1]
         got = model.probabilities(text, info, evidence)
