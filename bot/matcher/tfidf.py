@@ -28,12 +28,12 @@ def char_grams(text: str) -> list[str]:
     """scikit-learn's ``char_wb`` analyzer: n-grams of each whitespace-separated word padded with spaces."""
     out: list[str] = []
     for w in text.lower().split():
-        out += _word_char_grams(w)
+        out += word_char_grams(w)
     return out
 
 
 @lru_cache(maxsize=1 << 16)
-def _word_char_grams(word: str) -> tuple[str, ...]:
+def word_char_grams(word: str) -> tuple[str, ...]:
     """One word's n-grams; cached, since the same words recur in every log and every entry."""
     lo, hi = CHAR_NGRAMS
     w = f" {word} "
@@ -79,7 +79,7 @@ class Vocab:
         if self.analyzer == "char":
             # A pasted log repeats its words (every rank prints the same line): n-grams once per distinct word.
             for word, times in Counter(text.lower().split()).items():
-                ids += [i for i in map(index.get, _word_char_grams(word)) if i is not None] * times
+                ids += [i for i in map(index.get, word_char_grams(word)) if i is not None] * times
         else:
             ids = [i for i in map(index.get, word_grams(text)) if i is not None]
         if not ids:

@@ -39,7 +39,16 @@ from tracebot.matcher.model import (
     candidates,
     rows,
 )
-from tracebot.matcher.tfidf import WORD_NGRAMS, WORD_PATTERN, Columns, Space, Vocab, char_grams, ranges
+from tracebot.matcher.tfidf import (
+    WORD_NGRAMS,
+    WORD_PATTERN,
+    Columns,
+    Space,
+    Vocab,
+    char_grams,
+    ranges,
+    word_char_grams,
+)
 
 
 @dataclass
@@ -56,6 +65,57 @@ class Sample:
     group: str = ""
 
 
+class CharCounts:
+    """scikit-learn's ``CountVectorizer(analyzer=char_grams)``, counted a word at a time: a text's
+    character n-grams are its words' n-grams (``char_wb``), so each distinct word is analysed and looked
+    up once, and a text's counts come from its words' feature numbers. scikit-learn's loop over every
+    n-gram of every text was most of fitting at 1,000 entries; ``tests/matcher/test_model.py`` holds the
+    two to the same matrix."""
+
+    def __init__(self) -> None:
+        self.vocabulary_: dict[str, int] = {}
+        self._words: dict[str, np.ndarray] = {}
+
+    def fit_transform(self, texts: list[str]) -> sparse.csr_matrix:
+        index: dict[str, int] = {}
+        self._words = {}
+        cols, lens = self._ids(texts, lambda grams: [index.setdefault(g, len(index)) for g in grams])
+        # features numbered in the order of their n-grams, as scikit-learn numbers them
+        terms = sorted(index)
+        renumber = np.empty(len(index), dtype=np.int64)
+        renumber[[index[t] for t in terms]] = np.arange(len(terms))
+        self.vocabulary_ = {t: i for i, t in enumerate(terms)}
+        self._words = {w: renumber[ids] for w, ids in self._words.items()}
+        return self._matrix(renumber[cols], lens)
+
+    def transform(self, texts: list[str]) -> sparse.csr_matrix:
+        index = self.vocabulary_
+        return self._matrix(*self._ids(texts, lambda grams: [index[g] for g in grams if g in index]))
+
+    def _ids(self, texts: list[str], number) -> tuple[np.ndarray, np.ndarray]:
+        """The feature numbers of every text's n-grams, one text after the other, and how many each text
+        has (``number`` turns a word's n-grams into feature numbers)."""
+        words = self._words
+        arrays: list[np.ndarray] = [np.zeros(0, dtype=np.int64)]
+        lens = []
+        for text in texts:
+            n = 0
+            for w in text.lower().split():
+                ids = words.get(w)
+                if ids is None:
+                    ids = words[w] = np.array(number(word_char_grams(w)), dtype=np.int64)
+                arrays.append(ids)
+                n += len(ids)
+            lens.append(n)
+        return np.concatenate(arrays), np.array(lens, dtype=np.int64)
+
+    def _matrix(self, cols: np.ndarray, lens: np.ndarray) -> sparse.csr_matrix:
+        rows = np.repeat(np.arange(len(lens)), lens)
+        m = sparse.csr_matrix((np.ones(len(cols)), (rows, cols)), shape=(len(lens), len(self.vocabulary_)))
+        m.sum_duplicates()  # counts; also sorts each row's columns
+        return m
+
+
 class Vectorizer:
     """scikit-learn's ``TfidfVectorizer`` as its two halves (``CountVectorizer``, then
     ``TfidfTransformer``: the same numbers), so that each distinct text is analysed once. A large
@@ -63,7 +123,10 @@ class Vectorizer:
     twins), and the analysis, a Python loop over every n-gram, was most of fitting."""
 
     def __init__(self, **analysis):
-        self.counts = CountVectorizer(lowercase=True, dtype=np.float64, **analysis)
+        if analysis.get("analyzer") is char_grams:
+            self.counts: CharCounts | CountVectorizer = CharCounts()
+        else:
+            self.counts = CountVectorizer(lowercase=True, dtype=np.float64, **analysis)
         self.tfidf = TfidfTransformer(sublinear_tf=True)
 
     @property
