@@ -84,7 +84,9 @@ class Evidence:
     lines: int = 0  # lines with evidence
 
 
-Gather = Callable[[str], tuple[dict[int, Evidence], str]]  # text -> (evidence per entry, prose part)
+# text -> (evidence per entry, prose part); called with ``phrases=False`` when only anchor and regex
+# evidence will be read (comparing prose with every phrase is most of gathering)
+Gather = Callable[..., tuple[dict[int, Evidence], str]]
 TextInfoOf = Callable[[str, str], TextInfo]
 
 FEATURES = (

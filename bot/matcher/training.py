@@ -373,10 +373,11 @@ def training_rows(
 ) -> tuple[list[np.ndarray], list[np.ndarray]]:
     """Per sample, its candidates' feature rows and their labels (1: the right answer)."""
     seen: dict[str, tuple[dict[int, Evidence], str]] = {}
+    read_whole = {s.text for s in samples if not s.blind}  # blind samples read only anchor and regex evidence
     gathered = []
     for s in samples:
         if s.text not in seen:
-            seen[s.text] = gather(s.text)
+            seen[s.text] = gather(s.text, phrases=s.text in read_whole)
         evidence, prose = seen[s.text]
         if s.blind:
             evidence = {ei: Evidence(strong=ev.strong, lines=ev.lines) for ei, ev in evidence.items() if ev.strong}
