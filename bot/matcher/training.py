@@ -211,17 +211,28 @@ class FittedSpaces:
         """(texts × entries) centroid cosines as :meth:`RankingModel.probabilities` computes them for one
         text (``vecs``: :meth:`vectors`): character, word, and the exception line's (character); with
         ``samples``, each text is left out of its entry's sum."""
-        cent = self.similarities(vecs, [s.part_of for s in samples] if samples else None)
-        exc = self.similarities([self.vectorizers[0].transform([i.exception for i in infos])])[0]
+        texts = [s.text for s in samples] if samples else None
+        cent = self.similarities(vecs, [s.part_of for s in samples] if samples else None, texts)
+        exceptions = [i.exception for i in infos]
+        exc = self.similarities([self.vectorizers[0].transform(exceptions)], texts=exceptions)[0]
         return [cent[0], cent[1], exc]
 
-    def similarities(self, vecs: list[sparse.csr_matrix], leave_out: list[int] | None = None) -> list[np.ndarray]:
+    def similarities(
+        self, vecs: list[sparse.csr_matrix], leave_out: list[int] | None = None, texts: list[str] | None = None
+    ) -> list[np.ndarray]:
+        """Centroid cosines of each row of ``vecs`` (``texts``: what each row is the vector of, so that
+        each distinct text's products are taken once), each left out of its ``leave_out`` entry."""
+        copy = np.arange(vecs[0].shape[0])
+        if texts is not None:
+            copy = _distinct(texts)[1]
+            first = np.unique(copy, return_index=True)[1]  # the first row of each distinct text
+            vecs = [v[first] for v in vecs]
         out = []
         for v, s, sq in zip(vecs, self.sums, self.sq_norms, strict=False):
-            dots = (v @ s.T).toarray()
-            norms = np.tile(sq, (v.shape[0], 1))
+            dots = (v @ s.T).toarray()[copy]
+            norms = np.tile(sq, (len(copy), 1))
             if leave_out is not None:
-                self_sq = np.asarray(v.multiply(v).sum(axis=1)).ravel()
+                self_sq = np.asarray(v.multiply(v).sum(axis=1)).ravel()[copy]
                 for i, ei in enumerate(leave_out):
                     if ei >= 0:
                         dots[i, ei] -= self_sq[i]
