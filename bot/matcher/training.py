@@ -139,7 +139,9 @@ class Vectorizer:
 
     def fit_transform(self, texts: list[str]) -> sparse.csr_matrix:
         distinct, inverse = _distinct(texts)
-        return self.tfidf.fit_transform(_sorted(self.counts.fit_transform(distinct))[inverse])
+        counts = _sorted(self.counts.fit_transform(distinct))
+        self.tfidf.fit(counts[inverse])  # document frequencies count every copy
+        return self.tfidf.transform(counts)[inverse]
 
     def transform(self, texts: list[str]) -> sparse.csr_matrix:
         distinct, inverse = _distinct(texts)
