@@ -20,16 +20,15 @@ Trained models are cached by a hash of the entries' content (``$TRACEBOT_CACHE``
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable
-from dataclasses import dataclass, field, fields
-from pathlib import Path
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from tracebot.knowledge.cache import cached
 from tracebot.knowledge.entry import Entry
 from tracebot.matcher.features import KINDS, TextInfo
+from tracebot.matcher.keys import model_key
 from tracebot.matcher.tfidf import Space
 
 MODEL_VERSION = 2
@@ -208,16 +207,7 @@ def candidates(sim: np.ndarray, evidence: dict[int, Evidence]) -> list[int]:
 
 # ---- cache ------------------------------------------------------------------------------------------
 def content_hash(entries: list[Entry]) -> str:
-    h = hashlib.sha256(f"{MODEL_VERSION} {np.__version__}".encode())
-    # The matcher's code decides the evidence the model was trained on: a change to it retrains too.
-    for source in sorted(Path(__file__).parent.glob("*.py")):
-        h.update(source.read_bytes())
-    # repr of the fields (not asdict + JSON, five times slower: this runs on every start); where the
-    # entry's file lives and its line numbers do not change what the model learns.
-    names = [f.name for f in fields(Entry) if f.name not in ("path", "lines")]
-    for e in entries:
-        h.update(repr([getattr(e, n) for n in names]).encode())
-    return h.hexdigest()[:24]
+    return model_key(entries)  # the loader computes the same key when it builds the matcher
 
 
 def load_or_train(entries: list[Entry], train: Callable[[], RankingModel], key: str | None = None) -> RankingModel:
