@@ -173,7 +173,7 @@ class Matcher:
             )
 
         full = not (leave_out_sources or leave_out_examples or extra)
-        return load_or_train(entries, train) if full else train()
+        return load_or_train(entries, train, self.index.model_key) if full else train()
 
     # ---- public API -------------------------------------------------------------------------------
     @property
@@ -254,12 +254,13 @@ class Matcher:
         return self._finish(aggs, stats, "", threshold, triager=triager)
 
     def _gather(
-        self, text: str, stats: ScanStats, triager: Triager | None = None
+        self, text: str, stats: ScanStats, triager: Triager | None = None, *, phrases: bool = True
     ) -> tuple[dict[int, _Agg], str]:
-        """Line and prose evidence per entry for a text held in memory, and its prose part."""
+        """Line and prose evidence per entry for a text held in memory, and its prose part (``phrases``:
+        also compare the prose with the entries' phrases)."""
         aggs = self._score_lines(text_lines(text, stats), triager)
         prose = prose_lines(text) if len(text) <= PROSE_MAX_CHARS else ""
-        if prose:
+        if prose and phrases:
             for ei, h in self._prose_hits(prose).items():
                 a = aggs.get(ei)
                 if a is None:
@@ -271,8 +272,10 @@ class Matcher:
                         a.score = h.score
         return aggs, prose
 
-    def _evidence_of(self, text: str) -> tuple[dict[int, Evidence], str]:
-        aggs, prose = self._gather(text, ScanStats())
+    def _evidence_of(self, text: str, *, phrases: bool = True) -> tuple[dict[int, Evidence], str]:
+        """The model's evidence for ``text`` (for training); without ``phrases`` the prose is not compared
+        with the entries' phrases, which changes no anchor or regex evidence."""
+        aggs, prose = self._gather(text, ScanStats(), phrases=phrases)
         return _evidence(aggs), prose
 
     def _score_lines(self, lines, triager: Triager | None = None) -> dict[int, _Agg]:

@@ -134,6 +134,9 @@ class CompiledKB:
                 self.phrase_owner.append(ei)
         self.phrase_texts = phrase_docs
         self.phrases = NgramIndex(phrase_docs)
+        # The ranking model's cache key, computed by the loader when it builds the index and cached with
+        # it (:func:`tracebot.matcher.loading.load_compiled`); otherwise the model hashes the entries.
+        self.model_key: str | None = None
 
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()

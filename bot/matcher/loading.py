@@ -6,14 +6,14 @@ serialized and whose regexes are compiled again on first use) in one file, under
 under the knowledge directory (names and bytes), of the loader's and the matcher's code, and of the
 versions of the libraries that compiled it. Any change under ``knowledge/`` or to that code gives a new
 key; an unreadable cache file is rebuilt. The trained ranking model is cached by the model itself
-(:func:`tracebot.matcher.model.load_or_train`), under a hash of the entries' content that does not
-depend on where the directory is, so copies of one knowledge base share it.
+(:func:`tracebot.matcher.model.load_or_train`), under :func:`~tracebot.matcher.keys.model_key`: a hash of the entries' content
+that does not depend on where the directory is, so copies of one knowledge base share it and an edit
+that changes no entry (a comment) keeps it. It is computed when the matcher is built and cached with it,
+so a warm start hashes nothing more than the files.
 """
 
 from __future__ import annotations
 
-import hashlib
-import importlib.util
 import os
 import sys
 from pathlib import Path
@@ -22,13 +22,13 @@ from typing import TYPE_CHECKING
 from tracebot.config import DEFAULT_THRESHOLD
 from tracebot.knowledge.cache import cached, tree_hash
 from tracebot.knowledge.loader import KnowledgeBase, LoadError, load_knowledge_base
+from tracebot.matcher.keys import code_hash, model_key, versions
 
 if TYPE_CHECKING:
     from tracebot.matcher.core import Matcher
     from tracebot.matcher.index import CompiledKB
 
 CACHE_VERSION = 1
-_PACKAGE = Path(__file__).resolve().parent.parent  # tracebot/
 
 
 def load_matcher(
@@ -62,7 +62,9 @@ def load_compiled(directory: Path) -> tuple[KnowledgeBase, list[LoadError], Comp
 
     def build() -> tuple[KnowledgeBase, list[LoadError], CompiledKB]:
         kb, errors = load_knowledge_base(directory)
-        return kb, errors, CompiledKB(kb)
+        index = CompiledKB(kb)
+        index.model_key = model_key(index.entries)
+        return kb, errors, index
 
     if not directory.is_dir():
         return build()
@@ -71,22 +73,5 @@ def load_compiled(directory: Path) -> tuple[KnowledgeBase, list[LoadError], Comp
 
 def matcher_key(directory: Path) -> str:
     """The cache key of the matcher built from ``directory``: its files, the code and the versions."""
-    code = hashlib.sha256(f"{CACHE_VERSION} {sys.version} {directory.resolve()} {_versions()}".encode())
-    for folder in ("knowledge", "matcher"):
-        for source in sorted((_PACKAGE / folder).glob("*.py")):
-            code.update(source.name.encode() + b"\0" + source.read_bytes())
+    code = code_hash(("knowledge", "matcher"), f"{CACHE_VERSION} {sys.version} {directory.resolve()} {versions()}")
     return tree_hash(directory, [code.digest()])
-
-
-def _versions() -> str:
-    """What identifies the installed libraries that compiled or pickled the cached parts (their files'
-    size and time), found without importing them: an upgrade changes the key."""
-    parts = []
-    for name in ("re2", "hyperscan", "yaml", "numpy", "scipy", "sklearn"):
-        try:
-            spec = importlib.util.find_spec(name)
-            st = os.stat(spec.origin) if spec and spec.origin else None
-        except (ImportError, ValueError, OSError):
-            st = None
-        parts.append(f"{name}={st.st_size}:{st.st_mtime_ns}" if st else f"{name}=-")
-    return " ".join(parts)

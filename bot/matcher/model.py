@@ -20,16 +20,15 @@ Trained models are cached by a hash of the entries' content (``$TRACEBOT_CACHE``
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable
-from dataclasses import dataclass, field, fields
-from pathlib import Path
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from tracebot.knowledge.cache import cached
 from tracebot.knowledge.entry import Entry
 from tracebot.matcher.features import KINDS, TextInfo
+from tracebot.matcher.keys import model_key
 from tracebot.matcher.tfidf import Space
 
 MODEL_VERSION = 2
@@ -84,7 +83,9 @@ class Evidence:
     lines: int = 0  # lines with evidence
 
 
-Gather = Callable[[str], tuple[dict[int, Evidence], str]]  # text -> (evidence per entry, prose part)
+# text -> (evidence per entry, prose part); called with ``phrases=False`` when only anchor and regex
+# evidence will be read (comparing prose with every phrase is most of gathering)
+Gather = Callable[..., tuple[dict[int, Evidence], str]]
 TextInfoOf = Callable[[str, str], TextInfo]
 
 FEATURES = (
@@ -103,7 +104,7 @@ class RankingModel:
     spaces: list[Space]  # character, word
     coef: np.ndarray
     intercept: float
-    entry_words: list[frozenset[str]]
+    entry_words: list[str]  # per entry, its distinct words between spaces (" a b c "): cheap to unpickle
     roles: np.ndarray
     p_confident: float = 1.0
     report: dict = field(default_factory=dict)
@@ -113,8 +114,9 @@ class RankingModel:
         char, word = self.spaces
         vc, vw = char.vocab.vector(text), word.vocab.vector(text)
         cent_c, cent_w = char.centroid(vc), word.centroid(vw)
-        exc = char.centroid(char.vocab.vector(info.exception)) if info.exception else np.zeros(len(self.roles))
         cands = candidates(cent_c + cent_w, evidence)
+        # the exception line's cosines are read for the candidates only
+        exc = char.centroid_of(char.vocab.vector(info.exception), cands) if info.exception else np.zeros(len(self.roles))
         sims = (cent_c, cent_w, char.nearest(vc, cands), word.nearest(vw, cands), exc)
         p = self.predict(rows(self, info, evidence, sims, cands))
         return dict(zip(cands, p.tolist(), strict=True))
@@ -170,7 +172,7 @@ def rows(
         near_w[c_idx].astype(np.float64),
         _margin(near[c_idx], np.arange(n)),  # among the candidates: only theirs are computed
         exc_c[c_idx] if exc else np.zeros(n),
-        np.array([bool(exc) and exc in model.entry_words[ei] for ei in cands], dtype=np.float64),
+        np.array([bool(exc) and f" {exc} " in model.entry_words[ei] for ei in cands], dtype=np.float64),
         model.roles[c_idx],
         np.full(n, float(info.has_error)),
         *(np.full(n, k) for k in kind),
@@ -205,17 +207,9 @@ def candidates(sim: np.ndarray, evidence: dict[int, Evidence]) -> list[int]:
 
 # ---- cache ------------------------------------------------------------------------------------------
 def content_hash(entries: list[Entry]) -> str:
-    h = hashlib.sha256(f"{MODEL_VERSION} {np.__version__}".encode())
-    # The matcher's code decides the evidence the model was trained on: a change to it retrains too.
-    for source in sorted(Path(__file__).parent.glob("*.py")):
-        h.update(source.read_bytes())
-    # repr of the fields (not asdict + JSON, five times slower: this runs on every start); where the
-    # entry's file lives and its line numbers do not change what the model learns.
-    names = [f.name for f in fields(Entry) if f.name not in ("path", "lines")]
-    for e in entries:
-        h.update(repr([getattr(e, n) for n in names]).encode())
-    return h.hexdigest()[:24]
+    return model_key(entries)  # the loader computes the same key when it builds the matcher
 
 
-def load_or_train(entries: list[Entry], train: Callable[[], RankingModel]) -> RankingModel:
-    return cached("model", content_hash(entries), train)
+def load_or_train(entries: list[Entry], train: Callable[[], RankingModel], key: str | None = None) -> RankingModel:
+    """The cached model under ``key`` (default: :func:`content_hash`), trained and stored when missing."""
+    return cached("model", key or content_hash(entries), train)

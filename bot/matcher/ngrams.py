@@ -119,6 +119,7 @@ class NgramIndex:
             if posting is not None and len(posting[0]) <= rare_limit:
                 chosen.append((w, posting))
         out = {}
+        order = {g: k for k, g in enumerate(q)}
         for i in _top_candidates(chosen, self.norms):
             dn = self.norms[i]
             if dn == 0:
@@ -126,12 +127,13 @@ class NgramIndex:
             vec = self._vector(i)
             dot = cov = 0.0
             shared = 0
-            for g, w in q.items():
-                wi = vec.get(g)
-                if wi is not None:
-                    dot += w * wi
-                    cov += wi * wi
-                    shared += g.startswith("#") or len(g) == 2
+            # The n-grams in common, found by a set intersection (the documents are short, the text may
+            # not be) and summed in the text's order, as a loop over the text's n-grams would.
+            for g in sorted(q.keys() & vec.keys(), key=order.__getitem__):
+                w, wi = q[g], vec[g]
+                dot += w * wi
+                cov += wi * wi
+                shared += g.startswith("#") or len(g) == 2
             out[i] = (dot / (dn * qn), cov / (dn * dn) * min(1.0, self.sizes[i] / FULL_COVER_WORDS), shared)
         return out
 

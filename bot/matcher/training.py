@@ -16,9 +16,10 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy import sparse
-from sklearn.feature_extraction.text import TfidfVectorizer
+from sklearn.feature_extraction.text import CountVectorizer, TfidfTransformer
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import StratifiedGroupKFold
+from threadpoolctl import threadpool_limits
 
 from tracebot.knowledge.entry import Entry
 from tracebot.matcher.features import TextInfo, described, entry_parts
@@ -38,7 +39,16 @@ from tracebot.matcher.model import (
     candidates,
     rows,
 )
-from tracebot.matcher.tfidf import WORD_NGRAMS, WORD_PATTERN, Columns, Space, Vocab, char_grams
+from tracebot.matcher.tfidf import (
+    WORD_NGRAMS,
+    WORD_PATTERN,
+    Columns,
+    Space,
+    Vocab,
+    char_grams,
+    ranges,
+    word_char_grams,
+)
 
 
 @dataclass
@@ -55,20 +65,118 @@ class Sample:
     group: str = ""
 
 
-def vectorizers() -> tuple[TfidfVectorizer, TfidfVectorizer]:
+class CharCounts:
+    """scikit-learn's ``CountVectorizer(analyzer=char_grams)``, counted a word at a time: a text's
+    character n-grams are its words' n-grams (``char_wb``), so each distinct word is analysed and looked
+    up once, and a text's counts come from its words' feature numbers. scikit-learn's loop over every
+    n-gram of every text was most of fitting at 1,000 entries; ``tests/matcher/test_model.py`` holds the
+    two to the same matrix."""
+
+    def __init__(self) -> None:
+        self.vocabulary_: dict[str, int] = {}
+        self._words: dict[str, np.ndarray] = {}
+
+    def fit_transform(self, texts: list[str]) -> sparse.csr_matrix:
+        index: dict[str, int] = {}
+        self._words = {}
+        cols, lens = self._ids(texts, lambda grams: [index.setdefault(g, len(index)) for g in grams])
+        # features numbered in the order of their n-grams, as scikit-learn numbers them
+        terms = sorted(index)
+        renumber = np.empty(len(index), dtype=np.int64)
+        renumber[[index[t] for t in terms]] = np.arange(len(terms))
+        self.vocabulary_ = {t: i for i, t in enumerate(terms)}
+        self._words = {w: renumber[ids] for w, ids in self._words.items()}
+        return self._matrix(renumber[cols], lens)
+
+    def transform(self, texts: list[str]) -> sparse.csr_matrix:
+        index = self.vocabulary_
+        return self._matrix(*self._ids(texts, lambda grams: [index[g] for g in grams if g in index]))
+
+    def _ids(self, texts: list[str], number) -> tuple[np.ndarray, np.ndarray]:
+        """The feature numbers of every text's n-grams, one text after the other, and how many each text
+        has (``number`` turns a word's n-grams into feature numbers)."""
+        words = self._words
+        arrays: list[np.ndarray] = [np.zeros(0, dtype=np.int64)]
+        lens = []
+        for text in texts:
+            n = 0
+            for w in text.lower().split():
+                ids = words.get(w)
+                if ids is None:
+                    ids = words[w] = np.array(number(word_char_grams(w)), dtype=np.int64)
+                arrays.append(ids)
+                n += len(ids)
+            lens.append(n)
+        return np.concatenate(arrays), np.array(lens, dtype=np.int64)
+
+    def _matrix(self, cols: np.ndarray, lens: np.ndarray) -> sparse.csr_matrix:
+        rows = np.repeat(np.arange(len(lens)), lens)
+        m = sparse.csr_matrix((np.ones(len(cols)), (rows, cols)), shape=(len(lens), len(self.vocabulary_)))
+        m.sum_duplicates()  # counts; also sorts each row's columns
+        return m
+
+
+class Vectorizer:
+    """scikit-learn's ``TfidfVectorizer`` as its two halves (``CountVectorizer``, then
+    ``TfidfTransformer``: the same numbers), so that each distinct text is analysed once. A large
+    knowledge base repeats many texts (shared anchors, titles, fixes; its training texts and their blind
+    twins), and the analysis, a Python loop over every n-gram, was most of fitting."""
+
+    def __init__(self, **analysis):
+        if analysis.get("analyzer") is char_grams:
+            self.counts: CharCounts | CountVectorizer = CharCounts()
+        else:
+            self.counts = CountVectorizer(lowercase=True, dtype=np.float64, **analysis)
+        self.tfidf = TfidfTransformer(sublinear_tf=True)
+
+    @property
+    def vocabulary_(self) -> dict[str, int]:
+        return self.counts.vocabulary_
+
+    @property
+    def idf_(self) -> np.ndarray:
+        return self.tfidf.idf_
+
+    def fit_transform(self, texts: list[str]) -> sparse.csr_matrix:
+        distinct, inverse = _distinct(texts)
+        counts = _sorted(self.counts.fit_transform(distinct))
+        self.tfidf.fit(counts[inverse])  # document frequencies count every copy
+        return self.tfidf.transform(counts)[inverse]
+
+    def transform(self, texts: list[str]) -> sparse.csr_matrix:
+        distinct, inverse = _distinct(texts)
+        return self.tfidf.transform(_sorted(self.counts.transform(distinct)))[inverse]
+
+
+def _sorted(m: sparse.csr_matrix) -> sparse.csr_matrix:
+    """``m`` with each row's columns in order (CountVectorizer renumbers its features after counting), so
+    the copies made of its rows are too, and exporting them sorts nothing."""
+    m.sort_indices()
+    return m
+
+
+def _distinct(texts: list[str]) -> tuple[list[str], np.ndarray]:
+    """The distinct texts, and for each text the index of its copy among them."""
+    first: dict[str, int] = {}
+    inverse = np.array([first.setdefault(t, len(first)) for t in texts], dtype=np.int64)
+    return list(first), inverse
+
+
+def vectorizers() -> tuple[Vectorizer, Vectorizer]:
     """The two TF-IDF spaces, as :mod:`tracebot.matcher.tfidf` reproduces them."""
-    common = {"lowercase": True, "sublinear_tf": True, "dtype": np.float64}
     # char_grams is scikit-learn's char_wb analyzer (tests hold them equal) with each word's n-grams
     # cached: fitting over a large knowledge base's texts is mostly this analysis.
-    char = TfidfVectorizer(analyzer=char_grams, **common)
-    word = TfidfVectorizer(analyzer="word", token_pattern=WORD_PATTERN, ngram_range=WORD_NGRAMS, **common)
+    char = Vectorizer(analyzer=char_grams)
+    word = Vectorizer(analyzer="word", token_pattern=WORD_PATTERN, ngram_range=WORD_NGRAMS)
     return char, word
 
 
 def _columns(m: sparse.spmatrix) -> Columns:
     m = sparse.csr_matrix(m)
     m.sort_indices()
-    return Columns(m.indptr.astype(np.int64), m.indices.astype(np.int64), m.data.astype(np.float64), m.shape[1])
+    # 32-bit column indices (feature or entry numbers are far below 2**31): the cached model is a third
+    # smaller, and a paste's products read less memory.
+    return Columns(m.indptr.astype(np.int64), m.indices.astype(np.int32), m.data.astype(np.float64, copy=False), m.shape[1])
 
 
 class FittedSpaces:
@@ -83,35 +191,50 @@ class FittedSpaces:
         owner = sparse.csr_matrix(
             (np.ones(len(owners)), (owners, np.arange(len(owners)))), shape=(n_entries, len(parts))
         )
-        self.sums = [(owner @ m).tocsr() for m in mats]  # entries × features
+        self.sums = [_sorted((owner @ m).tocsr()) for m in mats]  # entries × features
         self.sq_norms = [np.asarray(s.multiply(s).sum(axis=1)).ravel() for s in self.sums]
-        self.parts = [m.T.tocsr() for m in mats]  # features × parts
-        self.starts = np.searchsorted(np.asarray(owners), np.arange(n_entries))
+        self.part_columns = [_columns(m) for m in mats]  # parts × features, as exported
+        self.starts = np.append(np.searchsorted(np.asarray(owners), np.arange(n_entries)), len(parts))
 
     def export(self) -> list[Space]:
         out = []
-        for kind, v, s, sq, p in zip(("char", "word"), self.vectorizers, self.sums, self.sq_norms, self.parts, strict=True):
+        for kind, v, s, sq, cols in zip(("char", "word"), self.vectorizers, self.sums, self.sq_norms, self.part_columns, strict=True):
             vocab = Vocab(kind, {str(k): int(i) for k, i in v.vocabulary_.items()}, v.idf_.astype(np.float64))
-            starts = np.append(self.starts, p.shape[1])
-            out.append(Space(vocab, _columns(s.T), sq, _columns(p.T), starts))
+            out.append(Space(vocab, _columns(s.T), sq, cols, self.starts, _columns(s)))
         return out
 
-    def signals(self, texts: list[str], infos: list[TextInfo], samples: list[Sample] | None = None) -> list[np.ndarray]:
-        """(texts × entries) arrays as :meth:`RankingModel.probabilities` computes them for one text;
-        with ``samples``, each text is left out of its entry's sum and nearest parts."""
-        vecs = [v.transform(texts) for v in self.vectorizers]
-        cent = self.similarities(vecs, [s.part_of for s in samples] if samples else None)
-        near = self.nearest(vecs, [s.part for s in samples] if samples else None)
-        exc = self.similarities([self.vectorizers[0].transform([i.exception for i in infos])])[0]
-        return [cent[0], cent[1], near[0], near[1], exc]
+    def vectors(self, texts: list[str]) -> list[sparse.csr_matrix]:
+        """The texts' vectors in both spaces (character, word)."""
+        return [v.transform(texts) for v in self.vectorizers]
 
-    def similarities(self, vecs: list[sparse.csr_matrix], leave_out: list[int] | None = None) -> list[np.ndarray]:
+    def centroids(
+        self, vecs: list[sparse.csr_matrix], infos: list[TextInfo], samples: list[Sample] | None = None
+    ) -> list[np.ndarray]:
+        """(texts × entries) centroid cosines as :meth:`RankingModel.probabilities` computes them for one
+        text (``vecs``: :meth:`vectors`): character, word, and the exception line's (character); with
+        ``samples``, each text is left out of its entry's sum."""
+        texts = [s.text for s in samples] if samples else None
+        cent = self.similarities(vecs, [s.part_of for s in samples] if samples else None, texts)
+        exceptions = [i.exception for i in infos]
+        exc = self.similarities([self.vectorizers[0].transform(exceptions)], texts=exceptions)[0]
+        return [cent[0], cent[1], exc]
+
+    def similarities(
+        self, vecs: list[sparse.csr_matrix], leave_out: list[int] | None = None, texts: list[str] | None = None
+    ) -> list[np.ndarray]:
+        """Centroid cosines of each row of ``vecs`` (``texts``: what each row is the vector of, so that
+        each distinct text's products are taken once), each left out of its ``leave_out`` entry."""
+        copy = np.arange(vecs[0].shape[0])
+        if texts is not None:
+            copy = _distinct(texts)[1]
+            first = np.unique(copy, return_index=True)[1]  # the first row of each distinct text
+            vecs = [v[first] for v in vecs]
         out = []
         for v, s, sq in zip(vecs, self.sums, self.sq_norms, strict=False):
-            dots = (v @ s.T).toarray()
-            norms = np.tile(sq, (v.shape[0], 1))
+            dots = (v @ s.T).toarray()[copy]
+            norms = np.tile(sq, (len(copy), 1))
             if leave_out is not None:
-                self_sq = np.asarray(v.multiply(v).sum(axis=1)).ravel()
+                self_sq = np.asarray(v.multiply(v).sum(axis=1)).ravel()[copy]
                 for i, ei in enumerate(leave_out):
                     if ei >= 0:
                         dots[i, ei] -= self_sq[i]
@@ -119,18 +242,42 @@ class FittedSpaces:
             out.append(dots / np.sqrt(np.maximum(norms, 1e-12)))
         return out
 
-    def nearest(self, vecs: list[sparse.csr_matrix], leave_out: list[int] | None = None, chunk: int = 256) -> list[np.ndarray]:
-        out = []
-        for v, p in zip(vecs, self.parts, strict=True):
-            res = np.zeros((v.shape[0], self.n_entries))
-            for lo in range(0, v.shape[0], chunk):
-                sims = (v[lo : lo + chunk] @ p).toarray()
-                if leave_out is not None:
-                    for i in range(sims.shape[0]):
-                        if leave_out[lo + i] >= 0:
-                            sims[i, leave_out[lo + i]] = 0.0
-                res[lo : lo + chunk] = np.maximum.reduceat(sims, self.starts, axis=1)
-            out.append(res)
+    def nearest(
+        self, texts: list[str], vecs: list[sparse.csr_matrix], cands_of: list[list[int]], leave_out: list[int] | None = None
+    ) -> list[np.ndarray]:
+        """(texts × entries) cosines of each text (``vecs``: :meth:`vectors`) with the closest part of each
+        of its candidates (0 for other entries), character and word, as :meth:`Space.nearest` computes
+        them; with ``leave_out``, each text's own part (an index into the parts, or -1) is left out. Each
+        distinct text is compared once with the parts of all its candidates, with the products answering
+        uses (:meth:`Columns.row_dots`): comparing every text with every part (a texts × parts sparse
+        product) was most of training at 1,000 entries."""
+        samples_of: dict[str, list[int]] = {}
+        for i, text in enumerate(texts):
+            samples_of.setdefault(text, []).append(i)
+        out = [np.zeros((len(texts), self.n_entries)) for _ in vecs]
+        for same in samples_of.values():
+            entries = np.array(sorted({ei for i in same for ei in cands_of[i]}), dtype=np.int64)
+            first, count = self.starts[entries], self.starts[entries + 1] - self.starts[entries]
+            rows = ranges(first, count)
+            at = {int(e): (int(f), int(k)) for e, f, k in zip(entries, np.cumsum(count) - count, count, strict=True)}
+            for v, cols, res in zip(vecs, self.part_columns, out, strict=True):
+                dense = np.zeros(cols.n)
+                lo, hi = v.indptr[same[0]], v.indptr[same[0] + 1]
+                dense[v.indices[lo:hi]] = v.data[lo:hi]
+                sims = cols.row_dots(rows, dense)
+                best = np.maximum.reduceat(sims, np.cumsum(count) - count)
+                for i in same:
+                    c = np.asarray(cands_of[i], dtype=np.int64)
+                    res[i, c] = best[np.searchsorted(entries, c)]
+                    own = leave_out[i] if leave_out is not None else -1
+                    if own < 0:
+                        continue
+                    ei = int(np.searchsorted(self.starts, own, side="right")) - 1
+                    if ei in at and ei in cands_of[i]:
+                        f, k = at[ei]
+                        mine = sims[f : f + k].copy()
+                        mine[own - self.starts[ei]] = 0.0
+                        res[i, ei] = mine.max()
         return out
 
 
@@ -239,25 +386,29 @@ def training_rows(
 ) -> tuple[list[np.ndarray], list[np.ndarray]]:
     """Per sample, its candidates' feature rows and their labels (1: the right answer)."""
     seen: dict[str, tuple[dict[int, Evidence], str]] = {}
+    read_whole = {s.text for s in samples if not s.blind}  # blind samples read only anchor and regex evidence
     gathered = []
     for s in samples:
         if s.text not in seen:
-            seen[s.text] = gather(s.text)
+            seen[s.text] = gather(s.text, phrases=s.text in read_whole)
         evidence, prose = seen[s.text]
         if s.blind:
             evidence = {ei: Evidence(strong=ev.strong, lines=ev.lines) for ei, ev in evidence.items() if ev.strong}
         gathered.append((evidence, prose))
     infos = [info_of(s.text, prose) for s, (_, prose) in zip(samples, gathered, strict=True)]
-    sims = fitted.signals([s.text for s in samples], infos, samples)
+    vecs = fitted.vectors([s.text for s in samples])
+    cent_c, cent_w, exc = fitted.centroids(vecs, infos, samples)
     cands_of = []
     for si, s in enumerate(samples):
         if s.only >= 0:
             cands = [s.only]
         else:
-            cands = candidates(sims[0][si] + sims[1][si], gathered[si][0])
+            cands = candidates(cent_c[si] + cent_w[si], gathered[si][0])
             if s.gold >= 0 and s.gold not in cands:
                 cands.append(s.gold)
         cands_of.append(cands)
+    near_c, near_w = fitted.nearest([s.text for s in samples], vecs, cands_of, [s.part for s in samples])
+    sims = [cent_c, cent_w, near_c, near_w, exc]
     xs, ys = [], []
     for si, s in enumerate(samples):
         evidence = gathered[si][0]
@@ -270,12 +421,16 @@ def training_rows(
 def _fit(xs: list[np.ndarray], ys: list[np.ndarray], samples: list[Sample]) -> LogisticRegression:
     clf = LogisticRegression(C=1.0, solver="newton-cholesky", max_iter=200, random_state=SEED)
     weights = np.concatenate([np.full(len(y), BLIND_WEIGHT if s.blind else 1.0) for s, y in zip(samples, ys, strict=True)])
-    return clf.fit(np.vstack(xs), np.concatenate(ys), sample_weight=weights)
+    # One BLAS thread: the solver's products are small (rows × ~30 features), and OpenBLAS's threads
+    # spin-wait for each other; on a busy 2-core machine that made each fit ~100x slower (0.4 s, not 4 ms).
+    with threadpool_limits(limits=1, user_api="blas"):
+        return clf.fit(np.vstack(xs), np.concatenate(ys), sample_weight=weights)
 
 
-def _words(e: Entry) -> frozenset[str]:
+def _words(e: Entry) -> str:
     text = " ".join([e.title, e.summary, e.cause, *e.anchors, *e.exemplars, *e.examples_match]).lower()
-    return frozenset(w.rsplit(".", 1)[-1] for w in text.replace(":", " ").split())
+    # One string, not a set: a thousand entries' sets were ~120,000 strings to unpickle on every start.
+    return f" {' '.join(sorted({w.rsplit('.', 1)[-1] for w in text.replace(':', ' ').split()}))} "
 
 
 def _calibrate(samples: list[Sample], xs: list[np.ndarray], ys: list[np.ndarray]) -> tuple[float, dict]:
@@ -288,8 +443,10 @@ def _calibrate(samples: list[Sample], xs: list[np.ndarray], ys: list[np.ndarray]
     firsts: list[tuple[float, bool]] = []  # (probability of the first answer, it is right)
     for fit_on, test in folds.split(np.zeros(len(samples)), strat, [s.group for s in samples]):
         clf = _fit([xs[i] for i in fit_on], [ys[i] for i in fit_on], [samples[i] for i in fit_on])
-        for i in test:
-            p = clf.predict_proba(xs[i])[:, 1]
+        # the fold's texts in one call (one call per text was a third of training at 1,000 entries)
+        probs = clf.predict_proba(np.vstack([xs[i] for i in test]))[:, 1]
+        ends = np.cumsum([len(xs[i]) for i in test])
+        for i, p in zip(test, np.split(probs, ends[:-1]), strict=True):
             j = int(np.argmax(p))
             # a no_match answered by its entry is wrong; otherwise the first answer is right when it is gold
             firsts.append((float(p[j]), samples[i].only < 0 and bool(ys[i][j])))

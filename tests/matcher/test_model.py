@@ -16,7 +16,7 @@ from tracebot.knowledge.loader import KnowledgeBase
 from tracebot.matcher import Matcher
 from tracebot.matcher.features import text_info
 from tracebot.matcher.model import CHAT, candidates, rows
-from tracebot.matcher.tfidf import CHAR_NGRAMS, char_grams
+from tracebot.matcher.tfidf import CHAR_NGRAMS, WORD_NGRAMS, WORD_PATTERN, char_grams
 from tracebot.matcher.training import fit
 
 
@@ -27,20 +27,25 @@ def trained(bundled_kb: KnowledgeBase):
     t = fit(matcher.index.entries, matcher._evidence_of, text_info)
     entries = matcher.index.entries
     texts = list(dict.fromkeys([*t.parts, *(x for e in entries for x in e.examples_match + e.examples_no_match), *CHAT]))
-    return matcher, t.spaces, t.model, t.classifier, texts
+    return matcher, t.spaces, t.model, t.classifier, texts, t.parts
 
 
 def test_character_ngrams_are_scikit_learns_char_wb(trained):
-    texts = trained[-1]
+    texts = trained[4]
     reference = TfidfVectorizer(analyzer="char_wb", ngram_range=CHAR_NGRAMS).build_analyzer()
     for text in texts:
         assert char_grams(text) == reference(text)
 
 
 def test_exported_vectors_are_scikit_learns(trained):
-    _, fitted, model, _, texts = trained
-    for space, vectorizer in zip(model.spaces, fitted.vectorizers, strict=True):
-        expected = vectorizer.transform(texts).toarray()
+    _, _, model, _, texts, parts = trained
+    # TfidfVectorizer itself, fitted on the same texts (training counts them its own, faster way)
+    references = (
+        TfidfVectorizer(analyzer=char_grams, sublinear_tf=True),
+        TfidfVectorizer(analyzer="word", token_pattern=WORD_PATTERN, ngram_range=WORD_NGRAMS, sublinear_tf=True),
+    )
+    for space, vectorizer in zip(model.spaces, references, strict=True):
+        expected = vectorizer.fit(parts).transform(texts).toarray()
         got = np.zeros_like(expected)
         for i, text in enumerate(texts):
             v = space.vocab.vector(text)
@@ -49,12 +54,15 @@ def test_exported_vectors_are_scikit_learns(trained):
 
 
 def test_every_kb_text_gets_scikit_learns_candidates_and_probabilities(trained):
-    matcher, fitted, model, clf, texts = trained
+    matcher, fitted, model, clf, texts, _ = trained
     for text in texts:
         evidence, prose = matcher._evidence_of(text)
         info = text_info(text, prose)
-        sims = [a[0] for a in fitted.signals([text], [info])]
-        cands = candidates(sims[0] + sims[1], evidence)
+        vecs = fitted.vectors([text])
+        cent_c, cent_w, exc = (a[0] for a in fitted.centroids(vecs, [info]))
+        cands = candidates(cent_c + cent_w, evidence)
+        near_c, near_w = (a[0] for a in fitted.nearest([text], vecs, [cands]))
+        sims = [cent_c, cent_w, near_c, near_w, exc]
         expected = clf.predict_proba(rows(model, info, evidence, sims, cands))[:, 1]
         got = model.probabilities(text, info, evidence)
         assert list(got) == cands, text

@@ -1,0 +1,51 @@
+"""Cache keys that both the matcher's cache (:mod:`tracebot.matcher.loading`) and the ranking model's
+(:mod:`tracebot.matcher.model`) use, computed without importing NumPy or the model."""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+import sys
+from dataclasses import fields
+from pathlib import Path
+from typing import Any
+
+from tracebot.knowledge.entry import Entry
+
+_PACKAGE = Path(__file__).resolve().parent.parent  # tracebot/
+
+
+def model_key(entries: list[Entry]) -> str:
+    """The cache key of the ranking model trained on ``entries``: their content (not where their files
+    are), the matcher's code (it decides the evidence the model was trained on) and the versions."""
+    h = code_hash(("matcher",), f"{sys.version} {versions()}")
+    # repr of the fields (not asdict + JSON, five times slower); where the entry's file lives and its
+    # line numbers do not change what the model learns.
+    names = [f.name for f in fields(Entry) if f.name not in ("path", "lines")]
+    for e in entries:
+        h.update(repr([getattr(e, n) for n in names]).encode())
+    return h.hexdigest()[:24]
+
+
+def code_hash(folders: tuple[str, ...], header: str) -> Any:
+    """A sha256 of ``header`` and of the sources of tracebot's ``folders`` (a hashlib object)."""
+    code = hashlib.sha256(header.encode())
+    for folder in folders:
+        for source in sorted((_PACKAGE / folder).glob("*.py")):
+            code.update(source.name.encode() + b"\0" + source.read_bytes())
+    return code
+
+
+def versions() -> str:
+    """What identifies the installed libraries that compiled or pickled the cached parts (their files'
+    size and time), found without importing them: an upgrade changes the key."""
+    parts = []
+    for name in ("re2", "hyperscan", "yaml", "numpy", "scipy", "sklearn"):
+        try:
+            spec = importlib.util.find_spec(name)
+            st = os.stat(spec.origin) if spec and spec.origin else None
+        except (ImportError, ValueError, OSError):
+            st = None
+        parts.append(f"{name}={st.st_size}:{st.st_mtime_ns}" if st else f"{name}=-")
+    return " ".join(parts)
