@@ -206,8 +206,9 @@ def candidates(sim: np.ndarray, evidence: dict[int, Evidence]) -> list[int]:
 # ---- cache ------------------------------------------------------------------------------------------
 def content_hash(entries: list[Entry]) -> str:
     h = hashlib.sha256(f"{MODEL_VERSION} {np.__version__}".encode())
-    # The matcher's code decides the evidence the model was trained on: a change to it retrains too.
-    for source in sorted(Path(__file__).parent.glob("*.py")):
+    # The matcher's code (and its glossary) decides the evidence the model was trained on: a change to it retrains too.
+    here = Path(__file__).parent
+    for source in sorted([*here.glob("*.py"), *here.glob("*.yaml")]):
         h.update(source.read_bytes())
     # repr of the fields (not asdict + JSON, five times slower: this runs on every start); where the
     # entry's file lives and its line numbers do not change what the model learns.

@@ -16,6 +16,8 @@ from functools import lru_cache
 
 import numpy as np
 
+from tracebot.matcher.glossary import concepts
+
 # Words and word pairs: a word starts with a letter and may carry dots (torch.cuda.OutOfMemoryError);
 # two kana/kanji in a row count as a word, since Japanese has no spaces.
 WORD_PATTERN = r"(?u)[^\W\d_][\w.]*\w|[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff]{2}"
@@ -48,12 +50,14 @@ def _word_char_grams(word: str) -> tuple[str, ...]:
 
 
 def word_grams(text: str) -> list[str]:
-    """scikit-learn's ``word`` analyzer with :data:`WORD_PATTERN` and n-grams :data:`WORD_NGRAMS`."""
-    tokens = _WORD.findall(text.lower())
+    """scikit-learn's ``word`` analyzer with :data:`WORD_PATTERN` and n-grams :data:`WORD_NGRAMS`, then
+    the glossary's concepts the text mentions (:func:`tracebot.matcher.glossary.concepts`)."""
+    lowered = text.lower()
+    tokens = _WORD.findall(lowered)
     out = list(tokens)
     for n in range(WORD_NGRAMS[0] + 1, WORD_NGRAMS[1] + 1):
         out += [" ".join(tokens[i : i + n]) for i in range(len(tokens) - n + 1)]
-    return out
+    return out + concepts(lowered, tokens)
 
 
 ANALYZERS = {"char": char_grams, "word": word_grams}

@@ -38,7 +38,7 @@ from tracebot.matcher.model import (
     candidates,
     rows,
 )
-from tracebot.matcher.tfidf import WORD_NGRAMS, WORD_PATTERN, Columns, Space, Vocab, char_grams
+from tracebot.matcher.tfidf import Columns, Space, Vocab, char_grams, word_grams
 
 
 @dataclass
@@ -61,7 +61,8 @@ def vectorizers() -> tuple[TfidfVectorizer, TfidfVectorizer]:
     # char_grams is scikit-learn's char_wb analyzer (tests hold them equal) with each word's n-grams
     # cached: fitting over a large knowledge base's texts is mostly this analysis.
     char = TfidfVectorizer(analyzer=char_grams, **common)
-    word = TfidfVectorizer(analyzer="word", token_pattern=WORD_PATTERN, ngram_range=WORD_NGRAMS, **common)
+    # word_grams is scikit-learn's word analyzer (WORD_PATTERN, WORD_NGRAMS) plus the glossary's concepts.
+    word = TfidfVectorizer(analyzer=word_grams, **common)
     return char, word
 
 
