@@ -23,14 +23,17 @@ from sklearn.model_selection import StratifiedGroupKFold
 from tracebot.knowledge.entry import Entry
 from tracebot.matcher.features import TextInfo, described, entry_parts
 from tracebot.matcher.model import (
+    BAYES_ALPHA,
     BLIND_WEIGHT,
     CHAT,
+    CONFIDENCE_COLUMNS,
     MAX_PART_CHARS,
     MAX_TRAIN_ENTRIES,
     MAX_TRAIN_PER_ENTRY,
     MAX_TRAIN_TEXTS,
     SEED,
     TARGET_PRECISION,
+    Bayes,
     Evidence,
     Gather,
     RankingModel,
@@ -88,6 +91,12 @@ class FittedSpaces:
         self.sq_norms = [np.asarray(s.multiply(s).sum(axis=1)).ravel() for s in self.sums]
         self.parts = [m.T.tocsr() for m in mats]  # features × parts
         self.starts = np.searchsorted(np.asarray(owners), np.arange(n_entries))
+        # naive Bayes over the word space: the entries' summed vectors are its counts
+        counts = self.sums[1]
+        self.nb_totals = np.asarray(counts.sum(axis=1)).ravel()
+        self.nb_weights = counts.copy()
+        self.nb_weights.data = np.log1p(self.nb_weights.data / BAYES_ALPHA)
+        self.nb_base = np.log(BAYES_ALPHA) - np.log(self.nb_totals + BAYES_ALPHA * counts.shape[1])
 
     def export(self) -> list[Space]:
         out = []
@@ -97,6 +106,9 @@ class FittedSpaces:
             out.append(Space(vocab, _columns(s.T), sq, _columns(p.T), starts))
         return out
 
+    def bayes(self) -> Bayes:
+        return Bayes(_columns(self.nb_weights.T), self.nb_base)
+
     def signals(self, texts: list[str], infos: list[TextInfo], samples: list[Sample] | None = None) -> list[np.ndarray]:
         """(texts × entries) arrays as :meth:`RankingModel.probabilities` computes them for one text;
         with ``samples``, each text is left out of its entry's sum and nearest parts."""
@@ -104,7 +116,24 @@ class FittedSpaces:
         cent = self.similarities(vecs, [s.part_of for s in samples] if samples else None)
         near = self.nearest(vecs, [s.part for s in samples] if samples else None)
         exc = self.similarities([self.vectorizers[0].transform([i.exception for i in infos])])[0]
-        return [cent[0], cent[1], near[0], near[1], exc]
+        nb = self.log_likelihoods(vecs[1], [s.part_of for s in samples] if samples else None)
+        return [cent[0], cent[1], near[0], near[1], exc, nb]
+
+    def log_likelihoods(self, v: sparse.csr_matrix, leave_out: list[int] | None = None) -> np.ndarray:
+        """(texts × entries) naive Bayes log-likelihoods (:class:`~tracebot.matcher.model.Bayes`); with
+        ``leave_out``, each text's own counts are taken out of its entry's."""
+        v = sparse.csr_matrix(v)
+        sizes = np.asarray(v.sum(axis=1)).ravel()
+        out = (v @ self.nb_weights.T).toarray() + np.outer(sizes, self.nb_base)
+        if leave_out is not None:
+            counts, n_features = self.sums[1], self.nb_weights.shape[1]
+            for i, ei in enumerate(leave_out):
+                if ei >= 0:
+                    row = v.getrow(i)
+                    own = np.maximum(counts[ei, row.indices].toarray().ravel() - row.data, 0.0)
+                    base = np.log(BAYES_ALPHA) - np.log(max(self.nb_totals[ei] - sizes[i], 0.0) + BAYES_ALPHA * n_features)
+                    out[i, ei] = float(row.data @ np.log1p(own / BAYES_ALPHA)) + sizes[i] * base
+        return out
 
     def similarities(self, vecs: list[sparse.csr_matrix], leave_out: list[int] | None = None) -> list[np.ndarray]:
         out = []
@@ -175,11 +204,15 @@ def fit(
         intercept=0.0,
         entry_words=[_words(e) for e in entries],
         roles=np.array([e.role == "root-cause" for e in entries], dtype=float),
+        bayes=spaces.bayes(),
     )
     xs, ys = training_rows(model, spaces, samples, gather, info_of)
     clf = _fit(xs, ys, samples)
     model.coef = clf.coef_[0].astype(np.float64)
     model.intercept = float(clf.intercept_[0])
+    conf = _fit(xs, ys, samples, CONFIDENCE_COLUMNS)
+    model.conf_coef = conf.coef_[0].astype(np.float64)
+    model.conf_intercept = float(conf.intercept_[0])
     return Trained(model, spaces, clf, samples, parts, xs, ys)
 
 
@@ -268,10 +301,13 @@ def training_rows(
     return xs, ys
 
 
-def _fit(xs: list[np.ndarray], ys: list[np.ndarray], samples: list[Sample]) -> LogisticRegression:
+def _fit(
+    xs: list[np.ndarray], ys: list[np.ndarray], samples: list[Sample], columns: np.ndarray | None = None
+) -> LogisticRegression:
     clf = LogisticRegression(C=1.0, solver="newton-cholesky", max_iter=200, random_state=SEED)
     weights = np.concatenate([np.full(len(y), BLIND_WEIGHT if s.blind else 1.0) for s, y in zip(samples, ys, strict=True)])
-    return clf.fit(np.vstack(xs), np.concatenate(ys), sample_weight=weights)
+    x = np.vstack(xs)
+    return clf.fit(x if columns is None else x[:, columns], np.concatenate(ys), sample_weight=weights)
 
 
 def _words(e: Entry) -> frozenset[str]:
@@ -288,12 +324,13 @@ def _calibrate(samples: list[Sample], xs: list[np.ndarray], ys: list[np.ndarray]
     folds = StratifiedGroupKFold(n_splits=5, shuffle=True, random_state=SEED)
     firsts: list[tuple[float, bool]] = []  # (probability of the first answer, it is right)
     for fit_on, test in folds.split(np.zeros(len(samples)), strat, [s.group for s in samples]):
-        clf = _fit([xs[i] for i in fit_on], [ys[i] for i in fit_on], [samples[i] for i in fit_on])
+        train = [xs[i] for i in fit_on], [ys[i] for i in fit_on], [samples[i] for i in fit_on]
+        clf, conf = _fit(*train), _fit(*train, CONFIDENCE_COLUMNS)
         for i in test:
-            p = clf.predict_proba(xs[i])[:, 1]
-            j = int(np.argmax(p))
+            j = int(np.argmax(clf.predict_proba(xs[i])[:, 1]))  # the first answer, as the full model orders them
+            q = conf.predict_proba(xs[i][j : j + 1, CONFIDENCE_COLUMNS])[0, 1]
             # a no_match answered by its entry is wrong; otherwise the first answer is right when it is gold
-            firsts.append((float(p[j]), samples[i].only < 0 and bool(ys[i][j])))
+            firsts.append((float(q), samples[i].only < 0 and bool(ys[i][j])))
     firsts.sort(reverse=True)
     best = 1.0
     right = 0

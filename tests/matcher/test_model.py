@@ -10,12 +10,13 @@ import sys
 import numpy as np
 import pytest
 from sklearn.feature_extraction.text import TfidfVectorizer
+from sklearn.naive_bayes import MultinomialNB
 
 from tests.conftest import KNOWLEDGE
 from tracebot.knowledge.loader import KnowledgeBase
 from tracebot.matcher import Matcher
 from tracebot.matcher.features import text_info
-from tracebot.matcher.model import CHAT, candidates, rows
+from tracebot.matcher.model import BAYES_ALPHA, CHAT, candidates, rows
 from tracebot.matcher.tfidf import CHAR_NGRAMS, char_grams
 from tracebot.matcher.training import fit
 
@@ -59,6 +60,18 @@ def test_every_kb_text_gets_scikit_learns_candidates_and_probabilities(trained):
         got = model.probabilities(text, info, evidence)
         assert list(got) == cands, text
         assert np.abs(np.array(list(got.values())) - expected).max() < 1e-9, text
+
+
+def test_naive_bayes_is_scikit_learns_multinomial_nb_on_the_entries_texts(trained):
+    _, fitted, model, _, texts = trained
+    word = fitted.vectorizers[1]
+    parts = fitted.parts[1].T.tocsr()  # parts × word features, grouped by entry
+    owners = np.repeat(np.arange(len(fitted.starts)), np.diff(np.append(fitted.starts, parts.shape[0])))
+    nb = MultinomialNB(alpha=BAYES_ALPHA, fit_prior=False).fit(parts, owners)
+    expected = nb.predict_joint_log_proba(word.transform(texts))
+    for i, text in enumerate(texts):
+        got = model.bayes.log_likelihoods(model.spaces[1].vocab.vector(text))
+        assert np.ptp(got - expected[i]) < 1e-6, text  # equal up to a constant per text
 
 
 def test_answering_from_a_cached_model_imports_neither_scikit_learn_nor_scipy(tmp_path):
