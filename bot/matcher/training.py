@@ -126,13 +126,15 @@ class FittedSpaces:
         sizes = np.asarray(v.sum(axis=1)).ravel()
         out = (v @ self.nb_weights.T).toarray() + np.outer(sizes, self.nb_base)
         if leave_out is not None:
-            counts, n_features = self.sums[1], self.nb_weights.shape[1]
-            for i, ei in enumerate(leave_out):
-                if ei >= 0:
-                    row = v.getrow(i)
-                    own = np.maximum(counts[ei, row.indices].toarray().ravel() - row.data, 0.0)
-                    base = np.log(BAYES_ALPHA) - np.log(max(self.nb_totals[ei] - sizes[i], 0.0) + BAYES_ALPHA * n_features)
-                    out[i, ei] = float(row.data @ np.log1p(own / BAYES_ALPHA)) + sizes[i] * base
+            rows = np.flatnonzero(np.asarray(leave_out) >= 0)
+            entries = np.asarray(leave_out)[rows]
+            x = v[rows]
+            # the entry's counts without this text, at the text's words
+            rest = (self.sums[1][entries].multiply(x.astype(bool)) - x).tocsr()
+            rest.data = np.log1p(np.maximum(rest.data, 0.0) / BAYES_ALPHA)
+            totals = np.maximum(self.nb_totals[entries] - sizes[rows], 0.0)
+            base = np.log(BAYES_ALPHA) - np.log(totals + BAYES_ALPHA * self.nb_weights.shape[1])
+            out[rows, entries] = np.asarray(x.multiply(rest).sum(axis=1)).ravel() + sizes[rows] * base
         return out
 
     def similarities(self, vecs: list[sparse.csr_matrix], leave_out: list[int] | None = None) -> list[np.ndarray]:
@@ -333,11 +335,12 @@ def _calibrate(samples: list[Sample], xs: list[np.ndarray], ys: list[np.ndarray]
             firsts.append((float(q), samples[i].only < 0 and bool(ys[i][j])))
     firsts.sort(reverse=True)
     best = 1.0
-    right = 0
+    right = sure = 0
     for n, (p, ok) in enumerate(firsts, 1):
         right += ok
         if right / n >= TARGET_PRECISION:
-            best = p
-    positives = sum(1 for s in samples if s.gold >= 0)
-    top1 = sum(ok for _, ok in firsts) / max(1, positives)
-    return min(max(best, 0.5), 0.95), {"oof_first_right": round(top1, 4), "p_confident": round(best, 4)}
+            best, sure = p, right
+    positives = max(1, sum(1 for s in samples if s.gold >= 0))
+    top1 = sum(ok for _, ok in firsts) / positives
+    report = {"oof_first_right": round(top1, 4), "oof_confident_right": round(sure / positives, 4), "p_confident": round(best, 4)}
+    return min(max(best, 0.5), 0.95), report
