@@ -92,7 +92,7 @@ FEATURES = (
     "strong", "strong_only", "other_strong", "fuzzy", "phrase", "lines", "char", "word", "char_margin",
     "word_margin", "char_top", "near_char", "near_word", "near_margin", "exc_char", "exception", "root_cause", "has_error",
     *(f"kind_{k}" for k in KINDS),
-    "question_char", "question_phrase", "log_strong", "chat_char", "noerr_char", "asks", "nb", "nb_margin",
+    "question_char", "question_phrase", "log_strong", "chat_char", "noerr_char", "asks", "nb_top", "nb_margin",
 )
 # How sure to be is learned without naive Bayes: it orders candidates well, but its margin on a few words
 # that tell two entries apart would make a question about a version or a memory reading sure of an entry.
@@ -237,12 +237,10 @@ def _margin(v: np.ndarray, idx: np.ndarray) -> np.ndarray:
 
 
 def _bayes(ll: np.ndarray, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Naive Bayes' posterior of each candidate (over all entries) and its log-likelihood margin over the
-    best other entry (clipped: naive Bayes is overconfident; only the sign and the first few units tell)."""
+    """Whether naive Bayes likes each candidate best of all entries, and its log-likelihood margin over the
+    best other entry, clipped: naive Bayes is overconfident, only the sign and the first unit tell."""
     if not len(ll) or not np.any(ll):
         return np.zeros(len(idx)), np.zeros(len(idx))
-    post = np.exp(ll - ll.max())
-    post /= post.sum()
     return (idx == int(np.argmax(ll))).astype(np.float64), np.clip(_margin(ll, idx), -1.0, 1.0)
 
 
