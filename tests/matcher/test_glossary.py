@@ -3,17 +3,15 @@ shares a word with the entry that names it otherwise; chat gains nothing from it
 
 from __future__ import annotations
 
-import re
-
 import yaml
 
 from tracebot.matcher import Matcher
-from tracebot.matcher.glossary import GLOSSARY, concepts
-from tracebot.matcher.tfidf import WORD_PATTERN, word_grams
+from tracebot.matcher.glossary import GLOSSARY, PREFIX
+from tracebot.matcher.tfidf import word_grams
 
 
 def _concepts(text: str) -> set[str]:
-    return set(concepts(text.lower(), re.findall(WORD_PATTERN, text.lower())))
+    return {g for g in word_grams(text) if g.startswith(PREFIX)}
 
 
 def test_every_term_names_one_concept():
