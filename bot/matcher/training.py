@@ -318,19 +318,22 @@ def _words(e: Entry) -> frozenset[str]:
 
 
 def _calibrate(samples: list[Sample], xs: list[np.ndarray], ys: list[np.ndarray]) -> tuple[float, dict]:
-    """Out-of-fold first answers on the training texts → the lowest probability at which they were right
-    at least TARGET_PRECISION of the time (kept within 0.5..0.95)."""
+    """Out-of-fold first answers of the confidence model (the features without naive Bayes) on the training
+    texts → the lowest probability at which they were right at least TARGET_PRECISION of the time (kept
+    within 0.5..0.95)."""
     strat = [int(s.gold >= 0) + 2 * int(s.only >= 0) for s in samples]
     # Folds by entry: a text and its blind twin, and an entry's other texts, never sit on both sides, so
     # the out-of-fold answers are as unseen as a new paste.
     folds = StratifiedGroupKFold(n_splits=5, shuffle=True, random_state=SEED)
     firsts: list[tuple[float, bool]] = []  # (probability of the first answer, it is right)
     for fit_on, test in folds.split(np.zeros(len(samples)), strat, [s.group for s in samples]):
-        train = [xs[i] for i in fit_on], [ys[i] for i in fit_on], [samples[i] for i in fit_on]
-        clf, conf = _fit(*train), _fit(*train, CONFIDENCE_COLUMNS)
+        conf = _fit([xs[i] for i in fit_on], [ys[i] for i in fit_on], [samples[i] for i in fit_on], CONFIDENCE_COLUMNS)
         for i in test:
-            j = int(np.argmax(clf.predict_proba(xs[i])[:, 1]))  # the first answer, as the full model orders them
-            q = conf.predict_proba(xs[i][j : j + 1, CONFIDENCE_COLUMNS])[0, 1]
+            # The confidence model's own first answer: calibrating on the full model's (right more often)
+            # lowered the point until questions about a version or a memory reading were confident.
+            qs = conf.predict_proba(xs[i][:, CONFIDENCE_COLUMNS])[:, 1]
+            j = int(np.argmax(qs))
+            q = qs[j]
             # a no_match answered by its entry is wrong; otherwise the first answer is right when it is gold
             firsts.append((float(q), samples[i].only < 0 and bool(ys[i][j])))
     firsts.sort(reverse=True)
