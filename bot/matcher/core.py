@@ -400,13 +400,14 @@ class Matcher:
             thr = max(thr, 101.0)
             notes.append("reads as a thank-you / resolved report: nothing posted unprompted")
         probs: dict[int, float] = {}
+        sure: dict[int, float] = {}  # the confidence model's probabilities (RankingModel.answer)
         if self.model is not None and named and stats.lines_total < MODEL_MAX_LINES:
             from tracebot.matcher.features import text_info
 
             model_text = _model_text(named, prose, aggs)
             info = text_info(model_text, prose)
             asked = info.asks
-            probs = self.model.probabilities(model_text, info, _evidence(aggs))
+            probs, sure = self.model.answer(model_text, info, _evidence(aggs))
             for ei, p in probs.items():
                 if ei not in aggs and p >= MODEL_MIN_PROBABILITY:
                     aggs[ei] = _Agg(kind="similar", signature=idx.entries[ei].title)
@@ -421,7 +422,7 @@ class Matcher:
         lang = language(prose)
         matches: list[Match] = []
         for ei, a in kept.items():
-            score = self.model.score(probs[ei]) if probs else round(a.score, 1)
+            score = self.model.score(sure[ei]) if probs else round(a.score, 1)
             if probs and a.kind in ("anchor", "regex"):
                 # The model reorders and adds answers; it never talks exact evidence out of confidence.
                 score = max(score, round(a.score, 1))

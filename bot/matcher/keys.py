@@ -29,10 +29,11 @@ def model_key(entries: list[Entry]) -> str:
 
 
 def code_hash(folders: tuple[str, ...], header: str) -> Any:
-    """A sha256 of ``header`` and of the sources of tracebot's ``folders`` (a hashlib object)."""
+    """A sha256 of ``header`` and of the sources and data files of tracebot's ``folders`` (a hashlib object)."""
     code = hashlib.sha256(header.encode())
     for folder in folders:
-        for source in sorted((_PACKAGE / folder).glob("*.py")):
+        # its data files too (the matcher's glossary of domain words decides what the word space sees)
+        for source in sorted([*(_PACKAGE / folder).glob("*.py"), *(_PACKAGE / folder).glob("*.yaml")]):
             code.update(source.name.encode() + b"\0" + source.read_bytes())
     return code
 

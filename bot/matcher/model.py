@@ -29,7 +29,7 @@ from tracebot.knowledge.cache import cached
 from tracebot.knowledge.entry import Entry
 from tracebot.matcher.features import KINDS, TextInfo
 from tracebot.matcher.keys import model_key
-from tracebot.matcher.tfidf import Space
+from tracebot.matcher.tfidf import Columns, Space, Vector
 
 MODEL_VERSION = 2
 SEED = 7
@@ -40,6 +40,7 @@ MAX_TRAIN_TEXTS = 3000  # in all: with many entries, fewer of each entry's texts
 MAX_TRAIN_ENTRIES = 250  # past this, every stride-th entry's texts train (all entries are in the TF-IDF spaces)
 MAX_PART_CHARS = 1500  # of one example in the TF-IDF sums (a long log's head says what it is)
 MIN_ENTRIES = 8
+BAYES_ALPHA = 0.01  # naive Bayes' smoothing, in units of an L2-normalised TF-IDF vector's weights
 BLIND_WEIGHT = 0.5  # below this there is too little to learn from: the matcher's own scores are used
 
 # Ordinary chat that must never get an answer: thanks, +1, follow-ups, questions with no error content.
@@ -92,8 +93,28 @@ FEATURES = (
     "strong", "strong_only", "other_strong", "fuzzy", "phrase", "lines", "char", "word", "char_margin",
     "word_margin", "char_top", "near_char", "near_word", "near_margin", "exc_char", "exception", "root_cause", "has_error",
     *(f"kind_{k}" for k in KINDS),
-    "question_char", "question_phrase", "log_strong", "chat_char", "noerr_char", "asks",
+    "question_char", "question_phrase", "log_strong", "chat_char", "noerr_char", "asks", "nb_top", "nb_margin",
 )
+# How sure to be is learned without naive Bayes: it orders candidates well, but its margin on a few words
+# that tell two entries apart would make a question about a version or a memory reading sure of an entry.
+CONFIDENCE_COLUMNS = np.array([i for i, f in enumerate(FEATURES) if not f.startswith("nb")])
+
+
+@dataclass
+class Bayes:
+    """A multinomial naive Bayes classifier over the entries, on the texts' word TF-IDF vectors (uniform
+    prior): which entry's words these are, learned from which words tell the entries apart, where the
+    cosines only say how much of an entry's text a text resembles. Stored sparse: per entry, only the words
+    its texts use carry more than the entry's smoothing constant (``log(1 + count / alpha)`` above
+    ``base``), so it costs what a centroid product costs. Equal to scikit-learn's ``MultinomialNB``
+    (``fit_prior=False``) on the entries' summed vectors (tests/matcher/test_model.py)."""
+
+    weights: Columns  # features × entries: log(1 + count / alpha)
+    base: np.ndarray  # per entry: log(alpha) - log(total count + alpha * features)
+
+    def log_likelihoods(self, v: Vector) -> np.ndarray:
+        """log P(text | entry) up to a constant shared by all entries."""
+        return self.weights.dot(v) + self.base * float(v.val.sum())
 
 
 @dataclass
@@ -106,23 +127,41 @@ class RankingModel:
     intercept: float
     entry_words: list[str]  # per entry, its distinct words between spaces (" a b c "): cheap to unpickle
     roles: np.ndarray
-    p_confident: float = 1.0
+    # The word space as a naive Bayes classifier over the entries (see :class:`Bayes`).
+    bayes: Bayes | None = None
+    # the confidence model: a logistic regression over the CONFIDENCE_COLUMNS of the same rows
+    conf_coef: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    conf_intercept: float = 0.0
+    p_confident: float = 1.0  # on the confidence model's scale
     report: dict = field(default_factory=dict)
 
     def probabilities(self, text: str, info: TextInfo, evidence: dict[int, Evidence]) -> dict[int, float]:
         """P(entry is the right first answer) for the entries with evidence and the closest few."""
+        return self.answer(text, info, evidence)[0]
+
+    def answer(
+        self, text: str, info: TextInfo, evidence: dict[int, Evidence]
+    ) -> tuple[dict[int, float], dict[int, float]]:
+        """:meth:`probabilities` (which orders the answers) and the confidence model's probabilities for the
+        same entries (which :attr:`p_confident` is calibrated on)."""
         char, word = self.spaces
         vc, vw = char.vocab.vector(text), word.vocab.vector(text)
         cent_c, cent_w = char.centroid(vc), word.centroid(vw)
         cands = candidates(cent_c + cent_w, evidence)
         # the exception line's cosines are read for the candidates only
         exc = char.centroid_of(char.vocab.vector(info.exception), cands) if info.exception else np.zeros(len(self.roles))
-        sims = (cent_c, cent_w, char.nearest(vc, cands), word.nearest(vw, cands), exc)
-        p = self.predict(rows(self, info, evidence, sims, cands))
-        return dict(zip(cands, p.tolist(), strict=True))
+        nb = self.bayes.log_likelihoods(vw) if self.bayes is not None else np.zeros(len(self.roles))
+        sims = (cent_c, cent_w, char.nearest(vc, cands), word.nearest(vw, cands), exc, nb)
+        x = rows(self, info, evidence, sims, cands)
+        p = self.predict(x)
+        q = self.confidence(x) if len(self.conf_coef) else p
+        return dict(zip(cands, p.tolist(), strict=True)), dict(zip(cands, q.tolist(), strict=True))
 
     def predict(self, x: np.ndarray) -> np.ndarray:
         return 1.0 / (1.0 + np.exp(-(x @ self.coef + self.intercept)))
+
+    def confidence(self, x: np.ndarray) -> np.ndarray:
+        return 1.0 / (1.0 + np.exp(-(x[:, CONFIDENCE_COLUMNS] @ self.conf_coef + self.conf_intercept)))
 
     def score(self, p: float) -> float:
         """A probability on the matcher's 0..100 scale: :attr:`p_confident` maps to ``threshold``."""
@@ -142,9 +181,9 @@ def rows(
     cands: list[int],
 ) -> np.ndarray:
     """One row of :data:`FEATURES` per candidate entry. ``sims``: the text's centroid cosines (char,
-    word), closest-part cosines (char, word) and its exception line's centroid cosine (char), each over
-    all entries."""
-    char, word, near_c, near_w, exc_c = sims
+    word), closest-part cosines (char, word), its exception line's centroid cosine (char) and its naive
+    Bayes log-likelihoods (word), each over all entries."""
+    char, word, near_c, near_w, exc_c, nb = sims
     c_idx = np.asarray(cands, dtype=np.int64)
     evs = [evidence.get(ei) or _NONE for ei in cands]
     strong = np.array([ev.strong for ev in evs], dtype=np.float64)
@@ -182,6 +221,7 @@ def rows(
         chat * c,
         (not info.has_error) * c,
         np.full(n, float(info.asks)),
+        *_bayes(nb, c_idx),
     ]
     return np.column_stack(cols) if n else np.zeros((0, len(FEATURES)))
 
@@ -196,6 +236,14 @@ def _margin(v: np.ndarray, idx: np.ndarray) -> np.ndarray:
     top = int(np.argmax(v))
     second = float(np.partition(v, -2)[-2])
     return (v[idx] - np.where(idx == top, second, v[top])).astype(np.float64)
+
+
+def _bayes(ll: np.ndarray, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Whether naive Bayes likes each candidate best of all entries, and its log-likelihood margin over the
+    best other entry, clipped: naive Bayes is overconfident, only the sign and the first unit tell."""
+    if not len(ll) or not np.any(ll):
+        return np.zeros(len(idx)), np.zeros(len(idx))
+    return (idx == int(np.argmax(ll))).astype(np.float64), np.clip(_margin(ll, idx), -1.0, 1.0)
 
 
 def candidates(sim: np.ndarray, evidence: dict[int, Evidence]) -> list[int]:

@@ -13,9 +13,11 @@ import re
 import threading
 from collections import Counter
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache, lru_cache
 
 import numpy as np
+
+from tracebot.matcher.glossary import Glossary
 
 # Words and word pairs: a word starts with a letter and may carry dots (torch.cuda.OutOfMemoryError);
 # two kana/kanji in a row count as a word, since Japanese has no spaces.
@@ -49,12 +51,20 @@ def word_char_grams(word: str) -> tuple[str, ...]:
 
 
 def word_grams(text: str) -> list[str]:
-    """scikit-learn's ``word`` analyzer with :data:`WORD_PATTERN` and n-grams :data:`WORD_NGRAMS`."""
-    tokens = _WORD.findall(text.lower())
+    """scikit-learn's ``word`` analyzer with :data:`WORD_PATTERN` and n-grams :data:`WORD_NGRAMS`, then
+    the glossary's concepts the text mentions (:meth:`tracebot.matcher.glossary.Glossary.concepts`)."""
+    lowered = text.lower()
+    tokens = _WORD.findall(lowered)
     out = list(tokens)
     for n in range(WORD_NGRAMS[0] + 1, WORD_NGRAMS[1] + 1):
         out += [" ".join(tokens[i : i + n]) for i in range(len(tokens) - n + 1)]
-    return out
+    return out + glossary().concepts(lowered, tokens)
+
+
+@cache
+def glossary() -> Glossary:
+    """The glossary, its English terms split into words as :func:`word_grams` splits a text."""
+    return Glossary.load(_WORD.findall)
 
 
 ANALYZERS = {"char": char_grams, "word": word_grams}

@@ -24,14 +24,17 @@ from threadpoolctl import threadpool_limits
 from tracebot.knowledge.entry import Entry
 from tracebot.matcher.features import TextInfo, described, entry_parts
 from tracebot.matcher.model import (
+    BAYES_ALPHA,
     BLIND_WEIGHT,
     CHAT,
+    CONFIDENCE_COLUMNS,
     MAX_PART_CHARS,
     MAX_TRAIN_ENTRIES,
     MAX_TRAIN_PER_ENTRY,
     MAX_TRAIN_TEXTS,
     SEED,
     TARGET_PRECISION,
+    Bayes,
     Evidence,
     Gather,
     RankingModel,
@@ -39,16 +42,7 @@ from tracebot.matcher.model import (
     candidates,
     rows,
 )
-from tracebot.matcher.tfidf import (
-    WORD_NGRAMS,
-    WORD_PATTERN,
-    Columns,
-    Space,
-    Vocab,
-    char_grams,
-    ranges,
-    word_char_grams,
-)
+from tracebot.matcher.tfidf import Columns, Space, Vocab, char_grams, ranges, word_char_grams, word_grams
 
 
 @dataclass
@@ -167,7 +161,8 @@ def vectorizers() -> tuple[Vectorizer, Vectorizer]:
     # char_grams is scikit-learn's char_wb analyzer (tests hold them equal) with each word's n-grams
     # cached: fitting over a large knowledge base's texts is mostly this analysis.
     char = Vectorizer(analyzer=char_grams)
-    word = Vectorizer(analyzer="word", token_pattern=WORD_PATTERN, ngram_range=WORD_NGRAMS)
+    # word_grams is scikit-learn's word analyzer (WORD_PATTERN, WORD_NGRAMS) plus the glossary's concepts.
+    word = Vectorizer(analyzer=word_grams)
     return char, word
 
 
@@ -195,6 +190,12 @@ class FittedSpaces:
         self.sq_norms = [np.asarray(s.multiply(s).sum(axis=1)).ravel() for s in self.sums]
         self.part_columns = [_columns(m) for m in mats]  # parts × features, as exported
         self.starts = np.append(np.searchsorted(np.asarray(owners), np.arange(n_entries)), len(parts))
+        # naive Bayes over the word space: the entries' summed vectors are its counts
+        counts = self.sums[1]
+        self.nb_totals = np.asarray(counts.sum(axis=1)).ravel()
+        self.nb_weights = counts.copy()
+        self.nb_weights.data = np.log1p(self.nb_weights.data / BAYES_ALPHA)
+        self.nb_base = np.log(BAYES_ALPHA) - np.log(self.nb_totals + BAYES_ALPHA * counts.shape[1])
 
     def export(self) -> list[Space]:
         out = []
@@ -206,6 +207,27 @@ class FittedSpaces:
     def vectors(self, texts: list[str]) -> list[sparse.csr_matrix]:
         """The texts' vectors in both spaces (character, word)."""
         return [v.transform(texts) for v in self.vectorizers]
+
+    def bayes(self) -> Bayes:
+        return Bayes(_columns(self.nb_weights.T), self.nb_base)
+
+    def log_likelihoods(self, v: sparse.csr_matrix, leave_out: list[int] | None = None) -> np.ndarray:
+        """(texts × entries) naive Bayes log-likelihoods (:class:`~tracebot.matcher.model.Bayes`); with
+        ``leave_out``, each text's own counts are taken out of its entry's."""
+        v = sparse.csr_matrix(v)
+        sizes = np.asarray(v.sum(axis=1)).ravel()
+        out = (v @ self.nb_weights.T).toarray() + np.outer(sizes, self.nb_base)
+        if leave_out is not None:
+            rows = np.flatnonzero(np.asarray(leave_out) >= 0)
+            entries = np.asarray(leave_out)[rows]
+            x = v[rows]
+            # the entry's counts without this text, at the text's words
+            rest = (self.sums[1][entries].multiply(x.astype(bool)) - x).tocsr()
+            rest.data = np.log1p(np.maximum(rest.data, 0.0) / BAYES_ALPHA)
+            totals = np.maximum(self.nb_totals[entries] - sizes[rows], 0.0)
+            base = np.log(BAYES_ALPHA) - np.log(totals + BAYES_ALPHA * self.nb_weights.shape[1])
+            out[rows, entries] = np.asarray(x.multiply(rest).sum(axis=1)).ravel() + sizes[rows] * base
+        return out
 
     def centroids(
         self, vecs: list[sparse.csr_matrix], infos: list[TextInfo], samples: list[Sample] | None = None
@@ -321,11 +343,15 @@ def fit(
         intercept=0.0,
         entry_words=[_words(e) for e in entries],
         roles=np.array([e.role == "root-cause" for e in entries], dtype=float),
+        bayes=spaces.bayes(),
     )
     xs, ys = training_rows(model, spaces, samples, gather, info_of)
     clf = _fit(xs, ys, samples)
     model.coef = clf.coef_[0].astype(np.float64)
     model.intercept = float(clf.intercept_[0])
+    conf = _fit(xs, ys, samples, CONFIDENCE_COLUMNS)
+    model.conf_coef = conf.coef_[0].astype(np.float64)
+    model.conf_intercept = float(conf.intercept_[0])
     return Trained(model, spaces, clf, samples, parts, xs, ys)
 
 
@@ -408,7 +434,8 @@ def training_rows(
                 cands.append(s.gold)
         cands_of.append(cands)
     near_c, near_w = fitted.nearest([s.text for s in samples], vecs, cands_of, [s.part for s in samples])
-    sims = [cent_c, cent_w, near_c, near_w, exc]
+    nb = fitted.log_likelihoods(vecs[1], [s.part_of for s in samples])
+    sims = [cent_c, cent_w, near_c, near_w, exc, nb]
     xs, ys = [], []
     for si, s in enumerate(samples):
         evidence = gathered[si][0]
@@ -418,13 +445,16 @@ def training_rows(
     return xs, ys
 
 
-def _fit(xs: list[np.ndarray], ys: list[np.ndarray], samples: list[Sample]) -> LogisticRegression:
+def _fit(
+    xs: list[np.ndarray], ys: list[np.ndarray], samples: list[Sample], columns: np.ndarray | None = None
+) -> LogisticRegression:
     clf = LogisticRegression(C=1.0, solver="newton-cholesky", max_iter=200, random_state=SEED)
     weights = np.concatenate([np.full(len(y), BLIND_WEIGHT if s.blind else 1.0) for s, y in zip(samples, ys, strict=True)])
+    x = np.vstack(xs)
     # One BLAS thread: the solver's products are small (rows × ~30 features), and OpenBLAS's threads
     # spin-wait for each other; on a busy 2-core machine that made each fit ~100x slower (0.4 s, not 4 ms).
     with threadpool_limits(limits=1, user_api="blas"):
-        return clf.fit(np.vstack(xs), np.concatenate(ys), sample_weight=weights)
+        return clf.fit(x if columns is None else x[:, columns], np.concatenate(ys), sample_weight=weights)
 
 
 def _words(e: Entry) -> str:
@@ -434,29 +464,34 @@ def _words(e: Entry) -> str:
 
 
 def _calibrate(samples: list[Sample], xs: list[np.ndarray], ys: list[np.ndarray]) -> tuple[float, dict]:
-    """Out-of-fold first answers on the training texts → the lowest probability at which they were right
-    at least TARGET_PRECISION of the time (kept within 0.5..0.95)."""
+    """Out-of-fold first answers of the confidence model (the features without naive Bayes) on the training
+    texts → the lowest probability at which they were right at least TARGET_PRECISION of the time (kept
+    within 0.5..0.95)."""
     strat = [int(s.gold >= 0) + 2 * int(s.only >= 0) for s in samples]
     # Folds by entry: a text and its blind twin, and an entry's other texts, never sit on both sides, so
     # the out-of-fold answers are as unseen as a new paste.
     folds = StratifiedGroupKFold(n_splits=5, shuffle=True, random_state=SEED)
     firsts: list[tuple[float, bool]] = []  # (probability of the first answer, it is right)
     for fit_on, test in folds.split(np.zeros(len(samples)), strat, [s.group for s in samples]):
-        clf = _fit([xs[i] for i in fit_on], [ys[i] for i in fit_on], [samples[i] for i in fit_on])
-        # the fold's texts in one call (one call per text was a third of training at 1,000 entries)
-        probs = clf.predict_proba(np.vstack([xs[i] for i in test]))[:, 1]
+        conf = _fit([xs[i] for i in fit_on], [ys[i] for i in fit_on], [samples[i] for i in fit_on], CONFIDENCE_COLUMNS)
+        # The confidence model's own first answers: calibrating on the full model's (right more often)
+        # lowered the point until questions about a version or a memory reading were confident. The
+        # fold's texts go in one call (one call per text was a third of training at 1,000 entries).
+        probs = conf.predict_proba(np.vstack([xs[i] for i in test])[:, CONFIDENCE_COLUMNS])[:, 1]
         ends = np.cumsum([len(xs[i]) for i in test])
-        for i, p in zip(test, np.split(probs, ends[:-1]), strict=True):
-            j = int(np.argmax(p))
+        for i, qs in zip(test, np.split(probs, ends[:-1]), strict=True):
+            j = int(np.argmax(qs))
+            q = qs[j]
             # a no_match answered by its entry is wrong; otherwise the first answer is right when it is gold
-            firsts.append((float(p[j]), samples[i].only < 0 and bool(ys[i][j])))
+            firsts.append((float(q), samples[i].only < 0 and bool(ys[i][j])))
     firsts.sort(reverse=True)
     best = 1.0
-    right = 0
+    right = sure = 0
     for n, (p, ok) in enumerate(firsts, 1):
         right += ok
         if right / n >= TARGET_PRECISION:
-            best = p
-    positives = sum(1 for s in samples if s.gold >= 0)
-    top1 = sum(ok for _, ok in firsts) / max(1, positives)
-    return min(max(best, 0.5), 0.95), {"oof_first_right": round(top1, 4), "p_confident": round(best, 4)}
+            best, sure = p, right
+    positives = max(1, sum(1 for s in samples if s.gold >= 0))
+    top1 = sum(ok for _, ok in firsts) / positives
+    report = {"oof_first_right": round(top1, 4), "oof_confident_right": round(sure / positives, 4), "p_confident": round(best, 4)}
+    return min(max(best, 0.5), 0.95), report

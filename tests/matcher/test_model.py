@@ -10,13 +10,14 @@ import sys
 import numpy as np
 import pytest
 from sklearn.feature_extraction.text import TfidfVectorizer
+from sklearn.naive_bayes import MultinomialNB
 
 from tests.conftest import KNOWLEDGE
 from tracebot.knowledge.loader import KnowledgeBase
 from tracebot.matcher import Matcher
 from tracebot.matcher.features import text_info
-from tracebot.matcher.model import CHAT, candidates, rows
-from tracebot.matcher.tfidf import CHAR_NGRAMS, WORD_NGRAMS, WORD_PATTERN, char_grams
+from tracebot.matcher.model import BAYES_ALPHA, CHAT, candidates, rows
+from tracebot.matcher.tfidf import CHAR_NGRAMS, char_grams, word_grams
 from tracebot.matcher.training import fit
 
 
@@ -42,7 +43,7 @@ def test_exported_vectors_are_scikit_learns(trained):
     # TfidfVectorizer itself, fitted on the same texts (training counts them its own, faster way)
     references = (
         TfidfVectorizer(analyzer=char_grams, sublinear_tf=True),
-        TfidfVectorizer(analyzer="word", token_pattern=WORD_PATTERN, ngram_range=WORD_NGRAMS, sublinear_tf=True),
+        TfidfVectorizer(analyzer=word_grams, sublinear_tf=True),
     )
     for space, vectorizer in zip(model.spaces, references, strict=True):
         expected = vectorizer.fit(parts).transform(texts).toarray()
@@ -62,11 +63,22 @@ def test_every_kb_text_gets_scikit_learns_candidates_and_probabilities(trained):
         cent_c, cent_w, exc = (a[0] for a in fitted.centroids(vecs, [info]))
         cands = candidates(cent_c + cent_w, evidence)
         near_c, near_w = (a[0] for a in fitted.nearest([text], vecs, [cands]))
-        sims = [cent_c, cent_w, near_c, near_w, exc]
+        sims = [cent_c, cent_w, near_c, near_w, exc, fitted.log_likelihoods(vecs[1])[0]]
         expected = clf.predict_proba(rows(model, info, evidence, sims, cands))[:, 1]
         got = model.probabilities(text, info, evidence)
         assert list(got) == cands, text
         assert np.abs(np.array(list(got.values())) - expected).max() < 1e-9, text
+
+
+def test_naive_bayes_is_scikit_learns_multinomial_nb_on_the_entries_texts(trained):
+    _, fitted, model, _, texts, parts = trained
+    word = fitted.vectorizers[1]
+    owners = np.repeat(np.arange(fitted.n_entries), np.diff(fitted.starts))  # parts are grouped by entry
+    nb = MultinomialNB(alpha=BAYES_ALPHA, fit_prior=False).fit(word.transform(parts), owners)
+    expected = nb.predict_joint_log_proba(word.transform(texts))
+    for i, text in enumerate(texts):
+        got = model.bayes.log_likelihoods(model.spaces[1].vocab.vector(text))
+        assert np.ptp(got - expected[i]) < 1e-6, text  # equal up to a constant per text
 
 
 def test_answering_from_a_cached_model_imports_neither_scikit_learn_nor_scipy(tmp_path):

@@ -1,0 +1,43 @@
+"""The glossary lets different words for one thing meet: a symptom in a person's words, or in Japanese,
+shares a word with the entry that names it otherwise; chat gains nothing from it."""
+
+from __future__ import annotations
+
+import yaml
+
+from tracebot.matcher import Matcher
+from tracebot.matcher.glossary import GLOSSARY, PREFIX
+from tracebot.matcher.tfidf import word_grams
+
+
+def _concepts(text: str) -> set[str]:
+    return {g for g in word_grams(text) if g.startswith(PREFIX)}
+
+
+def test_every_term_names_one_concept():
+    seen: dict[str, list[str]] = {}
+    for concept, terms in yaml.safe_load(GLOSSARY.read_text(encoding="utf-8")).items():
+        for term in terms:
+            seen.setdefault(str(term).lower(), []).append(concept)
+    assert {t: c for t, c in seen.items() if len(c) > 1} == {}
+
+
+def test_words_for_a_hang_in_english_and_japanese_share_the_concept():
+    for text in ("training froze at step 400", "the job is stuck after the checkpoint", "all ranks stalled",
+                 "学習がハングしました", "学習が途中で止まってしまう", "ジョブがフリーズする"):
+        assert {"≈hang"} <= _concepts(text), text
+    assert "≈hang" not in _concepts("training finished in three hours")
+
+
+def test_longer_japanese_terms_win_over_their_parts():
+    assert "≈oom" in _concepts("GPUのメモリ不足で落ちます") and "≈shared-memory" in _concepts("共有メモリが小さい")
+
+
+def test_concepts_are_words_of_the_word_space():
+    grams = word_grams("NCCL timed out on two nodes")
+    assert "timed out" in grams and "≈timeout" in grams and "≈node" in grams
+
+
+def test_japanese_chat_stays_silent(matcher: Matcher):
+    for text in ("ありがとうございます、助かりました！", "私の環境でも同じです", "どうやって直しましたか？"):
+        assert not matcher.diagnose(text).confident, text
