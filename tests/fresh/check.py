@@ -90,8 +90,9 @@ URL_RE = re.compile(r"https?://\S+")
 JA_RE = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff]")
 
 
-def check_case(n: int, case: object, seen: set[str]) -> list[str]:
-    """Return the problems found in one case (line number n)."""
+def check_case(n: int, case: object, seen: set[str], kinds: frozenset[str] = KINDS) -> list[str]:
+    """Return the problems found in one case (line number n); ``kinds``: the set's kinds (tests/fresh2 uses
+    this function with its own)."""
     where = f"line {n}"
     if not isinstance(case, dict):
         return [f"{where}: not a JSON object"]
@@ -130,7 +131,7 @@ def check_case(n: int, case: object, seen: set[str]) -> list[str]:
         if len(set(also_ok)) != len(also_ok):
             problems.append(f"{where}: also_ok has duplicates")
     kind = case["kind"]
-    if kind not in KINDS:
+    if kind not in kinds:
         problems.append(f"{where}: unknown kind {kind!r}")
     if kind == "negative" and expected is not None:
         problems.append(f"{where}: kind negative must have expected null")

@@ -11,136 +11,27 @@ Usage: python3 tests/fresh2/check.py [path/to/cases.jsonl]
 from __future__ import annotations
 
 import json
-import re
 import sys
 from collections import Counter
 from pathlib import Path
 
-LABELS = frozenset(
-    {
-        "amd-iommu-hang",
-        "collective-mismatch",
-        "cuda-device-side-assert",
-        "cuda-driver-version-insufficient",
-        "cuda-illegal-memory-access",
-        "cuda-no-kernel-image",
-        "cuda-oom",
-        "dataloader-shm-bus-error",
-        "ddp-unused-parameters",
-        "deepspeed-loss-scale-minimum",
-        "disk-full-on-save",
-        "distributed-hang-py-spy",
-        "efa-security-group-init-stall",
-        "fsx-lustre-large-data",
-        "gpu-ecc-error",
-        "gpu-fallen-off-bus",
-        "gpu-zombie-process",
-        "host-oom-killed",
-        "isolate-bad-gpus",
-        "master-port-in-use",
-        "nccl-invalid-usage-duplicate-gpu",
-        "nccl-network-hang",
-        "nccl-remote-error",
-        "nccl-shm-too-small",
-        "nccl-system-error-gpu-memory",
-        "nccl-unhandled-cuda-error",
-        "nccl-watchdog-timeout",
-        "no-gpu-visible",
-        "process-group-not-initialized",
-        "py-spy-permission-denied",
-        "python-trace-unresponsive",
-        "rendezvous-timeout",
-        "sagemaker-checkpoint-internal-error",
-        "sagemaker-checkpoint-s3-uri-reuse",
-        "sagemaker-insufficient-capacity",
-        "sagemaker-resource-limit-exceeded",
-        "slurm-job-stopped-triage",
-        "slurm-log-error-search",
-        "slurm-node-fail",
-        "slurm-preempted",
-        "slurm-time-limit",
-        "smdebug-checkpointing-unsupported",
-        "smp-checkpoint-stall-state-dict",
-        "smp-debugger-checkpoint-uploading",
-        "smp-network-timeout-processes-per-host",
-        "smp-tf-input-order-convergence",
-        "state-dict-unexpected-prefix",
-        "torchrun-child-failed",
-        "trcomp-convergence-distributed",
-        "trcomp-convergence-single-gpu",
-        "trcomp-no-speedup",
-        "uneven-batches-stall-at-end",
-        "xla-missing-gpu-num-devices",
-    }
-)
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "fresh"))
+# the first fresh set's 53 labels and its checks of one case
+from check import LABELS  # noqa: E402
+from check import check_case as _check_case  # noqa: E402
 
 KINDS = frozenset({"line", "traceback", "log", "prose", "ja", "chat"})
-KEYS = ("id", "text", "expected", "also_ok", "kind", "source")
 
 MIN_CASES = 170
 MIN_NEGATIVES = 55  # cases whose expected answer is silence (expected: null)
 MIN_PER_KIND = {"prose": 45, "ja": 12, "traceback": 25, "line": 25, "log": 10, "chat": 8}
-LOG_LINES = (10, 150)
 SOFT_MAX_PER_LABEL = 10  # warning above this
 HARD_MAX_PER_LABEL = 12  # error above this
-
-ID_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
-URL_RE = re.compile(r"https?://\S+")
-JA_RE = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff]")
 
 
 def check_case(n: int, case: object, seen: set[str]) -> list[str]:
     """Return the problems found in one case (line number n)."""
-    where = f"line {n}"
-    if not isinstance(case, dict):
-        return [f"{where}: not a JSON object"]
-    problems = []
-    missing = [k for k in KEYS if k not in case]
-    extra = sorted(set(case) - set(KEYS))
-    if missing:
-        problems.append(f"{where}: missing keys {missing}")
-    if extra:
-        problems.append(f"{where}: unknown keys {extra}")
-    if missing:
-        return problems
-    cid = case["id"]
-    where = f"line {n} ({cid})"
-    if not isinstance(cid, str) or not ID_RE.match(cid):
-        problems.append(f"{where}: id is not kebab-case")
-    elif cid in seen:
-        problems.append(f"{where}: duplicate id")
-    else:
-        seen.add(cid)
-    text = case["text"]
-    if not isinstance(text, str) or not text.strip():
-        problems.append(f"{where}: empty text")
-    expected = case["expected"]
-    if expected is not None and expected not in LABELS:
-        problems.append(f"{where}: unknown label {expected!r}")
-    also_ok = case["also_ok"]
-    if not isinstance(also_ok, list) or not all(isinstance(x, str) for x in also_ok):
-        problems.append(f"{where}: also_ok must be a list of label ids")
-    else:
-        unknown = [x for x in also_ok if x not in LABELS]
-        if unknown:
-            problems.append(f"{where}: unknown also_ok labels {unknown}")
-        if expected in also_ok:
-            problems.append(f"{where}: also_ok repeats the expected label")
-        if len(set(also_ok)) != len(also_ok):
-            problems.append(f"{where}: also_ok has duplicates")
-    kind = case["kind"]
-    if kind not in KINDS:
-        problems.append(f"{where}: unknown kind {kind!r}")
-    if kind == "ja" and isinstance(text, str) and not JA_RE.search(text):
-        problems.append(f"{where}: kind ja but no Japanese text")
-    if kind == "log" and isinstance(text, str):
-        lines = len(text.splitlines())
-        if not LOG_LINES[0] <= lines <= LOG_LINES[1]:
-            problems.append(f"{where}: log has {lines} lines, expected {LOG_LINES[0]}-{LOG_LINES[1]}")
-    source = case["source"]
-    if not isinstance(source, str) or not URL_RE.search(source):
-        problems.append(f"{where}: source has no URL")
-    return problems
+    return _check_case(n, case, seen, KINDS)
 
 
 def main(argv: list[str]) -> int:

@@ -3,7 +3,7 @@
 
 Checks every record of cases.jsonl:
   * required fields and types, unique ids, file == logs/<id>.log
-  * the log exists, has 30..2500 lines, and its first line is not a comment
+  * the log exists, has min_lines..2500 lines (30 here), and its first line is not a comment
   * first_failure_text is exactly the line at first_failure_line (1-based)
   * acceptable_lines are valid line numbers
   * entry / also_ok are ids listed in tests/fresh/LABELS.md (or null)
@@ -11,6 +11,7 @@ Checks every record of cases.jsonl:
 Prints counts per kind / entry and exits non-zero on any error.
 
 Usage: python3 tests/triage_heldout/check.py [--labels PATH]
+(tests/triage_fresh/check.py runs the same checks on its own folder.)
 """
 import argparse
 import collections
@@ -49,7 +50,7 @@ def read_lines(path):
     return lines
 
 
-def main():
+def main(here=HERE, min_lines=30):
     ap = argparse.ArgumentParser()
     ap.add_argument("--labels", default=DEFAULT_LABELS)
     args = ap.parse_args()
@@ -59,7 +60,7 @@ def main():
         errors.append(f"no label ids found in {args.labels}")
 
     recs, seen = [], set()
-    with open(os.path.join(HERE, "cases.jsonl"), encoding="utf-8") as f:
+    with open(os.path.join(here, "cases.jsonl"), encoding="utf-8") as f:
         for n, raw in enumerate(f, 1):
             if not raw.strip():
                 continue
@@ -97,13 +98,13 @@ def main():
         if isinstance(sr, list) and not all(isinstance(x, str) for x in sr):
             errors.append(f"{where}: silent_ranks must be strings")
 
-        path = os.path.join(HERE, r.get("file", ""))
+        path = os.path.join(here, r.get("file", ""))
         if not os.path.isfile(path):
             errors.append(f"{where}: missing log {path}")
             continue
         lines = read_lines(path)
-        if not 30 <= len(lines) <= 2500:
-            errors.append(f"{where}: log has {len(lines)} lines (want 30..2500)")
+        if not min_lines <= len(lines) <= 2500:
+            errors.append(f"{where}: log has {len(lines)} lines (want {min_lines}..2500)")
         if lines and lines[0].lstrip().startswith("#"):
             errors.append(f"{where}: first log line looks like a comment")
         ffl = r.get("first_failure_line")
