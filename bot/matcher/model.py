@@ -31,7 +31,6 @@ from tracebot.matcher.features import KINDS, TextInfo
 from tracebot.matcher.keys import model_key
 from tracebot.matcher.tfidf import Columns, Space, Vector
 
-MODEL_VERSION = 2
 SEED = 7
 # The confidence point: where out-of-fold first answers on the knowledge base's own texts are right this
 # often. Those texts are easier than real pastes (an entry's examples resemble its other texts), so at 97 %
@@ -258,10 +257,7 @@ def candidates(sim: np.ndarray, evidence: dict[int, Evidence]) -> list[int]:
 
 
 # ---- cache ------------------------------------------------------------------------------------------
-def content_hash(entries: list[Entry]) -> str:
-    return model_key(entries)  # the loader computes the same key when it builds the matcher
-
-
 def load_or_train(entries: list[Entry], train: Callable[[], RankingModel], key: str | None = None) -> RankingModel:
-    """The cached model under ``key`` (default: :func:`content_hash`), trained and stored when missing."""
-    return cached("model", key or content_hash(entries), train)
+    """The cached model under ``key`` (default: :func:`~tracebot.matcher.keys.model_key`, which the loader
+    computes when it builds the matcher), trained and stored when missing."""
+    return cached("model", key or model_key(entries), train)
