@@ -14,6 +14,7 @@ import json
 import re
 import sys
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 
 LABELS = frozenset(
@@ -77,13 +78,24 @@ LABELS = frozenset(
 KINDS = frozenset({"line", "traceback", "log", "prose", "ja", "chat", "negative"})
 KEYS = ("id", "text", "expected", "also_ok", "kind", "source")
 
-MIN_CASES = 170
-MIN_NEGATIVES = 50  # cases whose expected answer is silence (expected: null)
-MIN_PROSE = 40  # kind prose + kind ja
-MIN_JA = 10
 LOG_LINES = (10, 150)
-SOFT_MAX_PER_LABEL = 8  # warning above this
-HARD_MAX_PER_LABEL = 10  # error above this
+
+
+@dataclass(frozen=True)
+class Rules:
+    """What one blind set must hold beyond each case's shape (tests/fresh2 and tests/fresh3 have their own)."""
+
+    kinds: frozenset[str]
+    min_cases: int
+    min_negatives: int  # cases whose expected answer is silence (expected: null)
+    at_least: tuple[tuple[tuple[str, ...], int], ...]  # (kinds, how many cases of them at least)
+    soft_max_per_label: int  # warning above this
+    hard_max_per_label: int  # error above this
+    max_per_source: int | None = None
+
+
+RULES = Rules(KINDS, min_cases=170, min_negatives=50, at_least=((("prose", "ja"), 40), (("ja",), 10)),
+              soft_max_per_label=8, hard_max_per_label=10)
 
 ID_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 URL_RE = re.compile(r"https?://\S+")
@@ -91,8 +103,7 @@ JA_RE = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff]")
 
 
 def check_case(n: int, case: object, seen: set[str], kinds: frozenset[str] = KINDS) -> list[str]:
-    """Return the problems found in one case (line number n); ``kinds``: the set's kinds (tests/fresh2 uses
-    this function with its own)."""
+    """Return the problems found in one case (line number n); ``kinds``: the set's kinds."""
     where = f"line {n}"
     if not isinstance(case, dict):
         return [f"{where}: not a JSON object"]
@@ -147,8 +158,8 @@ def check_case(n: int, case: object, seen: set[str], kinds: frozenset[str] = KIN
     return problems
 
 
-def main(argv: list[str]) -> int:
-    path = Path(argv[1]) if len(argv) > 1 else Path(__file__).with_name("cases.jsonl")
+def validate(path: Path, rules: Rules = RULES) -> int:
+    """Check every case of ``path`` and the set against ``rules``; print the counts. 0 when all is well."""
     problems: list[str] = []
     cases: list[dict] = []
     seen: set[str] = set()
@@ -160,7 +171,7 @@ def main(argv: list[str]) -> int:
         except json.JSONDecodeError as exc:
             problems.append(f"line {n}: invalid JSON ({exc})")
             continue
-        found = check_case(n, case, seen)
+        found = check_case(n, case, seen, rules.kinds)
         problems.extend(found)
         if not found:
             cases.append(case)
@@ -168,34 +179,35 @@ def main(argv: list[str]) -> int:
     kinds = Counter(c["kind"] for c in cases)
     labels = Counter(c["expected"] for c in cases)
     negatives = labels[None]
-    prose = kinds["prose"] + kinds["ja"]
+    sources = Counter(c["source"].split(" ")[-1].rstrip("/") for c in cases)
+    if rules.max_per_source is not None:
+        for src, count in sources.items():
+            if count > rules.max_per_source:
+                problems.append(f"source used {count} times (max {rules.max_per_source}): {src}")
 
     print(f"{len(cases)} valid cases in {path}")
     print("per kind:")
-    for kind in sorted(KINDS):
+    for kind in sorted(rules.kinds):
         print(f"  {kind:<10} {kinds[kind]:>4}")
     print(f"negatives (expected null): {negatives}")
-    print(f"prose questions (prose + ja): {prose}, of which ja: {kinds['ja']}")
+    print(f"prose questions (prose + ja): {kinds['prose'] + kinds['ja']}, of which ja: {kinds['ja']}")
+    print(f"distinct sources: {len(sources)}")
     print(f"labels covered: {len(set(labels) - {None})} of {len(LABELS)}")
     print("per label:")
     for label in sorted(LABELS):
         count = labels[label]
         flag = ""
-        if count > HARD_MAX_PER_LABEL:
-            problems.append(f"label {label}: {count} cases (more than {HARD_MAX_PER_LABEL})")
-        elif count > SOFT_MAX_PER_LABEL:
-            flag = "  (warning: above ~8)"
+        if count > rules.hard_max_per_label:
+            problems.append(f"label {label}: {count} cases (more than {rules.hard_max_per_label})")
+        elif count > rules.soft_max_per_label:
+            flag = f"  (warning: above ~{rules.soft_max_per_label})"
         print(f"  {label:<42} {count:>3}{flag}")
     uncovered = sorted(LABELS - set(labels))
     if uncovered:
         print("labels without a case: " + ", ".join(uncovered))
 
-    minimums = (
-        (len(cases), MIN_CASES, "cases"),
-        (negatives, MIN_NEGATIVES, "negatives"),
-        (prose, MIN_PROSE, "prose questions (prose + ja)"),
-        (kinds["ja"], MIN_JA, "ja cases"),
-    )
+    minimums = [(len(cases), rules.min_cases, "cases"), (negatives, rules.min_negatives, "negatives")]
+    minimums += [(sum(kinds[k] for k in ks), need, f"{' + '.join(ks)} cases") for ks, need in rules.at_least]
     for have, need, what in minimums:
         if have < need:
             problems.append(f"only {have} {what}, need at least {need}")
@@ -207,6 +219,10 @@ def main(argv: list[str]) -> int:
         return 1
     print("\nOK")
     return 0
+
+
+def main(argv: list[str], rules: Rules = RULES, here: Path = Path(__file__).parent) -> int:
+    return validate(Path(argv[1]) if len(argv) > 1 else here / "cases.jsonl", rules)
 
 
 if __name__ == "__main__":
