@@ -598,13 +598,6 @@ def attach_triage(diagnosis: Diagnosis, triager: Triager) -> Diagnosis:
     return diagnosis
 
 
-def triage_lines(lines: list[tuple[int, str]]) -> Triage:
-    triager = Triager()
-    for no, raw in lines:
-        triager.add(no, raw)
-    return triager.finish()
-
-
 @dataclass(frozen=True)
 class Seen:
     """Where an entry's exact evidence showed in a log, for :func:`first_failure_leads`."""
