@@ -75,11 +75,17 @@ class FirstFailure:
     rank: str | None = None
     host: str | None = None
     exception: str | None = None  # "KeyError", "torch.OutOfMemoryError"
+    # torchrun's [defaultN] on a node whose ranks the log does not place in the job: the N (rank is None)
+    local_rank: str | None = None
     message: str | None = None
     frame: str | None = None  # innermost frame in the user's own code: "train.py:123 in collate"
     entry_id: str | None = None  # the knowledge entry matched on this failure, if any
     cascade: bool = False  # nothing but consequences (watchdog timeouts…) was found: this is the first of those
     traceback_start: int | None = None  # line of its "Traceback (most recent call last):"
+
+    def rank_label(self) -> str:
+        """"rank 11", "local rank 3" when the log names only the process's place on its node, or ""."""
+        return f"rank {self.rank}" if self.rank else f"local rank {self.local_rank}" if self.local_rank else ""
 
 
 @dataclass

@@ -24,7 +24,7 @@ from tracebot.knowledge.entry import Entry
 from tracebot.knowledge.loader import KnowledgeBase
 from tracebot.matcher.facts import read_facts
 from tracebot.matcher.index import CompiledKB, looks_like_error, tokens
-from tracebot.matcher.normalize import CleanLine, clean, mask, to_text
+from tracebot.matcher.normalize import CleanLine, LocalRanks, clean, mask, to_text
 from tracebot.matcher.ranking import MAX_MATCHES, rank
 from tracebot.matcher.scan import ScanStats, bytes_stream, candidate_lines, open_log, text_lines
 from tracebot.matcher.suggest import UNFILLED, fill, placeholders
@@ -282,6 +282,7 @@ class Matcher:
         seen: dict[str, list[_Hit]] = {}
         aggs: dict[int, _Agg] = {}
         cleaned: dict[str, tuple[CleanLine, str]] = {}
+        local_ranks = LocalRanks()  # torchrun's per-node ranks placed in the job, as the log tells
         roots = self.index.root_causes
         record = ""  # the last line that was not indented: the message an indented line continues
         for no, raw in lines:
@@ -296,6 +297,8 @@ class Matcher:
                 if len(cleaned) < MAX_UNIQUE_LINES:
                     cleaned[raw] = got
             cl, key = got
+            if cl.host is not None:
+                cl = local_ranks.resolve(cl)
             if triager is not None:
                 triager.add(no, raw, cl, key)
             if not cl.text:

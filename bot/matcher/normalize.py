@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
@@ -39,11 +39,10 @@ _TIMESTAMP = re.compile(
     )\]?(?:\s*[|:,-]\s*|\s+|$)""",
     re.VERBOSE,
 )
-# [rank17]: / rank17: / [Rank 3]: / [default3]: (torchrun --tee) / [1,3]<stderr>: (Open MPI --tag-output)
+# [rank17]: / rank17: / [Rank 3]: / [1,3]<stderr>: (Open MPI --tag-output)
 # / [1,mpirank:3,algo-2]<stdout>: (SageMaker MPI) / "3: " (srun --label)
 _RANK_PREFIXES = [
     re.compile(r"^\[?rank\s*(?P<rank>\d+)\]?\s*:\s*", re.IGNORECASE),
-    re.compile(r"^\[default(?P<rank>\d+)\]\s*:\s*"),
     re.compile(r"^\[\d+,mpirank:(?P<rank>\d+),(?P<host>[\w.-]+)\]<std(?:out|err)>\s*:\s*"),
     re.compile(r"^\[\d+,(?P<rank>\d+)\]<std(?:out|err)>\s*:\s*"),
     re.compile(r"^(?P<rank>\d{1,5}):\s+(?=\S)"),
@@ -51,6 +50,9 @@ _RANK_PREFIXES = [
 # host: a token with a digit (slurm0-a3-ghpc-8, algo-1, node017, ip-10-0-0-1, gpu-a100-3) followed by
 # ": ". Exception names ("RuntimeError: ") and tool names ("py-spy: ") have none; exception names are
 # also excluded explicitly.
+# torchrun's prefix ([default3]: with --tee or --log-dir) names the process's LOCAL rank, its rank on its
+# node: "[${role_name}${local_rank}]:" (torch.distributed.elastic.agent.server.local_elastic_agent).
+_LOCAL_RANK_PREFIX = re.compile(r"^\[(?:default|trainer)(?P<local>\d+)\]\s*:\s*")
 _HOST = re.compile(
     r"^(?P<host>(?=[\w.-]*\d)(?![\w.]*(?:Error|Exception|Warning|Failure|Exit)\b)"
     r"[A-Za-z][A-Za-z0-9._-]{0,62}[A-Za-z0-9])\s*:\s+(?=\S)"
@@ -81,6 +83,10 @@ class CleanLine:
     rank: str | None = None
     host: str | None = None
     prefixed: bool = False  # a timestamp / rank / host prefix was removed: this is a log line
+    # torchrun's [defaultN]: the process's rank on its node. ``rank`` is it too when the line names no host
+    # (one node: local and global ranks agree); with a host it is that node's N-th process, whose global
+    # rank the line does not say (see :class:`LocalRanks`).
+    local: str | None = None
 
 
 def to_text(raw: str | bytes) -> str:
@@ -102,6 +108,7 @@ def clean(line: str) -> CleanLine:
             text = text.replace(escaped, plain)
     rank: str | None = None
     host: str | None = None
+    local: str | None = None
     prefixed = False
     for _ in range(6):  # bounded: a line has at most a handful of stacked prefixes
         before = text
@@ -117,6 +124,10 @@ def clean(line: str) -> CleanLine:
                     host = m.group("host")
                 text = text[m.end() :]
                 break
+        m = _LOCAL_RANK_PREFIX.match(text)
+        if m:
+            local = local or m.group("local")
+            text = text[m.end() :]
         m = _HOST.match(text) or _LOGLEVEL_HOST.match(text)
         if m and host is None:
             host = m.group("host")
@@ -132,7 +143,52 @@ def clean(line: str) -> CleanLine:
         prefixed = True
     if host is not None and host.startswith("slurmstepd-"):  # "slurmstepd-node17: error: ...": node17's stepd
         host = host[len("slurmstepd-"):] or None
-    return CleanLine(text.strip(), rank, host, prefixed)
+    if local is not None and rank is None and host is None:
+        rank = local  # no node named: read as one node's log, where the local rank is the rank
+    return CleanLine(text.strip(), rank, host, prefixed, local)
+
+
+# torchrun's (or torch.distributed.launch's) command line: where each node's ranks start.
+_LAUNCH = re.compile(r"\b(?:torchrun|torch\.distributed\.(?:run|launch))\b")
+_NODE_RANK = re.compile(r"--node[_-]rank[= ](?P<n>\d+)\b")
+_NPROC = re.compile(r"--nproc[_-]per[_-]node[= ](?P<n>\d+)\b")
+MAX_LOCAL_RANKS = 1 << 16
+
+
+class LocalRanks:
+    """Global ranks for lines that name only a local rank (torchrun's ``[defaultN]:``) and a host, learnt
+    from the same log as it is read: from lines that name both (``algo-2: [default3]:[rank11]: …``), and
+    from each node's launch command (``algo-2: torchrun --nproc_per_node 8 … --node_rank 1``: its ranks
+    start at 8). Without either, such a line keeps ``rank=None``: "rank 3" of one node is not rank 3 of
+    the job, and reading it so merges ranks of different nodes (a rank's failure credited to another,
+    ranks that spoke reported silent)."""
+
+    def __init__(self) -> None:
+        self._global: dict[tuple[str, str], str] = {}
+        self._first: dict[str, int] = {}  # host -> its first global rank
+
+    def resolve(self, cl: CleanLine) -> CleanLine:
+        """``cl`` with the global rank filled in where this log has told it; learns from ``cl`` first."""
+        if cl.host is None:
+            return cl
+        if cl.local is None:
+            if "torch" in cl.text and _LAUNCH.search(cl.text):
+                self._learn_launch(cl.host, cl.text)
+            return cl
+        key = (cl.host, cl.local)
+        if cl.rank is not None:
+            if key not in self._global and len(self._global) < MAX_LOCAL_RANKS:
+                self._global[key] = cl.rank
+            return cl
+        rank = self._global.get(key)
+        if rank is None and cl.host in self._first:
+            rank = str(self._first[cl.host] + int(cl.local))
+        return replace(cl, rank=rank) if rank is not None else cl
+
+    def _learn_launch(self, host: str, text: str) -> None:
+        node, nproc = _NODE_RANK.search(text), _NPROC.search(text)
+        if node and nproc and len(self._first) < MAX_LOCAL_RANKS:
+            self._first[host] = int(node["n"]) * int(nproc["n"])
 
 
 # The variable parts of a line, in the order they are masked (drafting signatures uses the same list).

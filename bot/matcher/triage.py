@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from tracebot.matcher.normalize import CleanLine, clean
+from tracebot.matcher.normalize import CleanLine, LocalRanks, clean
 from tracebot.result import Diagnosis, FirstFailure
 
 TRIAGE_MIN_LINES = 4  # a text of fewer lines is one error, not a log
@@ -223,6 +223,8 @@ class Triager:
         # rank -> (SeqNum, OpType) of its timeout; None when the line does not say (PyTorch before 1.10, gloo)
         self._timed_out: dict[str, tuple[int, str] | None] = {}
         self._reporting: dict[str, None] = {}  # ranks that printed any failure or cascade line
+        self._local_ranks = LocalRanks()
+        self._unplaced = False  # a line came from a local rank whose global rank the log did not tell
         self._hosts: dict[str, str] = {}
         self._world: int | None = None
         self._highest_rank = -1  # the highest rank any line names (the world is at least one more)
@@ -242,11 +244,15 @@ class Triager:
         """One line, in file order. ``cleaned``: its :func:`clean` form and ``key`` its masked form, when
         the caller has them: what a line is is decided once per distinct masked line (a 512-rank cascade
         repeats one line per rank), only the values (rank, SeqNum, time) are read from each."""
-        cl = cleaned or clean(raw)
+        cl = cleaned if cleaned is not None else self._local_ranks.resolve(clean(raw))
         text = cl.text
         if not text:
             return
         rank = cl.rank
+        # the process a line comes from: its rank, or (a local rank not placed in the job) its node's N-th
+        proc = rank if rank is not None or cl.local is None else f"{cl.local}@{cl.host}"
+        if proc is not rank:
+            self._unplaced = True
         if rank is not None:
             self._saw_rank(rank)
             if cl.host is not None and len(self._hosts) < MAX_RANKS:
@@ -260,11 +266,11 @@ class Triager:
                 if len(self._kinds) < MAX_CLASSIFIED:
                     self._kinds[key] = what
         message = self._message
-        if message is not None and message[0] == rank:
+        if message is not None and message[0] == proc:
             if _goes_on(what, text, raw):
                 # the failure's message goes on ("what():  CUDA error: …", "ncclInvalidUsage: …", "Last error:")
                 message[1].end = line_no
-                self._message = (rank, message[1], message[2] - 1) if message[2] > 1 else None
+                self._message = (proc, message[1], message[2] - 1) if message[2] > 1 else None
                 if what.world:
                     self._read_world(text)
                 return
@@ -272,12 +278,12 @@ class Triager:
         if what is _PLAIN or what is _WORLD_ONLY:
             if what.world:
                 self._read_world(text)
-            if rank not in self._tbs:
+            if proc not in self._tbs:
                 if not self._cascade_counts and _ERROR_LEVEL.search(raw, 0, 160):
                     # logged as an error before any consequence showed: a failure of its own (after the
                     # cascade began, an error logged without a recognised failure is read as part of it)
-                    if self._add_failure(line_no, raw, text, rank, cl.host, None, False) and self._latest:
-                        self._message = (rank, self._latest, MESSAGE_LINES)
+                    if self._add_failure(line_no, raw, text, cl, proc, None, False) and self._latest:
+                        self._message = (proc, self._latest, MESSAGE_LINES)
                 elif rank is not None and (rank in self._last_words or len(self._last_words) < MAX_RANKS):
                     self._last_words[rank] = (key if key is not None else text, line_no)
             return
@@ -285,40 +291,40 @@ class Triager:
             self._read_world(text)
         if what.traceback_start:
             if rank is None and (after := _TRACEBACK_AFTER.search(text)) and after["rank"]:
-                rank = after["rank"]
-            if rank in self._tbs or len(self._tbs) < MAX_RANKS:
-                self._tbs[rank] = (line_no, [])
+                proc = after["rank"]
+            if proc in self._tbs or len(self._tbs) < MAX_RANKS:
+                self._tbs[proc] = (line_no, [])
             return
         if what.frame:
-            tb = self._tbs.get(rank)
+            tb = self._tbs.get(proc)
             frame = _FRAME.match(text) if tb is not None else None
             if frame and tb is not None and len(tb[1]) < MAX_TRACEBACK_FRAMES:
                 tb[1].append((frame["file"], int(frame["line"]), frame["func"]))
             return
         if what.chain:
-            if rank in self._raised:
-                self._chaining[rank] = None
+            if proc in self._raised:
+                self._chaining[proc] = None
             return
         exception = _EXCEPTION.match(text) if what.exception else None
         raised = False  # this exception is (the end of the chain of) its rank's first failure
-        if exception and rank in self._chaining:
-            self._continue_chain(line_no, raw, rank, exception)
+        if exception and proc in self._chaining:
+            self._continue_chain(line_no, raw, proc, exception)
             raised = True
         elif what.cascade is not None:
             self._add_cascade(what, line_no, raw, text, rank, cl.host)
         elif what.failure:
-            raised = self._add_failure(line_no, raw, text, rank, cl.host, exception, what.scheduler)
+            raised = self._add_failure(line_no, raw, text, cl, proc, exception, what.scheduler)
         elif what.notice:
             who = rank if rank is not None else _rank_in(text)
             if who is not None and len(self._reporting) < MAX_RANKS:
                 self._reporting[who] = None
                 self._saw_rank(who)
         if raised and self._latest is not None:
-            self._message = (rank, self._latest, MESSAGE_LINES)
+            self._message = (proc, self._latest, MESSAGE_LINES)
         if exception:
-            self._tbs.pop(rank, None)  # a traceback ends with its exception line
+            self._tbs.pop(proc, None)  # a traceback ends with its exception line
             if not raised:
-                self._raised.pop(rank, None)  # a later exception of its own: a chain now is not the first's
+                self._raised.pop(proc, None)  # a later exception of its own: a chain now is not the first's
 
     def _saw_rank(self, rank: str) -> None:
         if rank.isdigit() and len(rank) <= 5 and int(rank) > self._highest_rank:
@@ -331,16 +337,19 @@ class Triager:
             if size <= MAX_RANKS and (self._world is None or size > self._world):
                 self._world = size
 
-    def _add_failure(self, line_no: int, raw: str, text: str, rank: str | None, host: str | None,
+    def _add_failure(self, line_no: int, raw: str, text: str, cl: CleanLine, proc: str | None,
                      exception: re.Match[str] | None, scheduler: bool) -> bool:
-        """Record a failure; True when it is its rank's first (a candidate for the first of all)."""
+        """Record a failure of process ``proc`` (its rank when known); True when it is that process's first
+        (a candidate for the first of all)."""
+        rank = cl.rank
         if rank is not None and len(self._reporting) < MAX_RANKS:
             self._reporting[rank] = None
-        new_rank = rank not in self._failed_ranks and len(self._failed_ranks) < MAX_RANKS
+        new_rank = proc not in self._failed_ranks and len(self._failed_ranks) < MAX_RANKS
         if self._first is not None and not new_rank:
             return False  # only each rank's first failure is a candidate for the first of all
-        tb = self._tbs.get(rank)
-        failure = FirstFailure(line_no=line_no, text=raw.strip()[:500], rank=rank, host=host)
+        tb = self._tbs.get(proc)
+        failure = FirstFailure(line_no=line_no, text=raw.strip()[:500], rank=rank, host=cl.host,
+                               local_rank=cl.local if rank is None else None)
         _set_exception(failure, exception, tb)
         candidate = _Candidate(failure, line_time(raw), cascade=False)
         if tb is not None:
@@ -350,22 +359,22 @@ class Triager:
         self._latest = candidate
         self._scheduler_only = self._scheduler_only and scheduler
         if exception and len(self._raised) < MAX_RANKS:
-            self._raised[rank] = candidate
+            self._raised[proc] = candidate
         if new_rank:
-            self._failed_ranks[rank] = None
+            self._failed_ranks[proc] = None
             self._failures.append(candidate)
         return True
 
-    def _continue_chain(self, line_no: int, raw: str, rank: str | None, exception: re.Match[str]) -> None:
-        """The exception raised while handling (or because of) the rank's first one: the chain's last
+    def _continue_chain(self, line_no: int, raw: str, proc: str | None, exception: re.Match[str]) -> None:
+        """The exception raised while handling (or because of) the process's first one: the chain's last
         exception is the line the failure is reported on; the chain's first traceback still starts it."""
-        del self._chaining[rank]
-        self._latest = self._raised[rank]
+        del self._chaining[proc]
+        self._latest = self._raised[proc]
         self._latest.end = None
         failure = self._latest.failure
         frame = failure.frame
         failure.line_no, failure.text = line_no, raw.strip()[:500]
-        _set_exception(failure, exception, self._tbs.get(rank))
+        _set_exception(failure, exception, self._tbs.get(proc))
         failure.frame = failure.frame or frame
 
     def _add_cascade(self, what: _Kind, line_no: int, raw: str, text: str, rank: str | None,
@@ -432,6 +441,8 @@ class Triager:
         the size the log states; when it states none (or only a smaller group's), ranks 0 to the highest
         any line names, provided only a few are missing and not a run of them (a log of one node of
         several misses whole nodes: that is not silence)."""
+        if self._unplaced:
+            return []  # some lines came from ranks that cannot be placed: who said nothing is not known
         world = self._world if self._world is not None and self._highest_rank < self._world else None
         if world is None and self._highest_rank >= 0:
             guess = self._highest_rank + 1

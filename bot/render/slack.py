@@ -202,7 +202,7 @@ def triage_lead(d: Diagnosis) -> list[Block]:
     ff = d.first_failure
     if ff is not None and not ff.cascade:
         where = " · ".join(
-            p for p in (f"line {ff.line_no}", f"rank {ff.rank}" if ff.rank else "",
+            p for p in (f"line {ff.line_no}", ff.rank_label(),
                         f"host {escape(ff.host)}" if ff.host else "",
                         f"in `{escape(ff.frame)}`" if ff.frame else "") if p
         )

@@ -68,7 +68,7 @@ def triage_lead(d: Diagnosis) -> list[str]:
     out = []
     ff = d.first_failure
     if ff is not None and not ff.cascade:
-        where = ", ".join(p for p in (f"rank {ff.rank}" if ff.rank else "", f"host {ff.host}" if ff.host else "") if p)
+        where = ", ".join(p for p in (ff.rank_label(), f"host {ff.host}" if ff.host else "") if p)
         out.append(f"First failure: line {ff.line_no}" + (f" ({where})" if where else "") + f"\n     {ff.text[:300]}")
         if ff.frame:
             out[-1] += f"\n   in {ff.frame}"

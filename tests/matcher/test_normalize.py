@@ -1,4 +1,4 @@
-from tracebot.matcher.normalize import clean, mask
+from tracebot.matcher.normalize import LocalRanks, clean, mask
 
 SEED_LINE = (
     "slurm0-a3-ghpc-8: [rank17]:[E ProcessGroupNCCL.cpp:523] [Rank 2] Watchdog caught collective operation "
@@ -66,3 +66,21 @@ def test_slurmstepd_node_prefix_names_the_node():
     # Slurm 22.05 on the multi-node test cluster (scripts/slurm/start.sh --nodes 4), verbatim:
     c = clean("slurmstepd-tbnode1: error: *** STEP 644.0 ON tbnode1 CANCELLED AT 2026-11-23T21:10:50 ***")
     assert c.host == "tbnode1" and c.text.startswith("error: *** STEP 644.0 ON tbnode1 CANCELLED")
+
+
+def test_torchruns_local_rank_is_the_rank_only_when_no_node_is_named():
+    one_node = clean("[default5]:RuntimeError: boom")
+    assert (one_node.rank, one_node.local) == ("5", "5")
+    several = clean("algo-2: [default3]:RuntimeError: boom")
+    assert (several.rank, several.host, several.local, several.text) == (None, "algo-2", "3", "RuntimeError: boom")
+    named = clean("algo-2: [default3]:[rank11]:[E501 ProcessGroupNCCL.cpp:607] boom")
+    assert (named.rank, named.host, named.local) == ("11", "algo-2", "3")
+
+
+def test_local_ranks_are_placed_by_the_launch_command_or_a_line_that_names_both():
+    ranks = LocalRanks()
+    ranks.resolve(clean("algo-2: torchrun --nnodes 2 --nproc-per-node=8 --node-rank=1 train.py"))
+    assert ranks.resolve(clean("algo-2: [default3]:boom")).rank == "11"
+    assert ranks.resolve(clean("algo-1: [default3]:boom")).rank is None  # algo-1's start not told
+    ranks.resolve(clean("algo-1: [default2]:[rank2]: hello"))
+    assert ranks.resolve(clean("algo-1: [default2]:boom")).rank == "2"

@@ -373,3 +373,49 @@ def test_a_streamed_log_reads_the_world_size_from_nccls_init_lines(matcher: Matc
     log.write_text(init + noise + "".join(_watchdog(r) + "\n" for r in range(15)))
     assert log.stat().st_size > 256 * 1024
     assert matcher.diagnose_file(log).silent_ranks == ["15"]
+
+
+def _two_nodes(failing_line: str, *, launch: bool) -> str:
+    """A two-node torchrun job (--tee: every line "host: [defaultN]:", N the rank on its node) where the
+    second node's fourth process fails and the fifteen others time out naming their global ranks."""
+    lines = []
+    if launch:
+        lines += [f"algo-{n + 1}: torchrun --nnodes 2 --nproc_per_node 8 --master_addr algo-1 --node_rank {n} train.py"
+                  for n in range(2)]
+    lines += [f"algo-{n + 1}: [default{r}]:step 100 loss 2.31" for n in range(2) for r in range(8)]
+    lines.append(f"algo-2: [default3]:{failing_line}")
+    lines += [f"algo-{g // 8 + 1}: [default{g % 8}]:{_watchdog(g)}" for g in range(16) if g != 11]
+    return "\n".join(lines)
+
+
+def test_torchruns_local_rank_on_a_second_node_is_reported_as_its_global_rank(matcher: Matcher):
+    # [default3] on the second node of two with 8 processes each is rank 11, not rank 3: the launch commands
+    # say where each node's ranks start
+    d = matcher.diagnose(_two_nodes("RuntimeError: CUDA error: an illegal memory access was encountered",
+                                    launch=True))
+    ff = d.first_failure
+    assert ff is not None and (ff.rank, ff.host, ff.local_rank) == ("11", "algo-2", None)
+    assert d.silent_ranks == []  # rank 11 spoke: it failed
+    assert "First failure: line 19 (rank 11, host algo-2)" in render_diagnosis(d)
+    watchdog = next(m for m in d.matches if m.entry_id == "nccl-watchdog-timeout")
+    assert "11" not in watchdog.ranks and "15" in watchdog.ranks and len(watchdog.ranks) == 15
+
+
+def test_a_local_rank_the_log_does_not_place_is_called_local_and_no_rank_is_called_silent(matcher: Matcher):
+    d = matcher.diagnose(_two_nodes("RuntimeError: CUDA error: an illegal memory access was encountered",
+                                    launch=False))
+    ff = d.first_failure
+    assert ff is not None and (ff.rank, ff.host, ff.local_rank) == (None, "algo-2", "3")
+    # before: "rank 3", and rank 11 (who failed) reported as having printed nothing
+    assert d.silent_ranks == []
+    assert "(local rank 3, host algo-2)" in render_diagnosis(d)
+    lead = json.dumps(render.triage_lead(d))
+    assert "local rank 3" in lead and "host algo-2" in lead
+
+
+def test_a_line_naming_both_ranks_places_that_process_for_the_rest_of_the_log(matcher: Matcher):
+    text = _two_nodes("[rank11]:W0501 12:00:00.000000 1 train.py:10] loading shard 3", launch=False)
+    text += "\nalgo-2: [default3]:RuntimeError: CUDA error: an illegal memory access was encountered"
+    d = matcher.diagnose(text)
+    ff = d.first_failure
+    assert ff is not None and (ff.rank, ff.local_rank) == ("11", None)
