@@ -297,7 +297,7 @@ class Matcher:
                 if len(cleaned) < MAX_UNIQUE_LINES:
                     cleaned[raw] = got
             cl, key = got
-            if cl.host is not None:
+            if cl.host is not None or cl.task is not None:
                 cl = local_ranks.resolve(cl)
             if triager is not None:
                 triager.add(no, raw, cl, key)

@@ -40,13 +40,15 @@ _TIMESTAMP = re.compile(
     re.VERBOSE,
 )
 # [rank17]: / rank17: / [Rank 3]: / [1,3]<stderr>: (Open MPI --tag-output)
-# / [1,mpirank:3,algo-2]<stdout>: (SageMaker MPI) / "3: " (srun --label)
+# / [1,mpirank:3,algo-2]<stdout>: (SageMaker MPI)
 _RANK_PREFIXES = [
     re.compile(r"^\[?rank\s*(?P<rank>\d+)\]?\s*:\s*", re.IGNORECASE),
     re.compile(r"^\[\d+,mpirank:(?P<rank>\d+),(?P<host>[\w.-]+)\]<std(?:out|err)>\s*:\s*"),
     re.compile(r"^\[\d+,(?P<rank>\d+)\]<std(?:out|err)>\s*:\s*"),
-    re.compile(r"^(?P<rank>\d{1,5}):\s+(?=\S)"),
 ]
+# "3: " (srun --label): the task's number. It is the rank when srun starts the ranks, the node's launcher
+# when srun starts one torchrun per node ("0: [default3]:[rank11]: …"): a rank the line names wins.
+_SRUN_LABEL = re.compile(r"^(?P<task>\d{1,5}):\s+(?=\S)")
 # host: a token with a digit (slurm0-a3-ghpc-8, algo-1, node017, ip-10-0-0-1, gpu-a100-3) followed by
 # ": ". Exception names ("RuntimeError: ") and tool names ("py-spy: ") have none; exception names are
 # also excluded explicitly.
@@ -87,6 +89,13 @@ class CleanLine:
     # (one node: local and global ranks agree); with a host it is that node's N-th process, whose global
     # rank the line does not say (see :class:`LocalRanks`).
     local: str | None = None
+    # srun --label's task number on a line that names its rank or local rank as well: one task per node
+    task: str | None = None
+
+    @property
+    def node(self) -> str | None:
+        """The host, or the srun task, a local rank is counted on."""
+        return self.host if self.host is not None else f"task {self.task}" if self.task is not None else None
 
 
 def to_text(raw: str | bytes) -> str:
@@ -109,6 +118,7 @@ def clean(line: str) -> CleanLine:
     rank: str | None = None
     host: str | None = None
     local: str | None = None
+    task: str | None = None
     prefixed = False
     for _ in range(6):  # bounded: a line has at most a handful of stacked prefixes
         before = text
@@ -124,6 +134,11 @@ def clean(line: str) -> CleanLine:
                     host = m.group("host")
                 text = text[m.end() :]
                 break
+        else:
+            m = _SRUN_LABEL.match(text)
+            if m:
+                task = task or m.group("task")
+                text = text[m.end() :]
         m = _LOCAL_RANK_PREFIX.match(text)
         if m:
             local = local or m.group("local")
@@ -143,9 +158,11 @@ def clean(line: str) -> CleanLine:
         prefixed = True
     if host is not None and host.startswith("slurmstepd-"):  # "slurmstepd-node17: error: ...": node17's stepd
         host = host[len("slurmstepd-"):] or None
-    if local is not None and rank is None and host is None:
+    if task is not None and rank is None and local is None:
+        rank, task = task, None  # srun started the ranks: the task is the rank
+    if local is not None and rank is None and host is None and task is None:
         rank = local  # no node named: read as one node's log, where the local rank is the rank
-    return CleanLine(text.strip(), rank, host, prefixed, local)
+    return CleanLine(text.strip(), rank, host, prefixed, local, task)
 
 
 # torchrun's (or torch.distributed.launch's) command line: where each node's ranks start.
@@ -156,7 +173,8 @@ MAX_LOCAL_RANKS = 1 << 16
 
 
 class LocalRanks:
-    """Global ranks for lines that name only a local rank (torchrun's ``[defaultN]:``) and a host, learnt
+    """Global ranks for lines that name only a local rank (torchrun's ``[defaultN]:``) and a node (a host,
+    or the srun task that runs the node's torchrun), learnt
     from the same log as it is read: from lines that name both (``algo-2: [default3]:[rank11]: …``), and
     from each node's launch command (``algo-2: torchrun --nproc_per_node 8 … --node_rank 1``: its ranks
     start at 8). Without either, such a line keeps ``rank=None``: "rank 3" of one node is not rank 3 of
@@ -165,24 +183,25 @@ class LocalRanks:
 
     def __init__(self) -> None:
         self._global: dict[tuple[str, str], str] = {}
-        self._first: dict[str, int] = {}  # host -> its first global rank
+        self._first: dict[str, int] = {}  # node -> its first global rank
 
     def resolve(self, cl: CleanLine) -> CleanLine:
         """``cl`` with the global rank filled in where this log has told it; learns from ``cl`` first."""
-        if cl.host is None:
+        node = cl.node
+        if node is None:
             return cl
         if cl.local is None:
             if "torch" in cl.text and _LAUNCH.search(cl.text):
-                self._learn_launch(cl.host, cl.text)
+                self._learn_launch(node, cl.text)
             return cl
-        key = (cl.host, cl.local)
+        key = (node, cl.local)
         if cl.rank is not None:
             if key not in self._global and len(self._global) < MAX_LOCAL_RANKS:
                 self._global[key] = cl.rank
             return cl
         rank = self._global.get(key)
-        if rank is None and cl.host in self._first:
-            rank = str(self._first[cl.host] + int(cl.local))
+        if rank is None and node in self._first:
+            rank = str(self._first[node] + int(cl.local))
         return replace(cl, rank=rank) if rank is not None else cl
 
     def _learn_launch(self, host: str, text: str) -> None:

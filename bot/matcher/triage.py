@@ -250,7 +250,7 @@ class Triager:
             return
         rank = cl.rank
         # the process a line comes from: its rank, or (a local rank not placed in the job) its node's N-th
-        proc = rank if rank is not None or cl.local is None else f"{cl.local}@{cl.host}"
+        proc = rank if rank is not None or cl.local is None else f"{cl.local}@{cl.node}"
         if proc is not rank:
             self._unplaced = True
         if rank is not None:

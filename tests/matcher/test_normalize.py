@@ -84,3 +84,12 @@ def test_local_ranks_are_placed_by_the_launch_command_or_a_line_that_names_both(
     assert ranks.resolve(clean("algo-1: [default3]:boom")).rank is None  # algo-1's start not told
     ranks.resolve(clean("algo-1: [default2]:[rank2]: hello"))
     assert ranks.resolve(clean("algo-1: [default2]:boom")).rank == "2"
+
+
+def test_srun_labels_are_the_rank_unless_the_line_names_one():
+    assert (clean("3: RuntimeError: boom").rank, clean("3: RuntimeError: boom").task) == ("3", None)
+    # srun --label running one torchrun per node: the label is the node's task, the [rankN] the rank
+    per_node = clean("1: [rank11]: RuntimeError: boom")
+    assert (per_node.rank, per_node.task, per_node.text) == ("11", "1", "RuntimeError: boom")
+    local = clean("1: [default3]:RuntimeError: boom")
+    assert (local.rank, local.local, local.node) == (None, "3", "task 1")

@@ -419,3 +419,15 @@ def test_a_line_naming_both_ranks_places_that_process_for_the_rest_of_the_log(ma
     d = matcher.diagnose(text)
     ff = d.first_failure
     assert ff is not None and (ff.rank, ff.local_rank) == ("11", None)
+
+
+def test_under_srun_label_with_one_torchrun_per_node_the_rank_is_not_the_task_number(matcher: Matcher):
+    # `srun -l torchrun …`: every line of node 1 starts "1: "; its processes name their global rank on
+    # some lines ("[rank11]:") and only their local rank on others
+    lines = [f"{g // 8}: [default{g % 8}]:[rank{g}]: step 100 loss 2.31" for g in range(16)]
+    lines.append("1: [default3]:RuntimeError: CUDA error: an illegal memory access was encountered")
+    lines += [f"{g // 8}: [default{g % 8}]:{_watchdog(g)}" for g in range(16) if g != 11]
+    d = matcher.diagnose("\n".join(lines))
+    ff = d.first_failure
+    assert ff is not None and (ff.line_no, ff.rank) == (17, "11")  # not rank 1 (the task) nor 3 (local)
+    assert d.silent_ranks == []
