@@ -17,7 +17,7 @@ from tracebot.knowledge.loader import KnowledgeBase
 from tracebot.matcher import Matcher
 from tracebot.matcher.features import text_info
 from tracebot.matcher.model import BAYES_ALPHA, CHAT, candidates, rows
-from tracebot.matcher.tfidf import CHAR_NGRAMS, char_grams, word_grams
+from tracebot.matcher.tfidf import CHAR_NGRAMS, Columns, char_grams, word_grams
 from tracebot.matcher.training import fit
 
 
@@ -100,3 +100,15 @@ print(json.dumps({{"model": m.model is not None, "best": d.best.entry_id if d.be
     assert runs[0]["best"] == runs[1]["best"] is not None
     assert runs[0]["loaded"] == ["scipy", "sklearn"]  # the first run trained
     assert runs[1]["loaded"] == []  # the second answered from the cache
+
+
+def test_centroids_with_common_ngrams_kept_dense_are_the_sparse_ones(trained):
+    _, fitted, model, _, texts, _ = trained
+    sums = fitted.sums[0].T.tocsr()  # features × entries, as scipy summed them
+    sums.sort_indices()
+    sparse_only = Columns(sums.indptr, sums.indices, sums.data, sums.shape[1])
+    mixed = model.spaces[0].sums
+    assert mixed.dense is not None and 0 < len(mixed.dense) < len(mixed.indptr) - 1  # both kinds of rows
+    for text in texts:
+        v = model.spaces[0].vocab.vector(text)
+        assert np.abs(mixed.dot(v) - sparse_only.dot(v)).max() < 1e-12, text
