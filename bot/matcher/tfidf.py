@@ -218,7 +218,8 @@ class Columns:
             at = self.dense_at[v.idx]
             kept = at >= 0
             if kept.any():
-                out += np.einsum("i,ij->j", v.val[kept], self.dense[at[kept]])
+                # not +=: bincount of no values is an integer array
+                out = out + np.einsum("i,ij->j", v.val[kept], self.dense[at[kept]])
         return out
 
     def row_dots(self, rows: np.ndarray, dense: np.ndarray) -> np.ndarray:
