@@ -14,8 +14,9 @@ from sklearn.naive_bayes import MultinomialNB
 
 from tests.conftest import KNOWLEDGE
 from tracebot.knowledge.loader import KnowledgeBase
-from tracebot.matcher import Matcher
+from tracebot.matcher import Matcher, trainer, training
 from tracebot.matcher.features import text_info
+from tracebot.matcher.loading import load_matcher
 from tracebot.matcher.model import BAYES_ALPHA, CHAT, candidates, rows
 from tracebot.matcher.tfidf import CHAR_NGRAMS, Columns, char_grams, word_grams
 from tracebot.matcher.training import fit
@@ -98,8 +99,25 @@ print(json.dumps({{"model": m.model is not None, "best": d.best.entry_id if d.be
     ]
     assert runs[0]["model"] and runs[1]["model"]
     assert runs[0]["best"] == runs[1]["best"] is not None
-    assert runs[0]["loaded"] == ["scipy", "sklearn"]  # the first run trained
+    assert len(list(tmp_path.glob("model-*.pkl"))) == 1  # the first run trained (in its helper process) ...
+    assert runs[0]["loaded"] == []  # ... so that it did not import them either
     assert runs[1]["loaded"] == []  # the second answered from the cache
+
+
+def test_a_model_trained_by_the_helper_process_answers_as_one_trained_in_process(tmp_path, monkeypatch):
+    started: list[trainer.Helper | None] = []
+    start = trainer.start
+    monkeypatch.setattr(trainer, "start", lambda *a: started.append(start(*a)) or started[-1])
+    monkeypatch.setattr(training, "train", lambda *a, **k: pytest.fail("trained here, not in the helper"))
+    monkeypatch.setenv("TRACEBOT_CACHE", str(tmp_path / "helper"))
+    _, by_helper, _ = load_matcher(KNOWLEDGE)
+    assert started[0] is not None and started[0].proc.returncode == 0 and by_helper.model is not None
+    monkeypatch.undo()
+    monkeypatch.setenv("TRACEBOT_CACHE", str(tmp_path / "here"))
+    monkeypatch.setenv(trainer.HELPER_ENV, "0")
+    _, here, _ = load_matcher(KNOWLEDGE)
+    texts = [*CHAT, *(x for e in here.index.entries for x in e.examples_match[:1])]
+    assert [by_helper.diagnose(t).to_dict() for t in texts] == [here.diagnose(t).to_dict() for t in texts]
 
 
 def test_centroids_with_common_ngrams_kept_dense_are_the_sparse_ones(trained):
