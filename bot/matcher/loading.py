@@ -65,11 +65,13 @@ def matcher_of(
     own cache (trained and stored when missing, by ``helper`` when one was started)."""
     from tracebot.matcher.core import Matcher
 
+    model_file = cache_file("model", index.model_key) if index.model_key else None
+    if helper is not None and model_file is not None and _model_wanted(model):
+        helper.go(model_file)  # this process meanwhile imports what answering needs (numpy: ~0.1 s)
     matcher = Matcher(kb, threshold=threshold, model=False, index=index)
     if _model_wanted(model) and matcher.can_train:
-        model_file = cache_file("model", index.model_key) if index.model_key else None
-        if helper is not None and model_file is not None:
-            helper.train(model_file)
+        if helper is not None:
+            helper.wait()
         matcher.model = matcher.train_model()
     return matcher
 

@@ -7,6 +7,7 @@ matcher in the cache by then) and exits quietly on end of input.
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -25,4 +26,7 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    code = main()
+    # The model is stored (written and renamed into place) and the parent is waiting for this process
+    # to end: tearing down the interpreter (scikit-learn's modules, the training arrays) took ~0.3 s.
+    os._exit(code)

@@ -4,7 +4,7 @@ A cold start (nothing cached) used to do everything in one process, one thing af
 the knowledge base and build the matcher (~1 s at 1,000 entries), import scikit-learn and SciPy (~0.9 s),
 train (~1.3 s). Importing scikit-learn needs nothing from the knowledge base, so :func:`start` launches
 a child process (:mod:`tracebot.matcher.train_child`) while the parent is still parsing; the child imports the training code,
-then waits. Once the parent has built the matcher and stored it in the cache, :meth:`Helper.train` tells
+then waits. Once the parent has built the matcher and stored it in the cache, :meth:`Helper.go` tells
 the child to go: the child loads that matcher from the cache and trains and stores the model exactly as
 the parent would have (:func:`tracebot.matcher.loading.matcher_of`), and the parent loads it from the
 cache. Anything that goes wrong (no cache, a crash, a timeout) only means the parent trains as before.
@@ -28,14 +28,23 @@ class Helper:
     def __init__(self, proc: subprocess.Popen[bytes], matcher_file: Path):
         self.proc = proc
         self.matcher_file = matcher_file
+        self.going = False
 
-    def train(self, model_file: Path) -> None:
-        """Have the child train the model into ``model_file`` (the model's cache file) and wait for it;
-        nothing when the model is cached already or the parent could not store the matcher."""
-        if model_file.is_file() or not self.matcher_file.is_file():
+    def go(self, model_file: Path) -> None:
+        """Have the child train the model into ``model_file`` (the model's cache file); nothing when the
+        model is cached already or the parent could not store the matcher. :meth:`wait` waits for it."""
+        if model_file.is_file() or not self.matcher_file.is_file() or self.proc.stdin is None:
             return
-        with contextlib.suppress(OSError, subprocess.TimeoutExpired):  # then the parent trains
-            self.proc.communicate(b"go\n", timeout=TIMEOUT_S)
+        with contextlib.suppress(OSError):
+            self.proc.stdin.write(b"go\n")
+            self.proc.stdin.close()
+            self.going = True
+
+    def wait(self) -> None:
+        """Wait for the child told to :meth:`go` (until it ends, or :data:`TIMEOUT_S`)."""
+        if self.going:
+            with contextlib.suppress(OSError, subprocess.TimeoutExpired):  # then the parent trains
+                self.proc.wait(timeout=TIMEOUT_S)
 
     def stop(self) -> None:
         """End the child if it still runs (its work is no longer needed) and reap it."""
