@@ -58,9 +58,13 @@ COLD_ROWS = (
     ("warm_no_model", "warm cache, `TRACEBOT_MODEL=0`", "≤ 0.3 s"),
     ("warm_no_bytecode", "warm cache, model off, no bytecode cache", ""),
     ("matcher_cold_model_cached", "matcher cold, model cached", "≤ 1.5 s"),
-    ("one_entry_edited", "one entry edited (parse, build and train again)", ""),
+    ("one_entry_edited", "one entry edited (that file parsed, the matcher built, the model trained again)", ""),
+    ("one_entry_edited_helper", "… training in the helper process (`TRACEBOT_TRAIN_HELPER=1`)", ""),
+    ("one_entry_edited_in_process", "… training in the process itself (`TRACEBOT_TRAIN_HELPER=0`)", ""),
     ("cold_no_model", "cache empty, model off", "≤ 1.5 s"),
     ("all_cold", "cache empty, model on (trains)", "≤ 1.5 s"),
+    ("all_cold_helper", "… training in the helper process (`TRACEBOT_TRAIN_HELPER=1`)", ""),
+    ("all_cold_in_process", "… training in the process itself (`TRACEBOT_TRAIN_HELPER=0`)", ""),
     ("no_cache_no_model", "no cache at all (`TRACEBOT_CACHE=`), model off", ""),
 )
 
@@ -70,6 +74,9 @@ def cold_table(r: dict) -> list[str]:
     for key, label, target in COLD_ROWS:
         if key in r:
             rows.append(f"| {label} | {_s(r[key]['wall_s'])} | {_s(r[key]['cpu_s'])} | {target} |")
+    if "load_average" in r:
+        load = r["load_average"]
+        rows += ["", f"Load average (1, 5, 15 min) before: {load['before']}, after: {load['after']} ({r.get('cores', 2)} cores)."]
     return rows
 
 
