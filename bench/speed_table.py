@@ -3,7 +3,8 @@
     .venv/bin/python bench/bench_kb_scaling.py > scaling.json
     .venv/bin/python bench/bench_slurm_log_scan.py > slurm.json
     .venv/bin/python bench/bench_cold_start.py > cold.json
-    .venv/bin/python bench/speed_table.py scaling.json slurm.json cold.json
+    .venv/bin/python bench/bench_model.py > model.json
+    .venv/bin/python bench/speed_table.py scaling.json slurm.json model.json cold.json
 
 Each argument is one benchmark's JSON (recognised by its ``bench`` field); prints Markdown.
 """
@@ -80,6 +81,18 @@ def cold_table(r: dict) -> list[str]:
     return rows
 
 
+def model_table(r: dict) -> list[str]:
+    rows = ["| entries | training | 2 KB paste, model on | model off | the model's share | short question, model on |",
+            "|---|---|---|---|---|---|"]
+    for n, row in ((k, v) for k, v in r.items() if k.isdigit()):
+        p, q = row["paste_2kb"], row["question"]
+        rows.append(f"| {int(n):,} | {_s(row['train_s'])} | {p['median_ms']} ms | {p['model_off_ms']} ms | {p['model_ms']} ms"
+                    f" | {q['median_ms']} ms |")
+    if "load_average_at_start" in r:
+        rows += ["", f"Load average (1, 5, 15 min) at start: {r['load_average_at_start']}, at end: {r['load_average_at_end']}."]
+    return rows
+
+
 def main(paths: list[str]) -> None:
     found = {json.loads(Path(p).read_text())["bench"]: json.loads(Path(p).read_text()) for p in paths}
     out: list[str] = []
@@ -87,6 +100,8 @@ def main(paths: list[str]) -> None:
         out += scaling_table(found["kb_scaling"]) + [""]
     if "kb_scaling" in found or "slurm_log_scan" in found:
         out += big_log_rows(found.get("kb_scaling"), found.get("slurm_log_scan")) + [""]
+    if "model" in found:
+        out += model_table(found["model"]) + [""]
     if "cold_start" in found:
         out += cold_table(found["cold_start"])
     print("\n".join(out))
