@@ -2,7 +2,8 @@
 under a hash of those inputs (``$TRACEBOT_CACHE``, default ``~/.cache/tracebot``; empty: no cache).
 
 A changed input changes the key, so nothing is ever invalidated by hand; a torn or unreadable file only
-means building again. Used for the parsed knowledge base and the trained ranking model."""
+means building again. Used for the parsed knowledge base (and each entry file's parse), the built matcher
+and the trained ranking model."""
 
 from __future__ import annotations
 

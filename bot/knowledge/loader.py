@@ -5,7 +5,8 @@ Entries arrive by pull request, so a file is treated as untrusted data:
   that would construct an object refused; libyaml's C parser reads the plain files (nearly all of them),
   and anything unusual (an anchor, an alias, a tag, a repeated key, an error) is read again by the
   pure-Python loader, so every problem is reported exactly as before, with its line;
-- a parsed directory is cached under a hash of every file in it (:mod:`tracebot.knowledge.cache`);
+- a parsed directory is cached under a hash of every file in it (:mod:`tracebot.knowledge.cache`), and
+  each file's parse under its bytes, so that an edit parses only the edited file;
 - files, patterns and examples have size limits (``bot/kb/entry.py``);
 - regexes are compiled with RE2, which runs in linear time: a pattern RE2 cannot compile (for example
   a backreference or lookaround, the constructs that make backtracking engines blow up) is an error.

@@ -9,7 +9,8 @@ key; an unreadable cache file is rebuilt. The trained ranking model is cached by
 (:func:`tracebot.matcher.model.load_or_train`), under :func:`~tracebot.matcher.keys.model_key`: a hash of the entries' content
 that does not depend on where the directory is, so copies of one knowledge base share it and an edit
 that changes no entry (a comment) keeps it. It is computed when the matcher is built and cached with it,
-so a warm start hashes nothing more than the files.
+so a warm start hashes nothing more than the files. When the matcher is not cached, the model is trained
+in a helper process started before parsing (:mod:`tracebot.matcher.trainer`), when a core is idle.
 """
 
 from __future__ import annotations
