@@ -14,9 +14,12 @@ from __future__ import annotations
 
 import contextlib
 import os
-import subprocess
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import subprocess
 
 HELPER_ENV = "TRACEBOT_TRAIN_HELPER"  # "0": never (the child sets it for itself), "1": always; unset: a core is free
 TIMEOUT_S = 600.0  # a child still training after this is stopped, and the parent trains
@@ -42,12 +45,16 @@ class Helper:
 
     def wait(self) -> None:
         """Wait for the child told to :meth:`go` (until it ends, or :data:`TIMEOUT_S`)."""
+        import subprocess
+
         if self.going:
             with contextlib.suppress(OSError, subprocess.TimeoutExpired):  # then the parent trains
                 self.proc.wait(timeout=TIMEOUT_S)
 
     def stop(self) -> None:
         """End the child if it still runs (its work is no longer needed) and reap it."""
+        import subprocess
+
         if self.proc.poll() is None:
             with contextlib.suppress(OSError):
                 self.proc.kill()
@@ -73,6 +80,8 @@ def start(directory: Path, matcher_file: Path | None) -> Helper | None:
     wanted = os.environ.get(HELPER_ENV, "")
     if matcher_file is None or matcher_file.is_file() or wanted == "0" or (wanted != "1" and not core_free()):
         return None
+    import subprocess  # here: a warm start (no helper) need not import it
+
     env = dict(os.environ, **{HELPER_ENV: "0"})
     try:
         proc = subprocess.Popen(  # noqa: S603 — our own module, argv list, no shell
