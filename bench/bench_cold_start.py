@@ -9,14 +9,20 @@ training imports), as installed packages have; ``warm_no_bytecode`` is the warm 
 (``PYTHONDONTWRITEBYTECODE=1``).
 
 - ``python_floor``: ``python -c pass``, the interpreter alone (the baseline of every other row);
-- ``all_cold``: empty ``$TRACEBOT_CACHE``: parse, build the matcher, train the ranking model;
-- ``matcher_cold_model_cached``: the parsed and built matcher removed from the cache, the trained
-  model left;
+- ``all_cold``: empty ``$TRACEBOT_CACHE``: parse, build the matcher, train the ranking model (in a
+  helper process when a core is idle, :mod:`tracebot.matcher.trainer`); ``all_cold_helper`` and
+  ``all_cold_in_process`` force the helper on and off (``TRACEBOT_TRAIN_HELPER=1`` / ``0``);
+- ``matcher_cold_model_cached``: the parsed entries and the built matcher removed from the cache, the
+  trained model left;
 - ``one_entry_edited``: one entry's title changed, everything else cached: what an edit of an entry
-  under ``knowledge/`` costs (parsed, built and trained again);
+  under ``knowledge/`` costs (that file parsed, the matcher built and the model trained again);
+  ``one_entry_edited_helper`` / ``_in_process`` as above;
 - ``cold_no_model`` / ``warm_no_model``: ``TRACEBOT_MODEL=0``, cache empty / filled;
 - ``warm``: everything cached, model on;
 - ``no_cache_no_model``: ``TRACEBOT_CACHE=`` (no cache at all), model off: the time before any cache.
+
+``load_average`` (1, 5, 15 minutes) is read before and after: on a shared machine it says how much of the
+wall time was other people's work, and whether the helper had a core to itself.
 
 Usage: .venv/bin/python bench/bench_cold_start.py [--entries 1000] [--repeat 3]
 """
@@ -103,7 +109,7 @@ def main() -> None:
             shutil.rmtree(cache, ignore_errors=True)
 
         def drop_matcher() -> None:
-            for p in [*cache.glob("kb-*.pkl"), *cache.glob("matcher-*.pkl")]:
+            for p in [*cache.glob("kb-*.pkl"), *cache.glob("files-*.pkl"), *cache.glob("matcher-*.pkl")]:
                 p.unlink()
 
         edits = iter(range(1_000_000))
@@ -113,16 +119,23 @@ def main() -> None:
             text = edited.read_text(encoding="utf-8")
             edited.write_text(re.sub(r"^title: .*$", f"title: edited {next(edits)}", text, count=1, flags=re.M), encoding="utf-8")
 
-        report: dict = {"bench": "cold_start", "entries": args.entries, "repeat": args.repeat}
+        report: dict = {"bench": "cold_start", "entries": args.entries, "repeat": args.repeat,
+                        "cores": os.cpu_count(), "load_average": {"before": [round(x, 2) for x in os.getloadavg()]}}
         report["python_floor"] = best([sys.executable, "-c", "pass"], base, args.repeat)
-        report["all_cold"] = best(diagnose, env, 1, empty_cache)
+        helper, in_process = dict(env, TRACEBOT_TRAIN_HELPER="1"), dict(env, TRACEBOT_TRAIN_HELPER="0")
+        report["all_cold"] = best(diagnose, env, args.repeat, empty_cache)
+        report["all_cold_helper"] = best(diagnose, helper, args.repeat, empty_cache)
+        report["all_cold_in_process"] = best(diagnose, in_process, args.repeat, empty_cache)
         report["matcher_cold_model_cached"] = best(diagnose, env, args.repeat, drop_matcher)
         report["warm"] = best(diagnose, env, args.repeat)
         report["one_entry_edited"] = best(diagnose, env, args.repeat, edit_one_entry)
+        report["one_entry_edited_helper"] = best(diagnose, helper, args.repeat, edit_one_entry)
+        report["one_entry_edited_in_process"] = best(diagnose, in_process, args.repeat, edit_one_entry)
         report["cold_no_model"] = best(diagnose, no_model, args.repeat, empty_cache)
         report["warm_no_model"] = best(diagnose, no_model, args.repeat)
         report["warm_no_bytecode"] = best(diagnose, dict(no_model, PYTHONDONTWRITEBYTECODE="1"), args.repeat)
         report["no_cache_no_model"] = best(diagnose, dict(base, TRACEBOT_CACHE="", TRACEBOT_MODEL="0"), args.repeat)
+        report["load_average"]["after"] = [round(x, 2) for x in os.getloadavg()]
         floor = report["python_floor"]["wall_s"]
         report["warm_over_python_floor"] = round(report["warm"]["wall_s"] / floor, 1)
         report["targets"] = {

@@ -5,13 +5,15 @@ Targets (matcher issue): training at load ≤ 2 s with 1,000 entries; a 2 KB pas
 so ``model_ms`` is what the model adds to a paste. Training is timed after scikit-learn is imported
 (its ~1 s import is paid once per process, and only when no cached model exists).
 
-Usage: .venv/bin/python bench/bench_model.py [--sizes 53,1000]
+Usage: .venv/bin/python bench/bench_model.py [--sizes 53,1000] (bench/results/model.json; speed_table.py makes
+the README's table of it)
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import sys
 import time
@@ -39,7 +41,7 @@ def main() -> None:
     base, _ = load_knowledge_base(REPO / "knowledge")
     import sklearn.linear_model  # noqa: F401 — importing scikit-learn is not training
 
-    out: dict = {}
+    out: dict = {"bench": "model", "load_average_at_start": [round(x, 2) for x in os.getloadavg()]}
     for n in (int(s) for s in args.sizes.split(",")):
         kb = scaled_kb(base, n)
         plain = Matcher(kb, model=False)
@@ -55,6 +57,7 @@ def main() -> None:
             row[name] = {"median_ms": round(on * 1000, 2), "model_off_ms": round(off * 1000, 2),
                          "model_ms": round((on - off) * 1000, 2), "first": _first(with_model, text)}
         out[str(n)] = row
+    out["load_average_at_end"] = [round(x, 2) for x in os.getloadavg()]
     print(json.dumps(out, indent=1))
 
 

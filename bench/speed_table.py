@@ -3,7 +3,8 @@
     .venv/bin/python bench/bench_kb_scaling.py > scaling.json
     .venv/bin/python bench/bench_slurm_log_scan.py > slurm.json
     .venv/bin/python bench/bench_cold_start.py > cold.json
-    .venv/bin/python bench/speed_table.py scaling.json slurm.json cold.json
+    .venv/bin/python bench/bench_model.py > model.json
+    .venv/bin/python bench/speed_table.py scaling.json slurm.json model.json cold.json
 
 Each argument is one benchmark's JSON (recognised by its ``bench`` field); prints Markdown.
 """
@@ -58,9 +59,13 @@ COLD_ROWS = (
     ("warm_no_model", "warm cache, `TRACEBOT_MODEL=0`", "≤ 0.3 s"),
     ("warm_no_bytecode", "warm cache, model off, no bytecode cache", ""),
     ("matcher_cold_model_cached", "matcher cold, model cached", "≤ 1.5 s"),
-    ("one_entry_edited", "one entry edited (parse, build and train again)", ""),
+    ("one_entry_edited", "one entry edited (that file parsed, the matcher built, the model trained again)", ""),
+    ("one_entry_edited_helper", "… training in the helper process (`TRACEBOT_TRAIN_HELPER=1`)", ""),
+    ("one_entry_edited_in_process", "… training in the process itself (`TRACEBOT_TRAIN_HELPER=0`)", ""),
     ("cold_no_model", "cache empty, model off", "≤ 1.5 s"),
     ("all_cold", "cache empty, model on (trains)", "≤ 1.5 s"),
+    ("all_cold_helper", "… training in the helper process (`TRACEBOT_TRAIN_HELPER=1`)", ""),
+    ("all_cold_in_process", "… training in the process itself (`TRACEBOT_TRAIN_HELPER=0`)", ""),
     ("no_cache_no_model", "no cache at all (`TRACEBOT_CACHE=`), model off", ""),
 )
 
@@ -70,6 +75,21 @@ def cold_table(r: dict) -> list[str]:
     for key, label, target in COLD_ROWS:
         if key in r:
             rows.append(f"| {label} | {_s(r[key]['wall_s'])} | {_s(r[key]['cpu_s'])} | {target} |")
+    if "load_average" in r:
+        load = r["load_average"]
+        rows += ["", f"Load average (1, 5, 15 min) before: {load['before']}, after: {load['after']} ({r.get('cores', 2)} cores)."]
+    return rows
+
+
+def model_table(r: dict) -> list[str]:
+    rows = ["| entries | training | 2 KB paste, model on | model off | the model's share | short question, model on |",
+            "|---|---|---|---|---|---|"]
+    for n, row in ((k, v) for k, v in r.items() if k.isdigit()):
+        p, q = row["paste_2kb"], row["question"]
+        rows.append(f"| {int(n):,} | {_s(row['train_s'])} | {p['median_ms']} ms | {p['model_off_ms']} ms | {p['model_ms']} ms"
+                    f" | {q['median_ms']} ms |")
+    if "load_average_at_start" in r:
+        rows += ["", f"Load average (1, 5, 15 min) at start: {r['load_average_at_start']}, at end: {r['load_average_at_end']}."]
     return rows
 
 
@@ -80,6 +100,8 @@ def main(paths: list[str]) -> None:
         out += scaling_table(found["kb_scaling"]) + [""]
     if "kb_scaling" in found or "slurm_log_scan" in found:
         out += big_log_rows(found.get("kb_scaling"), found.get("slurm_log_scan")) + [""]
+    if "model" in found:
+        out += model_table(found["model"]) + [""]
     if "cold_start" in found:
         out += cold_table(found["cold_start"])
     print("\n".join(out))

@@ -2,7 +2,8 @@
 under a hash of those inputs (``$TRACEBOT_CACHE``, default ``~/.cache/tracebot``; empty: no cache).
 
 A changed input changes the key, so nothing is ever invalidated by hand; a torn or unreadable file only
-means building again. Used for the parsed knowledge base and the trained ranking model."""
+means building again. Used for the parsed knowledge base (and each entry file's parse), the built matcher
+and the trained ranking model."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import struct
 import tempfile
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 T = TypeVar("T")
 
@@ -47,6 +48,13 @@ def tree_hash(root: Path, extra: Iterable[bytes] = ()) -> str:
     return h.hexdigest()[:24]
 
 
+def cache_file(kind: str, key: str) -> Path | None:
+    """Where :func:`cached` keeps ``kind``'s value for ``key`` (whether or not it is there yet); ``None``
+    when there is no cache."""
+    root = cache_dir()
+    return root / f"{kind}-{key}.pkl" if root else None
+
+
 def cached(kind: str, key: str, build: Callable[[], T]) -> T:
     """``build()``, or what it returned the last time for this ``kind`` and ``key``.
 
@@ -54,8 +62,16 @@ def cached(kind: str, key: str, build: Callable[[], T]) -> T:
     thread) sees a whole file or none, and concurrent writers of the same key just replace each
     other's identical result. Older files of the same ``kind`` beyond the newest :data:`KEEP` are
     removed: each edit of the knowledge base leaves one behind."""
-    root = cache_dir()
-    path = root / f"{kind}-{key}.pkl" if root else None
+    value = lookup(kind, key)
+    if value is None:
+        value = build()
+        store(kind, key, value)
+    return value
+
+
+def lookup(kind: str, key: str) -> Any:
+    """What :func:`store` stored for ``kind`` and ``key``, or ``None`` (none, unreadable, or no cache)."""
+    path = cache_file(kind, key)
     if path is not None and path.is_file():
         try:
             value = _load(path)
@@ -64,11 +80,15 @@ def cached(kind: str, key: str, build: Callable[[], T]) -> T:
             return value
         except Exception:  # noqa: BLE001 — a stale or torn cache file just means building again
             pass
-    value = build()
+    return None
+
+
+def store(kind: str, key: str, value: object) -> None:
+    """Keep ``value`` for ``kind`` and ``key`` (never raises: no cache is not an error)."""
+    path = cache_file(kind, key)
     if path is not None:
         _store(path, value)
         _prune(path.parent, kind)
-    return value
 
 
 KEEP = 4  # cache files kept per kind

@@ -5,7 +5,8 @@ Entries arrive by pull request, so a file is treated as untrusted data:
   that would construct an object refused; libyaml's C parser reads the plain files (nearly all of them),
   and anything unusual (an anchor, an alias, a tag, a repeated key, an error) is read again by the
   pure-Python loader, so every problem is reported exactly as before, with its line;
-- a parsed directory is cached under a hash of every file in it (:mod:`tracebot.knowledge.cache`);
+- a parsed directory is cached under a hash of every file in it (:mod:`tracebot.knowledge.cache`), and
+  each file's parse under its bytes, so that an edit parses only the edited file;
 - files, patterns and examples have size limits (``bot/kb/entry.py``);
 - regexes are compiled with RE2, which runs in linear time: a pattern RE2 cannot compile (for example
   a backreference or lookaround, the constructs that make backtracking engines blow up) is an error.
@@ -16,6 +17,7 @@ good knowledge base (``KnowledgeHolder`` in the bot does).
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,7 +25,7 @@ from typing import Any
 import re2
 import yaml
 
-from tracebot.knowledge.cache import cached, tree_hash
+from tracebot.knowledge.cache import cached, lookup, store, tree_hash
 from tracebot.knowledge.entry import MIN_ANCHOR_CHARS, Entry, SchemaError, build_entry
 from tracebot.knowledge.facts import FACT_NAMES, fact_name
 
@@ -327,19 +329,19 @@ def load_knowledge_base(root: Path | str) -> tuple[KnowledgeBase, list[LoadError
         return _load(root)
     code = [p.read_bytes() for p in sorted(Path(__file__).parent.glob("*.py"))]
     versions = f"{yaml.__version__} {yaml.__with_libyaml__} {re2.__name__} {root.resolve()}".encode()
-    return cached("kb", tree_hash(root, [versions, *code]), lambda: _load(root))
+    files_key = hashlib.sha256(b"\0".join([versions, *code])).hexdigest()[:24]  # this directory, this code
+    return cached("kb", tree_hash(root, [versions, *code]), lambda: _load(root, files_key))
 
 
-def _load(root: Path) -> tuple[KnowledgeBase, list[LoadError]]:
+def _load(root: Path, files_key: str | None = None) -> tuple[KnowledgeBase, list[LoadError]]:
+    """``files_key``: where each file's parse is kept (:func:`_parse_files`), or ``None``: parse all."""
     errors: list[LoadError] = []
     entries: list[Entry] = []
     if not root.is_dir():
         return KnowledgeBase([], root), [LoadError(str(root), 1, "knowledge directory not found")]
     ids: dict[str, str] = {}
     docs, errors = load_documents(root)
-    for path in entry_files(root):
-        shown = str(path.relative_to(root.parent)) if root.parent != path else str(path)
-        entry, errs = parse_entry_file(path, shown)
+    for shown, (entry, errs) in _parse_files(root, files_key):
         errors += errs
         if entry is None or errs:
             continue
@@ -361,6 +363,33 @@ def _load(root: Path) -> tuple[KnowledgeBase, list[LoadError]]:
                     LoadError(_shown(entry, root), entry.line_of(f"related.{i}"), f"related entry '{rel}' does not exist")
                 )
     return KnowledgeBase(entries, root), errors
+
+
+def _parse_files(root: Path, files_key: str | None) -> list[tuple[str, tuple[Entry | None, list[LoadError]]]]:
+    """(path as shown, :func:`parse_entry_file`'s result) for every entry file. With ``files_key``,
+    a file whose bytes were parsed before (the last load of this directory) is not parsed again: editing
+    one entry of a thousand parses one file. The results are kept as parsed, before
+    :func:`_cite_documents` fills in the documents' titles (``sources.yaml`` may change on its own)."""
+    before = (lookup("files", files_key) if files_key else None) or {}
+    now: dict[str, tuple[bytes, tuple[Entry | None, list[LoadError]]]] = {}
+    out = []
+    for path in entry_files(root):
+        shown = str(path.relative_to(root.parent)) if root.parent != path else str(path)
+        try:
+            raw = path.read_bytes() if path.stat().st_size <= MAX_FILE_BYTES else None
+        except OSError:
+            raw = None
+        if raw is None:  # too large or unreadable: parse_entry_file says so
+            out.append((shown, parse_entry_file(path, shown)))
+            continue
+        digest = hashlib.sha256(raw).digest()
+        kept = before.get(shown)
+        parsed = kept[1] if kept is not None and kept[0] == digest else parse_entry_text(raw, shown, path)
+        now[shown] = (digest, parsed)
+        out.append((shown, parsed))
+    if files_key and {k: d for k, (d, _) in now.items()} != {k: d for k, (d, _) in before.items()}:
+        store("files", files_key, now)  # pickled now, before the entries are given their documents' titles
+    return out
 
 
 def _shown(entry: Entry, root: Path) -> str:

@@ -9,7 +9,8 @@ key; an unreadable cache file is rebuilt. The trained ranking model is cached by
 (:func:`tracebot.matcher.model.load_or_train`), under :func:`~tracebot.matcher.keys.model_key`: a hash of the entries' content
 that does not depend on where the directory is, so copies of one knowledge base share it and an edit
 that changes no entry (a comment) keeps it. It is computed when the matcher is built and cached with it,
-so a warm start hashes nothing more than the files.
+so a warm start hashes nothing more than the files. When the matcher is not cached, the model is trained
+in a helper process started before parsing (:mod:`tracebot.matcher.trainer`), when a core is idle.
 """
 
 from __future__ import annotations
@@ -20,8 +21,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tracebot.config import DEFAULT_THRESHOLD
-from tracebot.knowledge.cache import cached, tree_hash
+from tracebot.knowledge.cache import cache_file, cached, tree_hash
 from tracebot.knowledge.loader import KnowledgeBase, LoadError, load_knowledge_base
+from tracebot.matcher import trainer
 from tracebot.matcher.keys import code_hash, model_key, versions
 
 if TYPE_CHECKING:
@@ -36,28 +38,52 @@ def load_matcher(
 ) -> tuple[KnowledgeBase, Matcher, list[LoadError]]:
     """The knowledge base under ``directory``, its matcher, and every problem met while loading it.
 
-    ``model``: use the ranking model (``None``: unless ``$TRACEBOT_MODEL`` is ``0``)."""
-    kb, errors, index = load_compiled(Path(directory))
-    return kb, matcher_of(kb, index, threshold, model=model), errors
+    ``model``: use the ranking model (``None``: unless ``$TRACEBOT_MODEL`` is ``0``). When the matcher
+    is not cached, a child process imports the training code while this one parses and builds, and
+    trains the model if it is not cached either (:mod:`tracebot.matcher.trainer`)."""
+    directory = Path(directory)
+    key = matcher_key(directory) if directory.is_dir() else None
+    helper = None
+    if _model_wanted(model) and key is not None:
+        helper = trainer.start(directory, cache_file("matcher", key))
+    try:
+        kb, errors, index = load_compiled(directory, key)
+        return kb, matcher_of(kb, index, threshold, model=model, helper=helper), errors
+    finally:
+        if helper is not None:
+            helper.stop()
 
 
 def matcher_of(
-    kb: KnowledgeBase, index: CompiledKB, threshold: float = DEFAULT_THRESHOLD, *, model: bool | None = None
+    kb: KnowledgeBase,
+    index: CompiledKB,
+    threshold: float = DEFAULT_THRESHOLD,
+    *,
+    model: bool | None = None,
+    helper: trainer.Helper | None = None,
 ) -> Matcher:
     """The matcher over ``index`` (from :func:`load_compiled`), with its ranking model from the model's
-    own cache (trained and stored when missing)."""
+    own cache (trained and stored when missing, by ``helper`` when one was started)."""
     from tracebot.matcher.core import Matcher
 
-    if model is None:
-        model = os.environ.get("TRACEBOT_MODEL", "1") != "0"
+    model_file = cache_file("model", index.model_key) if index.model_key else None
+    if helper is not None and model_file is not None and _model_wanted(model):
+        helper.go(model_file)  # this process meanwhile imports what answering needs (numpy: ~0.1 s)
     matcher = Matcher(kb, threshold=threshold, model=False, index=index)
-    if model and matcher.can_train:
+    if _model_wanted(model) and matcher.can_train:
+        if helper is not None:
+            helper.wait()
         matcher.model = matcher.train_model()
     return matcher
 
 
-def load_compiled(directory: Path) -> tuple[KnowledgeBase, list[LoadError], CompiledKB]:
-    """(knowledge base, load errors, compiled index), from the cache when nothing changed."""
+def _model_wanted(model: bool | None) -> bool:
+    return os.environ.get("TRACEBOT_MODEL", "1") != "0" if model is None else model
+
+
+def load_compiled(directory: Path, key: str | None = None) -> tuple[KnowledgeBase, list[LoadError], CompiledKB]:
+    """(knowledge base, load errors, compiled index), from the cache when nothing changed (``key``:
+    :func:`matcher_key`, when the caller has it)."""
     from tracebot.matcher.index import CompiledKB
 
     def build() -> tuple[KnowledgeBase, list[LoadError], CompiledKB]:
@@ -68,7 +94,7 @@ def load_compiled(directory: Path) -> tuple[KnowledgeBase, list[LoadError], Comp
 
     if not directory.is_dir():
         return build()
-    return cached("matcher", matcher_key(directory), build)
+    return cached("matcher", key or matcher_key(directory), build)
 
 
 def matcher_key(directory: Path) -> str:

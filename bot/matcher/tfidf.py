@@ -69,6 +69,10 @@ def glossary() -> Glossary:
 
 ANALYZERS = {"char": char_grams, "word": word_grams}
 MAX_CACHED_WORDS = 200_000  # words whose feature numbers a Vocab keeps (a long-running bot sees many)
+# Features whose summed vectors have a value for at least this share of the entries are stored dense
+# (Columns.with_dense_rows): at most twice the bytes of their sparse form (the char sums at 1,000 entries:
+# 30 MB, was 28 MB), and a 2 KB paste's char centroids 6x faster (2.3 ms -> 0.36 ms; at 1/2: 0.51 ms).
+DENSE_SHARE = 1 / 3
 
 
 @dataclass
@@ -163,12 +167,35 @@ def ranges(starts: np.ndarray, lens: np.ndarray) -> np.ndarray:
 @dataclass
 class Columns:
     """A sparse matrix in CSR arrays (``n`` columns); :meth:`dot` multiplies a vector with it from the
-    left (rows are features), :meth:`row_dots` takes chosen rows' dot products with a dense vector."""
+    left (rows are features), :meth:`row_dots` takes chosen rows' dot products with a dense vector.
+
+    Rows with a value in most columns may be kept dense instead (:meth:`with_dense_rows`; their sparse
+    rows are then empty): a character n-gram such as ``" t"`` is in nearly every entry's sum, and a
+    paste's few hundred such n-grams were most of the values :meth:`dot` gathered one by one."""
 
     indptr: np.ndarray
     indices: np.ndarray
     data: np.ndarray
     n: int
+    dense_at: np.ndarray | None = None  # per row, its row in ``dense`` (-1: kept sparse)
+    dense: np.ndarray | None = None  # the dense rows (rows × n)
+
+    def with_dense_rows(self, min_share: float = DENSE_SHARE) -> Columns:
+        """These columns with every row that has values in at least ``min_share`` of the columns kept
+        dense (a dense row takes at most ``8 / (12 * min_share)`` times the bytes of its sparse form)."""
+        lens = np.diff(self.indptr)
+        rows = np.flatnonzero(lens >= max(1.0, min_share * self.n))
+        if not len(rows):
+            return self
+        dense = np.zeros((len(rows), self.n))
+        pos, row_lens = self._positions(rows)
+        dense[np.repeat(np.arange(len(rows)), row_lens), self.indices[pos]] = self.data[pos]
+        at = np.full(len(lens), -1, dtype=np.int64)
+        at[rows] = np.arange(len(rows))
+        keep = np.ones(len(self.data), dtype=bool)
+        keep[pos] = False
+        indptr = np.concatenate([[0], np.cumsum(np.where(at >= 0, 0, lens))]).astype(self.indptr.dtype)
+        return Columns(indptr, self.indices[keep], self.data[keep], self.n, at, dense)
 
     def _positions(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Where the stored values of ``rows`` are (in a scratch array), and how many each row has."""
@@ -187,7 +214,14 @@ class Columns:
         pos, lens = self._positions(v.idx)
         cols, values = self._gathered(pos)
         values *= np.repeat(v.val, lens)
-        return np.bincount(cols, weights=values, minlength=self.n)
+        out = np.bincount(cols, weights=values, minlength=self.n)
+        if self.dense is not None and len(v.idx):
+            at = self.dense_at[v.idx]
+            kept = at >= 0
+            if kept.any():
+                # not +=: bincount of no values is an integer array
+                out = out + np.einsum("i,ij->j", v.val[kept], self.dense[at[kept]])
+        return out
 
     def row_dots(self, rows: np.ndarray, dense: np.ndarray) -> np.ndarray:
         pos, lens = self._positions(rows)

@@ -201,7 +201,7 @@ class FittedSpaces:
         out = []
         for kind, v, s, sq, cols in zip(("char", "word"), self.vectorizers, self.sums, self.sq_norms, self.part_columns, strict=True):
             vocab = Vocab(kind, {str(k): int(i) for k, i in v.vocabulary_.items()}, v.idf_.astype(np.float64))
-            out.append(Space(vocab, _columns(s.T), sq, cols, self.starts, _columns(s)))
+            out.append(Space(vocab, _columns(s.T).with_dense_rows(), sq, cols, self.starts, _columns(s)))
         return out
 
     def vectors(self, texts: list[str]) -> list[sparse.csr_matrix]:
@@ -209,7 +209,7 @@ class FittedSpaces:
         return [v.transform(texts) for v in self.vectorizers]
 
     def bayes(self) -> Bayes:
-        return Bayes(_columns(self.nb_weights.T), self.nb_base)
+        return Bayes(_columns(self.nb_weights.T).with_dense_rows(), self.nb_base)
 
     def log_likelihoods(self, v: sparse.csr_matrix, leave_out: list[int] | None = None) -> np.ndarray:
         """(texts × entries) naive Bayes log-likelihoods (:class:`~tracebot.matcher.model.Bayes`); with

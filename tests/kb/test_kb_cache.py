@@ -3,6 +3,7 @@ libyaml's fast path reads the same entries, with the same line numbers, as the c
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
@@ -47,3 +48,29 @@ def test_the_cache_serves_an_unchanged_directory_and_any_change_under_it_invalid
     (kb_dir / "notes.txt").write_text("any file counts\n")
     load_knowledge_base(kb_dir)
     assert len(list((tmp_path / "cache").glob("kb-*.pkl"))) == 3
+
+
+def test_an_edit_parses_only_the_edited_file_and_loads_what_a_fresh_parse_loads(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("TRACEBOT_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(loader, "MIN_CACHED_FILES", 0)
+    kb_dir = tmp_path / "knowledge"
+    shutil.copytree(ROOT / "knowledge", kb_dir)
+    load_knowledge_base(kb_dir)
+    victim = sorted(p for p in kb_dir.rglob("*.yaml") if p.name != loader.SOURCES_FILE)[0]
+    victim.write_text(victim.read_text(encoding="utf-8").replace("\ntitle: ", "\ntitle: Edited ", 1), encoding="utf-8")
+    sources = kb_dir / loader.SOURCES_FILE
+    cited = next(e for e in load_knowledge_base(kb_dir)[0].entries for s in e.sources if "doc" in s)
+    doc = next(s["doc"] for s in cited.sources if "doc" in s)
+    # a document's new title reaches the entries citing it, though their files are unchanged
+    text = re.sub(rf"^({re.escape(doc)}:\n  title: ).*$", r'\1"Renamed"', sources.read_text(encoding="utf-8"), flags=re.M)
+    sources.write_text(text, encoding="utf-8")
+    parsed: list[str] = []
+    real = loader.parse_entry_text
+    monkeypatch.setattr(loader, "parse_entry_text", lambda raw, shown, path=None: parsed.append(shown) or real(raw, shown, path))
+    victim.write_text(victim.read_text(encoding="utf-8").replace("\ntitle: Edited ", "\ntitle: Edited again ", 1), encoding="utf-8")
+    got, errors = load_knowledge_base(kb_dir)
+    assert parsed == [str(victim.relative_to(tmp_path))]
+    fresh, fresh_errors = loader._load(kb_dir)
+    assert got.entries == fresh.entries and errors == fresh_errors
+    assert got.get(victim.stem).title.startswith("Edited again ")
+    assert {"doc": doc, "title": "Renamed"}.items() <= next(s for s in got.get(cited.id).sources if s.get("doc") == doc).items()

@@ -14,10 +14,11 @@ from sklearn.naive_bayes import MultinomialNB
 
 from tests.conftest import KNOWLEDGE
 from tracebot.knowledge.loader import KnowledgeBase
-from tracebot.matcher import Matcher
+from tracebot.matcher import Matcher, trainer, training
 from tracebot.matcher.features import text_info
+from tracebot.matcher.loading import load_matcher
 from tracebot.matcher.model import BAYES_ALPHA, CHAT, candidates, rows
-from tracebot.matcher.tfidf import CHAR_NGRAMS, char_grams, word_grams
+from tracebot.matcher.tfidf import CHAR_NGRAMS, Columns, char_grams, word_grams
 from tracebot.matcher.training import fit
 
 
@@ -90,7 +91,8 @@ d = m.diagnose("my training job runs out of GPU memory at step 100, how can I fi
 print(json.dumps({{"model": m.model is not None, "best": d.best.entry_id if d.best else None,
                   "loaded": sorted(k for k in ("sklearn", "scipy") if k in sys.modules)}}))
 """
-    env = {"TRACEBOT_CACHE": str(tmp_path), "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
+    # trained in this process (no helper process: tests below), so the first run imports them itself
+    env = {"TRACEBOT_CACHE": str(tmp_path), "PATH": "/usr/bin:/bin", "HOME": str(tmp_path), trainer.HELPER_ENV: "0"}
     runs = [
         json.loads(subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True,
                                   timeout=600).stdout)
@@ -100,3 +102,32 @@ print(json.dumps({{"model": m.model is not None, "best": d.best.entry_id if d.be
     assert runs[0]["best"] == runs[1]["best"] is not None
     assert runs[0]["loaded"] == ["scipy", "sklearn"]  # the first run trained
     assert runs[1]["loaded"] == []  # the second answered from the cache
+
+
+def test_a_model_trained_by_the_helper_process_answers_as_one_trained_in_process(tmp_path, monkeypatch):
+    started: list[trainer.Helper | None] = []
+    start = trainer.start
+    monkeypatch.setattr(trainer, "start", lambda *a: started.append(start(*a)) or started[-1])
+    monkeypatch.setattr(training, "train", lambda *a, **k: pytest.fail("trained here, not in the helper"))
+    monkeypatch.setenv("TRACEBOT_CACHE", str(tmp_path / "helper"))
+    monkeypatch.setenv(trainer.HELPER_ENV, "1")  # however busy the machine is
+    _, by_helper, _ = load_matcher(KNOWLEDGE)
+    assert started[0] is not None and started[0].proc.returncode == 0 and by_helper.model is not None
+    monkeypatch.undo()
+    monkeypatch.setenv("TRACEBOT_CACHE", str(tmp_path / "here"))
+    monkeypatch.setenv(trainer.HELPER_ENV, "0")
+    _, here, _ = load_matcher(KNOWLEDGE)
+    texts = [*CHAT, *(x for e in here.index.entries for x in e.examples_match[:1])]
+    assert [by_helper.diagnose(t).to_dict() for t in texts] == [here.diagnose(t).to_dict() for t in texts]
+
+
+def test_centroids_with_common_ngrams_kept_dense_are_the_sparse_ones(trained):
+    _, fitted, model, _, texts, _ = trained
+    sums = fitted.sums[0].T.tocsr()  # features × entries, as scipy summed them
+    sums.sort_indices()
+    sparse_only = Columns(sums.indptr, sums.indices, sums.data, sums.shape[1])
+    mixed = model.spaces[0].sums
+    assert mixed.dense is not None and 0 < len(mixed.dense) < len(mixed.indptr) - 1  # both kinds of rows
+    for text in texts:
+        v = model.spaces[0].vocab.vector(text)
+        assert np.abs(mixed.dot(v) - sparse_only.dot(v)).max() < 1e-12, text

@@ -1,0 +1,96 @@
+"""Training the ranking model beside the process that needs it, on the machine's other core.
+
+A cold start (nothing cached) used to do everything in one process, one thing after the other: parse
+the knowledge base and build the matcher (~1 s at 1,000 entries), import scikit-learn and SciPy (~0.9 s),
+train (~1.3 s). Importing scikit-learn needs nothing from the knowledge base, so :func:`start` launches
+a child process (:mod:`tracebot.matcher.train_child`) while the parent is still parsing; the child imports the training code,
+then waits. Once the parent has built the matcher and stored it in the cache, :meth:`Helper.go` tells
+the child to go: the child loads that matcher from the cache and trains and stores the model exactly as
+the parent would have (:func:`tracebot.matcher.loading.matcher_of`), and the parent loads it from the
+cache. Anything that goes wrong (no cache, a crash, a timeout) only means the parent trains as before.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import subprocess
+
+HELPER_ENV = "TRACEBOT_TRAIN_HELPER"  # "0": never (the child sets it for itself), "1": always; unset: a core is free
+TIMEOUT_S = 600.0  # a child still training after this is stopped, and the parent trains
+
+
+class Helper:
+    """A started child process (see the module's docstring)."""
+
+    def __init__(self, proc: subprocess.Popen[bytes], matcher_file: Path):
+        self.proc = proc
+        self.matcher_file = matcher_file
+        self.going = False
+
+    def go(self, model_file: Path) -> None:
+        """Have the child train the model into ``model_file`` (the model's cache file); nothing when the
+        model is cached already or the parent could not store the matcher. :meth:`wait` waits for it."""
+        if model_file.is_file() or not self.matcher_file.is_file() or self.proc.stdin is None:
+            return
+        with contextlib.suppress(OSError):
+            self.proc.stdin.write(b"go\n")
+            self.proc.stdin.close()
+            self.going = True
+
+    def wait(self) -> None:
+        """Wait for the child told to :meth:`go` (until it ends, or :data:`TIMEOUT_S`)."""
+        import subprocess
+
+        if self.going:
+            with contextlib.suppress(OSError, subprocess.TimeoutExpired):  # then the parent trains
+                self.proc.wait(timeout=TIMEOUT_S)
+
+    def stop(self) -> None:
+        """End the child if it still runs (its work is no longer needed) and reap it."""
+        import subprocess
+
+        if self.proc.poll() is None:
+            with contextlib.suppress(OSError):
+                self.proc.kill()
+        with contextlib.suppress(OSError, subprocess.TimeoutExpired):
+            self.proc.wait(timeout=10)
+
+
+def core_free() -> bool:
+    """Whether a core is likely idle: the last minute's load average leaves one. On a machine already
+    busy with other work a second process only competes with this one (measured on 2 cores at a load of
+    ~6: a cold start 1.6 s slower with the helper than without)."""
+    try:
+        return os.getloadavg()[0] <= (os.cpu_count() or 1) - 1
+    except OSError:
+        return False
+
+
+def start(directory: Path, matcher_file: Path | None) -> Helper | None:
+    """A child ready to train the model for ``directory`` once its matcher is in ``matcher_file``, or
+    ``None`` when there is nothing to gain: no cache to hand the matcher over (``matcher_file`` is
+    ``None``), the matcher already cached (so, most likely, the model too), no idle core, or helpers
+    switched off (:data:`HELPER_ENV`)."""
+    wanted = os.environ.get(HELPER_ENV, "")
+    if matcher_file is None or matcher_file.is_file() or wanted == "0" or (wanted != "1" and not core_free()):
+        return None
+    import subprocess  # here: a warm start (no helper) need not import it
+
+    env = dict(os.environ, **{HELPER_ENV: "0"})
+    try:
+        proc = subprocess.Popen(  # noqa: S603 — our own module, argv list, no shell
+            [sys.executable, "-m", "tracebot.matcher.train_child", str(directory)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            env=env,
+        )
+    except OSError:
+        return None
+    return Helper(proc, matcher_file)
