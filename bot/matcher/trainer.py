@@ -85,11 +85,15 @@ def start(directory: Path, matcher_file: Path | None) -> Helper | None:
     env = dict(os.environ, **{HELPER_ENV: "0"})
     try:
         proc = subprocess.Popen(  # noqa: S603 — our own module, argv list, no shell
-            [sys.executable, "-m", "tracebot.matcher.train_child", str(directory)],
+            # -I: isolated. "-m" alone puts the working directory first on the module path, and a caller's
+            # working directory (/tmp, a job's directory) may hold a planted "tracebot" package; -I also
+            # ignores PYTHON* variables and the user's site-packages. It starts in "/" for the same reason.
+            [sys.executable, "-I", "-m", "tracebot.matcher.train_child", str(directory.resolve())],
             stdin=subprocess.PIPE,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
             env=env,
+            cwd="/",
         )
     except OSError:
         return None

@@ -121,6 +121,28 @@ def test_a_model_trained_by_the_helper_process_answers_as_one_trained_in_process
     assert [by_helper.diagnose(t).to_dict() for t in texts] == [here.diagnose(t).to_dict() for t in texts]
 
 
+def test_the_helper_process_never_imports_a_package_planted_in_the_working_directory(tmp_path, monkeypatch):
+    # a local user leaves tracebot/ in /tmp (or a job's directory) and waits for tracebot to start there
+    planted = tmp_path / "cwd" / "tracebot"
+    planted.mkdir(parents=True)
+    ran = tmp_path / "ran"
+    (planted / "__init__.py").write_text(f"open({str(ran)!r}, 'w').write('planted code ran')\n")
+    (planted / "matcher").mkdir()
+    (planted / "matcher" / "__init__.py").write_text("")
+    (planted / "matcher" / "train_child.py").write_text(f"open({str(ran)!r}, 'w').write('planted child ran')\n")
+    started: list[trainer.Helper | None] = []
+    start = trainer.start
+    monkeypatch.setattr(trainer, "start", lambda *a: started.append(start(*a)) or started[-1])
+    monkeypatch.setenv("TRACEBOT_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv(trainer.HELPER_ENV, "1")
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path / "cwd"))  # ignored by the helper too
+    monkeypatch.chdir(tmp_path / "cwd")
+    _, m, _ = load_matcher(KNOWLEDGE)
+    assert started[0] is not None and started[0].proc.returncode == 0  # the helper trained
+    assert not ran.exists(), ran.read_text()
+    assert m.model is not None
+
+
 def test_centroids_with_common_ngrams_kept_dense_are_the_sparse_ones(trained):
     _, fitted, model, _, texts, _ = trained
     sums = fitted.sums[0].T.tocsr()  # features × entries, as scipy summed them
