@@ -63,8 +63,9 @@ UNSURE_PHRASE_SCORE = 60.0
 MODEL_MAX_LINES = 200
 MODEL_TEXT_CHARS = 4000
 MODEL_MIN_PROBABILITY = 0.02
-# When the model's likeliest answer is reported, its next likeliest are too, down to this probability, up to
-# MODEL_GUESSES in all: a paste nobody is sure about still gets its closest guesses (never confident).
+# When the model's likeliest answer is reported and no answer is confident, its next likeliest are reported
+# too, down to this probability, up to MODEL_GUESSES in all: a paste nobody is sure about still gets its
+# closest guesses (never confident).
 MODEL_GUESSES = 3
 MODEL_GUESS_PROBABILITY = 0.002
 
@@ -448,6 +449,11 @@ class Matcher:
             m.ranks, m.hosts = list(a.ranks), list(a.hosts)
             m.facts = read_facts(clean(a.line).text, idx.readers(ei)) if a.line else {}
             matches.append(m)
+        if guesses and any(m.confident for m in matches):
+            # guesses are for a paste nobody is sure about; beside a confident answer they are noise
+            gone = {idx.entries[ei].id for ei in guesses}
+            matches = [m for m in matches if m.entry_id not in gone]
+            kept = {ei: a for ei, a in kept.items() if ei not in guesses}
         _same_line_relations(matches, {e.id: e.related for e in (idx.entries[ei] for ei in kept)})
         if probs:
             _root_causes_outrank_symptoms(matches, thr)
@@ -600,8 +606,9 @@ def _evidence(aggs: dict[int, _Agg]) -> dict[int, Evidence]:
 
 def _guesses(probs: dict[int, float]) -> set[int]:
     """The entries below MODEL_MIN_PROBABILITY kept as closest guesses: when the likeliest answer is
-    reported, the next likeliest up to MODEL_GUESSES in all, down to MODEL_GUESS_PROBABILITY. The right
-    answer to a paste unlike every entry's text is often second or third with a small probability."""
+    reported, the next likeliest up to MODEL_GUESSES in all, down to MODEL_GUESS_PROBABILITY (dropped
+    again in ``_finish`` when an answer is confident). The right answer to a paste unlike every entry's
+    text is often second or third with a small probability."""
     if not probs or max(probs.values()) < MODEL_MIN_PROBABILITY:
         return set()
     top = sorted(probs, key=lambda ei: -probs[ei])[:MODEL_GUESSES]

@@ -1,6 +1,6 @@
 """How sure the bundled knowledge base's model is, as a person in a channel sees it: a question told in
 one's own words gets its entry confidently, chat gets nothing, and a paste nobody is sure about still
-shows its three closest guesses, none of them confident."""
+shows its three closest guesses, none of them confident (and no guess stands beside a confident answer)."""
 
 from __future__ import annotations
 
@@ -55,7 +55,7 @@ def test_an_unsure_answer_still_shows_three_closest_guesses_none_of_them_confide
     d = matcher.diagnose(text)
     probs = [m.probability for m in d.matches]
     assert all(p is not None for p in probs)
-    if probs and max(probs) >= MODEL_MIN_PROBABILITY:
+    if probs and max(probs) >= MODEL_MIN_PROBABILITY and not d.confident:
         # the model's likeliest candidates down to the guesses' floor are all shown
         from tracebot.matcher.features import text_info
 
@@ -69,6 +69,13 @@ def test_an_unsure_answer_still_shows_three_closest_guesses_none_of_them_confide
     for m in d.matches:
         if m.probability is not None and m.probability < MODEL_MIN_PROBABILITY and m.kind not in ("anchor", "regex"):
             assert not m.confident, m.entry_id
+
+
+@pytest.mark.parametrize(("text", "_"), QUESTIONS)
+def test_no_guess_stands_beside_a_confident_answer(matcher: Matcher, text: str, _: str):
+    d = matcher.diagnose(text)
+    assert d.confident
+    assert all(m.probability >= MODEL_MIN_PROBABILITY or m.kind in ("anchor", "regex") for m in d.matches)
 
 
 def test_the_confidence_model_learns_from_each_texts_likeliest_candidates():
