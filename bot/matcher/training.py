@@ -59,6 +59,7 @@ class Sample:
     blind: bool = False
     only: int = -1  # a no_match: only this entry's row is a (negative) training row
     group: str = ""
+    twin: bool = False  # the blind copy of an example
 
 
 class CharCounts:
@@ -416,7 +417,7 @@ def training_texts(
             x = x[:MAX_PART_CHARS]
             if teach and xi < per_entry:
                 samples.append(Sample(x, ei, part_of=ei, part=len(parts), group=e.id))
-                samples.append(Sample(x, ei, part_of=ei, part=len(parts), group=e.id, blind=True))
+                samples.append(Sample(x, ei, part_of=ei, part=len(parts), group=e.id, blind=True, twin=True))
             parts.append(x)
             owners.append(ei)
         if teach:
@@ -485,12 +486,19 @@ def _words(e: Entry) -> str:
     return f" {' '.join(sorted({w.rsplit('.', 1)[-1] for w in text.replace(':', ' ').split()}))} "
 
 
+def _calibrates(s: Sample) -> bool:
+    """Whether a training text's out-of-fold first answer sets the confidence point: the real texts, each
+    as a new paste would read — an example through its blind twin (an entry's phrases and exemplars were
+    often written from its examples, so with them it is answered from memory), no_match, chat, extra
+    cases; not the entry's titles, summaries and phrases, which are written like the entry and all right
+    answers, so they would lower the point."""
+    return s.twin or s.part_of < 0
+
+
 def _calibrate(samples: list[Sample], xs: list[np.ndarray], ys: list[np.ndarray]) -> tuple[float, dict]:
     """Out-of-fold first answers of the confidence model (the features without naive Bayes, ``xs``: each
-    text's likeliest candidates) on the real training texts (examples, no_match, chat, extra cases: not
-    the blind titles, summaries and phrases, which are written like the entry and all right answers, so
-    they would lower the point) → the lowest probability at which they were right at least TARGET_PRECISION
-    of the time (kept within 0.5..0.95)."""
+    text's likeliest candidates) on the texts that :func:`_calibrates` → the lowest probability at which
+    they were right at least TARGET_PRECISION of the time (kept within 0.5..0.95)."""
     strat = [int(s.gold >= 0) + 2 * int(s.only >= 0) for s in samples]
     # Folds by entry: a text and its blind twin, and an entry's other texts, never sit on both sides, so
     # the out-of-fold answers are as unseen as a new paste.
@@ -504,8 +512,8 @@ def _calibrate(samples: list[Sample], xs: list[np.ndarray], ys: list[np.ndarray]
         probs = conf.predict_proba(np.vstack([xs[i] for i in test])[:, CONFIDENCE_COLUMNS])[:, 1]
         ends = np.cumsum([len(xs[i]) for i in test])
         for i, qs in zip(test, np.split(probs, ends[:-1]), strict=True):
-            if samples[i].blind:
-                continue  # it trains, but a real paste is not written like the entry
+            if not _calibrates(samples[i]):
+                continue
             j = int(np.argmax(qs))
             q = qs[j]
             # a no_match answered by its entry is wrong; otherwise the first answer is right when it is gold
@@ -517,7 +525,7 @@ def _calibrate(samples: list[Sample], xs: list[np.ndarray], ys: list[np.ndarray]
         right += ok
         if right / n >= TARGET_PRECISION:
             best, sure = p, right
-    positives = max(1, sum(1 for s in samples if s.gold >= 0 and not s.blind))
+    positives = max(1, sum(1 for s in samples if s.gold >= 0 and _calibrates(s)))
     top1 = sum(ok for _, ok in firsts) / positives
     report = {"oof_first_right": round(top1, 4), "oof_confident_right": round(sure / positives, 4), "p_confident": round(best, 4)}
     return min(max(best, 0.5), 0.95), report
