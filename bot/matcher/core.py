@@ -63,6 +63,11 @@ UNSURE_PHRASE_SCORE = 60.0
 MODEL_MAX_LINES = 200
 MODEL_TEXT_CHARS = 4000
 MODEL_MIN_PROBABILITY = 0.02
+# When the model's likeliest answer is reported and no answer is confident, its next likeliest are reported
+# too, down to this probability, up to MODEL_GUESSES in all: a paste nobody is sure about still gets its
+# closest guesses (never confident).
+MODEL_GUESSES = 3
+MODEL_GUESS_PROBABILITY = 0.002
 
 
 @dataclass
@@ -404,6 +409,7 @@ class Matcher:
             notes.append("reads as a thank-you / resolved report: nothing posted unprompted")
         probs: dict[int, float] = {}
         sure: dict[int, float] = {}  # the confidence model's probabilities (RankingModel.answer)
+        guesses: set[int] = set()  # below MODEL_MIN_PROBABILITY, kept as closest guesses
         if self.model is not None and named and stats.lines_total < MODEL_MAX_LINES:
             from tracebot.matcher.features import text_info
 
@@ -411,15 +417,17 @@ class Matcher:
             info = text_info(model_text, prose)
             asked = info.asks
             probs, sure = self.model.answer(model_text, info, _evidence(aggs))
+            # (exact evidence is reported and confident whatever its probability: never a mere guess)
+            guesses = _guesses(probs) - {ei for ei, a in aggs.items() if a.kind in ("anchor", "regex")}
             for ei, p in probs.items():
-                if ei not in aggs and p >= MODEL_MIN_PROBABILITY:
+                if ei not in aggs and (p >= MODEL_MIN_PROBABILITY or ei in guesses):
                     aggs[ei] = _Agg(kind="similar", signature=idx.entries[ei].title)
         kept = {
             ei: a
             for ei, a in aggs.items()
             # exact evidence is always reported, however unlikely the model finds it
             if a.kind in ("anchor", "regex")
-            or (probs.get(ei, 0.0) >= MODEL_MIN_PROBABILITY if probs else a.score >= MIN_REPORTED_SCORE)
+            or (probs.get(ei, 0.0) >= MODEL_MIN_PROBABILITY or ei in guesses if probs else a.score >= MIN_REPORTED_SCORE)
         }
         filled = placeholders(named or "\n".join(a.line for a in kept.values()))
         lang = language(prose)
@@ -429,11 +437,13 @@ class Matcher:
             if probs and a.kind in ("anchor", "regex"):
                 # The model reorders and adds answers; it never talks exact evidence out of confidence.
                 score = max(score, round(a.score, 1))
-            if probs and not asked and (a.kind == "similar" or (a.kind == "phrase" and a.score < requested)):
+            if probs and (ei in guesses or not asked and (a.kind == "similar" or (a.kind == "phrase" and a.score < requested))):
                 # Resembling an entry's text is not evidence in a log or an error line: healthy
                 # nvidia-smi output reads like the ECC entry, a launch command with NCCL_* settings like the
-                # network hang. Only a text that asks something may be answered on wording alone; elsewhere a
-                # phrase must be close enough to be confident by itself.
+                # network hang, DeepSpeed's OVERFLOW info line like its loss scale at minimum, a reply saying
+                # what fixed it like the entry it fixed. Only a text that asks something may be answered on
+                # wording alone; elsewhere a phrase must be close enough to be confident by itself. (A
+                # closest guess below MODEL_MIN_PROBABILITY is never confident.)
                 score = min(score, thr - 0.1, requested - 0.1)
             m = entry_match(idx.entries[ei], score=score, confident=score >= thr, kind=a.kind,
                             signature=a.signature, filled=filled, lang=lang)
@@ -442,6 +452,11 @@ class Matcher:
             m.ranks, m.hosts = list(a.ranks), list(a.hosts)
             m.facts = read_facts(clean(a.line).text, idx.readers(ei)) if a.line else {}
             matches.append(m)
+        if guesses and any(m.confident for m in matches):
+            # guesses are for a paste nobody is sure about; beside a confident answer they are noise
+            gone = {idx.entries[ei].id for ei in guesses}
+            matches = [m for m in matches if m.entry_id not in gone]
+            kept = {ei: a for ei, a in kept.items() if ei not in guesses}
         _same_line_relations(matches, {e.id: e.related for e in (idx.entries[ei] for ei in kept)})
         if probs:
             _root_causes_outrank_symptoms(matches, thr)
@@ -590,6 +605,17 @@ def _evidence(aggs: dict[int, _Agg]) -> dict[int, Evidence]:
         )
         for ei, a in aggs.items()
     }
+
+
+def _guesses(probs: dict[int, float]) -> set[int]:
+    """The entries below MODEL_MIN_PROBABILITY kept as closest guesses: when the likeliest answer is
+    reported, the next likeliest up to MODEL_GUESSES in all, down to MODEL_GUESS_PROBABILITY (dropped
+    again in ``_finish`` when an answer is confident). The right answer to a paste unlike every entry's
+    text is often second or third with a small probability."""
+    if not probs or max(probs.values()) < MODEL_MIN_PROBABILITY:
+        return set()
+    top = sorted(probs, key=lambda ei: -probs[ei])[:MODEL_GUESSES]
+    return {ei for ei in top if MODEL_GUESS_PROBABILITY <= probs[ei] < MODEL_MIN_PROBABILITY}
 
 
 def _model_text(text: str, prose: str, aggs: dict[int, _Agg]) -> str:
