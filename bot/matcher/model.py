@@ -7,12 +7,9 @@ candidate entry) pair :meth:`RankingModel.rows` computes the signals — anchor/
 and prose-phrase scores from the matcher, TF-IDF similarity to everything the entry says (with the text
 itself left out of the entry when it is one of its examples), the exception type, the kind of text, the
 entry's role — and a logistic regression (scikit-learn, fixed seed, no hand-written optimiser) learns
-P(this entry is the right first answer). A second regression, over the same features without naive Bayes
-and learned from each text's :data:`CONFIDENCE_TOP` likeliest candidates, says how sure to be; it is
-calibrated on cross-validation over the knowledge base's real texts (examples read blind, no_match,
-chat; not its titles and phrases): :attr:`RankingModel.p_confident` is the lowest probability at which its first
-answers were right at least :data:`TARGET_PRECISION` of the time, and it maps to the configured
-confidence threshold.
+P(this entry is the right first answer). Its probability is calibrated on cross-validation over the same
+texts: :attr:`RankingModel.p_confident` is the lowest probability at which first answers were right at
+least :data:`TARGET_PRECISION` of the time, and it maps to the configured confidence threshold.
 
 Answering needs only numpy: training (:mod:`tracebot.matcher.training`, the one place scikit-learn is
 imported) exports the vocabularies, idf weights and coefficients into plain arrays.
@@ -35,16 +32,11 @@ from tracebot.matcher.keys import model_key
 from tracebot.matcher.tfidf import Columns, Space, Vector
 
 SEED = 7
-# The confidence point: where out-of-fold first answers on the knowledge base's real texts (its examples,
-# read without the phrase and fuzzy evidence written from them, no_match and chat; not its titles,
-# summaries and phrases, which are written like the entry and are all right answers) are right this often.
-# Even so they are easier than a new paste (out of fold, 96 % of the examples' first answers are right and
-# 83 % right and confident; on the dev sets 88-98 % and 65-89 %): at 97.5 % tests/fresh2 got 3 of its 107
-# negatives answered, at 97 % (before this calibration) 5.
+# The confidence point: where out-of-fold first answers on the knowledge base's own texts are right this
+# often. Those texts are easier than real pastes (an entry's examples resemble its other texts), so at 97 %
+# there real text was right only ~96 % of the time when confident (tests/fresh: 97.1 %, 3/88 negatives
+# answered); at 98 % the dev sets' confident answers are right ≥ 99 % for −2.5 points of confident top-1.
 TARGET_PRECISION = 0.98
-# The confidence regression learns from each text's this many likeliest candidates (by the ranking model):
-# what it must tell apart is whether the first answer is right, not that a far-off entry is wrong.
-CONFIDENCE_TOP = 2
 CANDIDATES = 8  # entries compared per text besides those with line or phrase evidence
 MAX_TRAIN_PER_ENTRY = 20  # examples (and phrases) per entry used as training texts
 MAX_TRAIN_TEXTS = 3000  # in all: with many entries, fewer of each entry's texts

@@ -5,8 +5,7 @@ Training texts: each entry's ``examples.match`` and phrases (right answer: that 
 ``examples.no_match`` (that entry must not answer), ordinary chat (:data:`~tracebot.matcher.model.CHAT`:
 nothing may answer) and, for cross-validation, extra labelled cases. For each text and candidate entry
 :func:`~tracebot.matcher.model.rows` computes the features; a logistic regression learns P(right first
-answer), a second one (the confidence model) learns the same from each text's likeliest candidates, and
-its out-of-fold first answers on the real texts give the probability at which first answers are right
+answer), and out-of-fold first answers give the probability at which first answers are right
 :data:`~tracebot.matcher.model.TARGET_PRECISION` of the time.
 """
 
@@ -29,7 +28,6 @@ from tracebot.matcher.model import (
     BLIND_WEIGHT,
     CHAT,
     CONFIDENCE_COLUMNS,
-    CONFIDENCE_TOP,
     MAX_PART_CHARS,
     MAX_TRAIN_ENTRIES,
     MAX_TRAIN_PER_ENTRY,
@@ -59,7 +57,6 @@ class Sample:
     blind: bool = False
     only: int = -1  # a no_match: only this entry's row is a (negative) training row
     group: str = ""
-    twin: bool = False  # the blind copy of an example
 
 
 class CharCounts:
@@ -317,14 +314,12 @@ class Trained:
     parts: list[str]
     xs: list[np.ndarray]
     ys: list[np.ndarray]
-    conf_xs: list[np.ndarray]  # the rows the confidence model learns from (:func:`likeliest`)
-    conf_ys: list[np.ndarray]
 
 
 def train(entries: list[Entry], gather: Gather, info_of: TextInfoOf, **leave_out) -> RankingModel:
     """:func:`fit`, then the confidence point calibrated on out-of-fold first answers."""
     t = fit(entries, gather, info_of, **leave_out)
-    t.model.p_confident, t.model.report = _calibrate(t.samples, t.conf_xs, t.conf_ys)
+    t.model.p_confident, t.model.report = _calibrate(t.samples, t.xs, t.ys)
     return t.model
 
 
@@ -354,28 +349,10 @@ def fit(
     clf = _fit(xs, ys, samples)
     model.coef = clf.coef_[0].astype(np.float64)
     model.intercept = float(clf.intercept_[0])
-    conf_xs, conf_ys = likeliest(clf, xs, ys)
-    conf = _fit(conf_xs, conf_ys, samples, CONFIDENCE_COLUMNS)
+    conf = _fit(xs, ys, samples, CONFIDENCE_COLUMNS)
     model.conf_coef = conf.coef_[0].astype(np.float64)
     model.conf_intercept = float(conf.intercept_[0])
-    return Trained(model, spaces, clf, samples, parts, xs, ys, conf_xs, conf_ys)
-
-
-def likeliest(
-    clf: LogisticRegression, xs: list[np.ndarray], ys: list[np.ndarray], k: int = CONFIDENCE_TOP
-) -> tuple[list[np.ndarray], list[np.ndarray]]:
-    """Each text's ``k`` rows the ranking model ``clf`` likes best, and their labels: the confidence model
-    learns whether a first answer is right from these (on every candidate, most of what it learned was that
-    entries far from the text are wrong, and a first answer's confidence said little)."""
-    with threadpool_limits(limits=1, user_api="blas"):
-        scores = clf.decision_function(np.vstack(xs)) if xs else np.zeros(0)
-    ends = np.cumsum([len(x) for x in xs])
-    out_x, out_y = [], []
-    for x, y, s in zip(xs, ys, np.split(scores, ends[:-1]), strict=True):
-        keep = np.argsort(-s, kind="stable")[:k]
-        out_x.append(x[keep])
-        out_y.append(y[keep])
-    return out_x, out_y
+    return Trained(model, spaces, clf, samples, parts, xs, ys)
 
 
 def training_texts(
@@ -417,7 +394,7 @@ def training_texts(
             x = x[:MAX_PART_CHARS]
             if teach and xi < per_entry:
                 samples.append(Sample(x, ei, part_of=ei, part=len(parts), group=e.id))
-                samples.append(Sample(x, ei, part_of=ei, part=len(parts), group=e.id, blind=True, twin=True))
+                samples.append(Sample(x, ei, part_of=ei, part=len(parts), group=e.id, blind=True))
             parts.append(x)
             owners.append(ei)
         if teach:
@@ -486,19 +463,10 @@ def _words(e: Entry) -> str:
     return f" {' '.join(sorted({w.rsplit('.', 1)[-1] for w in text.replace(':', ' ').split()}))} "
 
 
-def _calibrates(s: Sample) -> bool:
-    """Whether a training text's out-of-fold first answer sets the confidence point: the real texts, each
-    as a new paste would read — an example through its blind twin (an entry's phrases and exemplars were
-    often written from its examples, so with them it is answered from memory), no_match, chat, extra
-    cases; not the entry's titles, summaries and phrases, which are written like the entry and all right
-    answers, so they would lower the point."""
-    return s.twin or s.part_of < 0
-
-
 def _calibrate(samples: list[Sample], xs: list[np.ndarray], ys: list[np.ndarray]) -> tuple[float, dict]:
-    """Out-of-fold first answers of the confidence model (the features without naive Bayes, ``xs``: each
-    text's likeliest candidates) on the texts that :func:`_calibrates` → the lowest probability at which
-    they were right at least TARGET_PRECISION of the time (kept within 0.5..0.95)."""
+    """Out-of-fold first answers of the confidence model (the features without naive Bayes) on the training
+    texts → the lowest probability at which they were right at least TARGET_PRECISION of the time (kept
+    within 0.5..0.95)."""
     strat = [int(s.gold >= 0) + 2 * int(s.only >= 0) for s in samples]
     # Folds by entry: a text and its blind twin, and an entry's other texts, never sit on both sides, so
     # the out-of-fold answers are as unseen as a new paste.
@@ -512,8 +480,6 @@ def _calibrate(samples: list[Sample], xs: list[np.ndarray], ys: list[np.ndarray]
         probs = conf.predict_proba(np.vstack([xs[i] for i in test])[:, CONFIDENCE_COLUMNS])[:, 1]
         ends = np.cumsum([len(xs[i]) for i in test])
         for i, qs in zip(test, np.split(probs, ends[:-1]), strict=True):
-            if not _calibrates(samples[i]):
-                continue
             j = int(np.argmax(qs))
             q = qs[j]
             # a no_match answered by its entry is wrong; otherwise the first answer is right when it is gold
@@ -525,7 +491,7 @@ def _calibrate(samples: list[Sample], xs: list[np.ndarray], ys: list[np.ndarray]
         right += ok
         if right / n >= TARGET_PRECISION:
             best, sure = p, right
-    positives = max(1, sum(1 for s in samples if s.gold >= 0 and _calibrates(s)))
+    positives = max(1, sum(1 for s in samples if s.gold >= 0))
     top1 = sum(ok for _, ok in firsts) / positives
     report = {"oof_first_right": round(top1, 4), "oof_confident_right": round(sure / positives, 4), "p_confident": round(best, 4)}
     return min(max(best, 0.5), 0.95), report

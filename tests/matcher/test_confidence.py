@@ -4,7 +4,6 @@ shows its three closest guesses, none of them confident (and no guess stands bes
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 from tracebot.matcher import Matcher
@@ -76,34 +75,3 @@ def test_no_guess_stands_beside_a_confident_answer(matcher: Matcher, text: str, 
     d = matcher.diagnose(text)
     assert d.confident
     assert all(m.probability >= MODEL_MIN_PROBABILITY or m.kind in ("anchor", "regex") for m in d.matches)
-
-
-def test_the_confidence_model_learns_from_each_texts_likeliest_candidates():
-    from sklearn.linear_model import LogisticRegression
-
-    from tracebot.matcher.training import likeliest
-
-    # one feature; the ranking model likes a higher value
-    clf = LogisticRegression().fit(np.array([[0.0], [1.0], [0.2], [0.9]]), [0, 1, 0, 1])
-    xs = [np.array([[0.1], [0.8], [0.5]]), np.array([[0.3]])]
-    ys = [np.array([0, 1, 0]), np.array([1])]
-    got_x, got_y = likeliest(clf, xs, ys, k=2)
-    assert [x.ravel().tolist() for x in got_x] == [[0.8, 0.5], [0.3]]
-    assert [y.tolist() for y in got_y] == [[1, 0], [1]]
-
-
-def test_the_confidence_point_is_set_by_real_texts_read_as_a_new_paste(bundled_kb):
-    from tracebot.matcher.model import CHAT
-    from tracebot.matcher.training import _calibrates, training_texts
-
-    entries = bundled_kb.entries
-    samples, _, _ = training_texts(entries, (), (), [("a labelled case", None)])
-    examples = {x for e in entries for x in e.examples_match}
-    written = {t for e in entries for t in (e.title, e.summary, e.cause, *e.phrases)} - examples
-    used = [s for s in samples if _calibrates(s)]
-    # each example once, read blind (without the phrase evidence written from it)
-    assert {s.text for s in used if s.gold >= 0} <= {x[:1500] for x in examples}
-    assert all(s.blind for s in used if s.gold >= 0)
-    assert set(CHAT) <= {s.text for s in used} and "a labelled case" in {s.text for s in used}
-    assert any(s.only >= 0 for s in used)  # no_match
-    assert not {s.text for s in used if s.gold >= 0} & written  # no title, summary, cause or phrase
