@@ -2,16 +2,19 @@
 under a hash of those inputs (``$TRACEBOT_CACHE``, default ``~/.cache/tracebot``; empty: no cache).
 
 A changed input changes the key, so nothing is ever invalidated by hand; a torn or unreadable file only
-means building again. Used for the parsed knowledge base (and each entry file's parse), the built matcher
+means building again. Cache files are unpickled, so only a folder and files owned by the user reading them
+and writable by nobody else are read or written (a shared or planted cache folder means no cache). Used for the parsed knowledge base (and each entry file's parse), the built matcher
 and the trained ranking model."""
 
 from __future__ import annotations
 
 import contextlib
 import hashlib
+import importlib.util
 import mmap
 import os
 import pickle
+import stat
 import struct
 import tempfile
 from collections.abc import Callable, Iterable
@@ -22,10 +25,31 @@ T = TypeVar("T")
 
 
 def cache_dir() -> Path | None:
+    """The cache folder, absolute (a child process started elsewhere finds the same one), or ``None``."""
     where = os.environ.get("TRACEBOT_CACHE")
     if where == "":
         return None
-    return Path(where) if where else Path.home() / ".cache" / "tracebot"
+    return Path(where).absolute() if where else Path.home() / ".cache" / "tracebot"
+
+
+def _private(st: os.stat_result) -> bool:
+    """Whether a cache folder or file is this user's alone to write: a cache file is unpickled, so one
+    another user could plant or replace would run their code as whoever reads it."""
+    return st.st_uid == os.geteuid() and not st.st_mode & 0o022
+
+
+def library_versions(names: tuple[str, ...]) -> str:
+    """What identifies installed libraries (their module file's size and time), found without importing
+    them: a cache key with it changes when one is upgraded."""
+    parts = []
+    for name in names:
+        try:
+            spec = importlib.util.find_spec(name)
+            st = os.stat(spec.origin) if spec and spec.origin else None
+        except (ImportError, ValueError, OSError):
+            st = None
+        parts.append(f"{name}={st.st_size}:{st.st_mtime_ns}" if st else f"{name}=-")
+    return " ".join(parts)
 
 
 def tree_hash(root: Path, extra: Iterable[bytes] = ()) -> str:
@@ -119,8 +143,17 @@ def _dump(value: object, f) -> None:
 
 
 def _load(path: Path) -> object:
-    with path.open("rb") as f:
-        mapped = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+    folder = os.lstat(path.parent)
+    if not stat.S_ISDIR(folder.st_mode) or not _private(folder):
+        raise PermissionError(f"{path.parent} is not a private folder of this user: not read")
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or not _private(st):
+            raise PermissionError(f"{path} is not this user's own file: not read")
+        mapped = mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
+    finally:
+        os.close(fd)
     if mapped[: len(MAGIC)] != MAGIC:
         raise ValueError(f"{path} is not a tracebot cache file")
     view = memoryview(mapped)
@@ -139,7 +172,11 @@ def _load(path: Path) -> object:
 def _store(path: Path, value: object) -> None:
     tmp = None
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        path.parent.parent.mkdir(parents=True, exist_ok=True)
+        with contextlib.suppress(FileExistsError):
+            path.parent.mkdir(mode=0o700)
+        if not _private(os.lstat(path.parent)) or path.parent.is_symlink():
+            return  # someone else's folder: nothing of ours is left where it could be replaced
         with tempfile.NamedTemporaryFile("wb", dir=path.parent, prefix=".tmp-", delete=False) as f:
             tmp = f.name
             _dump(value, f)

@@ -41,3 +41,56 @@ def test_a_damaged_cache_file_is_rebuilt(cache_dir: Path, damage: str) -> None:
     again = cache.cached("t", "k2", lambda: built.append(1) or value())
     assert built == [1]
     np.testing.assert_array_equal(again["big"], value()["big"])
+
+
+class _Planted:
+    """Unpickling this runs code: what a planted cache file would do."""
+
+    def __init__(self, marker: str) -> None:
+        self.marker = marker
+
+    def __reduce__(self):
+        return (Path(self.marker).write_text, ("planted cache file ran",))
+
+
+def _plant(path: Path, marker: Path) -> None:
+    with path.open("wb") as f:
+        cache._dump(_Planted(str(marker)), f)
+
+
+def test_a_cache_file_another_user_owns_is_never_unpickled(cache_dir: Path, tmp_path_factory) -> None:
+    marker = tmp_path_factory.mktemp("m") / "ran"
+    path = cache_dir / "t-k3.pkl"
+    _plant(path, marker)
+    import os
+    os.chown(path, 65534, 65534)  # nobody's file (the tests run as root: a file of another user)
+    again = cache.cached("t", "k3", value)
+    assert not marker.exists() and again["name"] == value()["name"]
+
+
+def test_a_cache_file_others_may_write_or_a_symlink_is_never_unpickled(cache_dir: Path, tmp_path_factory) -> None:
+    marker = tmp_path_factory.mktemp("m") / "ran"
+    writable = cache_dir / "t-k4.pkl"
+    _plant(writable, marker)
+    writable.chmod(0o666)
+    elsewhere = tmp_path_factory.mktemp("elsewhere") / "planted.pkl"
+    _plant(elsewhere, marker)
+    (cache_dir / "t-k5.pkl").symlink_to(elsewhere)
+    assert cache.lookup("t", "k4") is None and cache.lookup("t", "k5") is None
+    assert not marker.exists()
+
+
+def test_a_cache_folder_others_may_write_is_neither_read_nor_written(cache_dir: Path) -> None:
+    cache_dir.chmod(0o777)  # e.g. TRACEBOT_CACHE=/tmp/shared
+    cache.cached("t", "k6", value)
+    assert not list(cache_dir.glob("t-*.pkl"))
+    cache_dir.chmod(0o700)
+    cache.cached("t", "k6", value)
+    assert cache.lookup("t", "k6") is not None
+
+
+def test_a_relative_cache_folder_is_made_absolute(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # a helper process started in "/" must find the folder its parent meant
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("TRACEBOT_CACHE", "rel")
+    assert cache.cache_dir() == tmp_path / "rel"
