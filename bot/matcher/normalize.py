@@ -54,7 +54,7 @@ _SRUN_LABEL = re.compile(r"^(?P<task>\d{1,5}):\s+(?=\S)")
 # also excluded explicitly.
 # torchrun's prefix ([default3]: with --tee or --log-dir) names the process's LOCAL rank, its rank on its
 # node: "[${role_name}${local_rank}]:" (torch.distributed.elastic.agent.server.local_elastic_agent).
-_LOCAL_RANK_PREFIX = re.compile(r"^\[(?:default|trainer)(?P<local>\d+)\]\s*:\s*")
+_LOCAL_RANK_PREFIX = re.compile(r"^\[(?:default|trainer)(?P<local>\d{1,5})\]\s*:\s*")
 _HOST = re.compile(
     r"^(?P<host>(?=[\w.-]*\d)(?![\w.]*(?:Error|Exception|Warning|Failure|Exit)\b)"
     r"[A-Za-z][A-Za-z0-9._-]{0,62}[A-Za-z0-9])\s*:\s+(?=\S)"
@@ -167,9 +167,9 @@ def clean(line: str) -> CleanLine:
 
 # torchrun's (or torch.distributed.launch's) command line: where each node's ranks start.
 _LAUNCH = re.compile(r"\b(?:torchrun|torch\.distributed\.(?:run|launch))\b")
-_NODE_RANK = re.compile(r"--node[_-]rank[= ](?P<n>\d+)\b")
-_NPROC = re.compile(r"--nproc[_-]per[_-]node[= ](?P<n>\d+)\b")
-MAX_LOCAL_RANKS = 1 << 16
+_NODE_RANK = re.compile(r"--node[_-]rank[= ](?P<n>\d{1,5})\b")
+_NPROC = re.compile(r"--nproc[_-]per[_-]node[= ](?P<n>\d{1,5})\b")
+MAX_LOCAL_RANKS = 1 << 16  # (node, local rank) pairs and nodes remembered; also the highest rank placed
 
 
 class LocalRanks:
@@ -196,11 +196,11 @@ class LocalRanks:
             return cl
         key = (node, cl.local)
         if cl.rank is not None:
-            if key not in self._global and len(self._global) < MAX_LOCAL_RANKS:
-                self._global[key] = cl.rank
+            if key in self._global or len(self._global) < MAX_LOCAL_RANKS:
+                self._global[key] = cl.rank  # the latest: an elastic restart gives nodes new ranks
             return cl
         rank = self._global.get(key)
-        if rank is None and node in self._first:
+        if rank is None and node in self._first and self._first[node] + int(cl.local) < MAX_LOCAL_RANKS:
             rank = str(self._first[node] + int(cl.local))
         return replace(cl, rank=rank) if rank is not None else cl
 

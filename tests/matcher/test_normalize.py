@@ -93,3 +93,19 @@ def test_srun_labels_are_the_rank_unless_the_line_names_one():
     assert (per_node.rank, per_node.task, per_node.text) == ("11", "1", "RuntimeError: boom")
     local = clean("1: [default3]:RuntimeError: boom")
     assert (local.rank, local.local, local.node) == (None, "3", "task 1")
+
+
+def test_rank_numbers_too_long_to_be_ranks_are_not_read_as_ranks():
+    ranks = LocalRanks()
+    ranks.resolve(clean(f"algo-1: torchrun --nproc_per_node 8 --node_rank {'9' * 5000} train.py"))
+    ranks.resolve(clean("algo-2: torchrun --nproc_per_node 99999 --node_rank 99999 train.py"))
+    assert ranks.resolve(clean(f"algo-1: [default{'9' * 5000}]:RuntimeError: boom")).rank is None
+    assert ranks.resolve(clean("algo-2: [default3]:RuntimeError: boom")).rank is None  # beyond any world
+
+
+def test_the_latest_line_naming_both_ranks_places_a_process():
+    # an elastic restart gives the nodes new ranks
+    ranks = LocalRanks()
+    ranks.resolve(clean("algo-2: [default3]:[rank11]: started"))
+    ranks.resolve(clean("algo-2: [default3]:[rank3]: restarted"))
+    assert ranks.resolve(clean("algo-2: [default3]:boom")).rank == "3"
