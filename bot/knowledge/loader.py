@@ -25,7 +25,7 @@ from typing import Any
 import re2
 import yaml
 
-from tracebot.knowledge.cache import cached, lookup, store, tree_hash
+from tracebot.knowledge.cache import cached, library_versions, lookup, store, tree_hash
 from tracebot.knowledge.entry import MIN_ANCHOR_CHARS, Entry, SchemaError, build_entry
 from tracebot.knowledge.facts import FACT_NAMES, fact_name
 
@@ -328,7 +328,8 @@ def load_knowledge_base(root: Path | str) -> tuple[KnowledgeBase, list[LoadError
     if not root.is_dir() or len(entry_files(root)) < MIN_CACHED_FILES:
         return _load(root)
     code = [p.read_bytes() for p in sorted(Path(__file__).parent.glob("*.py"))]
-    versions = f"{yaml.__version__} {yaml.__with_libyaml__} {re2.__name__} {root.resolve()}".encode()
+    # (an RE2 upgrade may change which patterns compile: its version is in the key, not just its name)
+    versions = f"{library_versions(('yaml', 're2'))} {yaml.__with_libyaml__} {root.resolve()}".encode()
     files_key = hashlib.sha256(b"\0".join([versions, *code])).hexdigest()[:24]  # this directory, this code
     return cached("kb", tree_hash(root, [versions, *code]), lambda: _load(root, files_key))
 
@@ -384,7 +385,12 @@ def _parse_files(root: Path, files_key: str | None) -> list[tuple[str, tuple[Ent
             continue
         digest = hashlib.sha256(raw).digest()
         kept = before.get(shown)
-        parsed = kept[1] if kept is not None and kept[0] == digest else parse_entry_text(raw, shown, path)
+        if kept is not None and kept[0] == digest:
+            parsed = kept[1]
+            if parsed[0] is not None:
+                parsed[0].path = path  # as this load spells it (relative or absolute), not as the cached one did
+        else:
+            parsed = parse_entry_text(raw, shown, path)
         now[shown] = (digest, parsed)
         out.append((shown, parsed))
     if files_key and {k: d for k, (d, _) in now.items()} != {k: d for k, (d, _) in before.items()}:

@@ -74,3 +74,21 @@ def test_an_edit_parses_only_the_edited_file_and_loads_what_a_fresh_parse_loads(
     assert got.entries == fresh.entries and errors == fresh_errors
     assert got.get(victim.stem).title.startswith("Edited again ")
     assert {"doc": doc, "title": "Renamed"}.items() <= next(s for s in got.get(cited.id).sources if s.get("doc") == doc).items()
+
+
+def test_entries_served_from_the_parse_cache_have_this_loads_paths(tmp_path, monkeypatch) -> None:
+    # loaded once by a relative path and once by an absolute one (TRACEBOT_KNOWLEDGE may be either): a broken
+    # link is reported against this load's files, not the first load's (which crashed kb lint)
+    monkeypatch.setenv("TRACEBOT_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(loader, "MIN_CACHED_FILES", 0)
+    kb_dir = tmp_path / "kbcopy"
+    shutil.copytree(ROOT / "knowledge", kb_dir)
+    monkeypatch.chdir(tmp_path)
+    load_knowledge_base(Path("kbcopy"))
+    linked = next(e for e in load_knowledge_base(kb_dir)[0].entries if e.related)
+    target = next(p for p in kb_dir.rglob("*.yaml") if p.stem == linked.related[0])
+    target.unlink()
+    monkeypatch.chdir("/")
+    kb, errors = load_knowledge_base(kb_dir)
+    assert all(e.path is not None and e.path.is_absolute() and e.path.is_file() for e in kb.entries)
+    assert any(linked.related[0] in err.message for err in errors)
