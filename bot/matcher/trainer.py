@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     import subprocess
 
 HELPER_ENV = "TRACEBOT_TRAIN_HELPER"  # "0": never (the child sets it for itself), "1": always; unset: a core is free
-TIMEOUT_S = 600.0  # a child still training after this is stopped, and the parent trains
+TIMEOUT_S = 120.0  # a child still training after this is stopped, and the parent trains (~40x a cold start)
 
 
 class Helper:
@@ -67,7 +67,7 @@ def core_free() -> bool:
     busy with other work a second process only competes with this one (measured on 2 cores at a load of
     ~6: a cold start 1.6 s slower with the helper than without)."""
     try:
-        return os.getloadavg()[0] <= (os.cpu_count() or 1) - 1
+        return os.getloadavg()[0] <= len(os.sched_getaffinity(0)) - 1  # the cores this process may use
     except OSError:
         return False
 

@@ -121,6 +121,19 @@ def test_a_model_trained_by_the_helper_process_answers_as_one_trained_in_process
     assert [by_helper.diagnose(t).to_dict() for t in texts] == [here.diagnose(t).to_dict() for t in texts]
 
 
+def test_when_the_helper_process_fails_the_parent_trains_the_model_itself(tmp_path, monkeypatch):
+    started: list[trainer.Helper | None] = []
+    start = trainer.start
+    monkeypatch.setattr(trainer, "start", lambda *a: started.append(start(*a)) or started[-1])
+    monkeypatch.setattr(sys, "executable", "/bin/false")  # the helper dies at once
+    monkeypatch.setenv("TRACEBOT_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv(trainer.HELPER_ENV, "1")
+    _, m, _ = load_matcher(KNOWLEDGE)
+    assert started[0] is not None and started[0].proc.returncode not in (None, 0)
+    assert m.model is not None
+    assert m.diagnose("my training job runs out of GPU memory at step 100, how can I fix it?").best is not None
+
+
 def test_the_helper_process_never_imports_a_package_planted_in_the_working_directory(tmp_path, monkeypatch):
     # a local user leaves tracebot/ in /tmp (or a job's directory) and waits for tracebot to start there
     planted = tmp_path / "cwd" / "tracebot"
