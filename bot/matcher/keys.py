@@ -4,13 +4,12 @@
 from __future__ import annotations
 
 import hashlib
-import importlib.util
-import os
 import sys
 from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
+from tracebot.knowledge.cache import library_versions
 from tracebot.knowledge.entry import Entry
 
 _PACKAGE = Path(__file__).resolve().parent.parent  # tracebot/
@@ -39,14 +38,6 @@ def code_hash(folders: tuple[str, ...], header: str) -> Any:
 
 
 def versions() -> str:
-    """What identifies the installed libraries that compiled or pickled the cached parts (their files'
-    size and time), found without importing them: an upgrade changes the key."""
-    parts = []
-    for name in ("re2", "hyperscan", "yaml", "numpy", "scipy", "sklearn"):
-        try:
-            spec = importlib.util.find_spec(name)
-            st = os.stat(spec.origin) if spec and spec.origin else None
-        except (ImportError, ValueError, OSError):
-            st = None
-        parts.append(f"{name}={st.st_size}:{st.st_mtime_ns}" if st else f"{name}=-")
-    return " ".join(parts)
+    """The libraries that compiled or pickled the matcher's and the model's cached parts (see
+    :func:`~tracebot.knowledge.cache.library_versions`): an upgrade changes the key."""
+    return library_versions(("re2", "hyperscan", "yaml", "numpy", "scipy", "sklearn"))
