@@ -224,6 +224,7 @@ class Columns:
         return out
 
     def row_dots(self, rows: np.ndarray, dense: np.ndarray) -> np.ndarray:
+        assert self.dense is None, "row_dots reads the sparse rows only"  # noqa: S101
         pos, lens = self._positions(rows)
         cols, products = self._gathered(pos)
         products *= np.take(dense, cols, out=scratch("dense", len(pos), dense.dtype))
