@@ -148,7 +148,7 @@ def cmd_kb_lint(args: argparse.Namespace) -> int:
     if problems:
         print(f"{len(problems)} problem(s) in {root} ({len(kb.entries)} entries loaded)", file=sys.stderr)
         return 1
-    print(f"ok: {len(kb.entries)} entries, {n_examples} examples checked")
+    print(f"ok: {len(kb.entries)} entries, {n_examples} examples, {len(kb.silence)} silence texts checked")
     return 0
 
 

@@ -2,7 +2,8 @@
 
 Schema, ids, pattern safety (loader), then every entry's own examples run through the real matcher:
 ``examples.match`` must come out first and confident, ``examples.no_match`` must not be a confident
-match for the entry, ``examples.todo_match`` must still fail (strict xfail: a fixed gap must be moved).
+match for the entry, ``examples.todo_match`` must still fail (strict xfail: a fixed gap must be moved),
+and no text of ``silence.yaml`` may get a confident answer from any entry.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from tracebot.authoring import clean_corpus
 from tracebot.authoring.pattern_safety import backtracking_problems
 from tracebot.knowledge.entry import Entry
 from tracebot.knowledge.loader import KnowledgeBase, LoadError, load_knowledge_base
+from tracebot.knowledge.silence import SILENCE_FILE
 from tracebot.matcher import Matcher
 
 TODO_MARK = "TODO"
@@ -79,6 +81,20 @@ def example_problems(kb: KnowledgeBase, matcher: Matcher) -> list[LoadError]:
     return problems
 
 
+def silence_problems(kb: KnowledgeBase, matcher: Matcher) -> list[LoadError]:
+    """Each text of ``silence.yaml`` that some entry answers confidently (it must get no answer at all)."""
+    where = str(kb.root / SILENCE_FILE) if kb.root else SILENCE_FILE
+    problems = []
+    for s in kb.silence:
+        best = matcher.diagnose(s.text).best
+        if best is not None and best.confident:
+            problems.append(
+                LoadError(where, s.line, f"silence text ({s.kind}) confidently answered by {best.entry_id} "
+                                         f"({best.kind} {best.signature!r}, score {best.score})")
+            )
+    return problems
+
+
 HELD_OUT_FOLDS = 5
 
 
@@ -136,7 +152,7 @@ def lint(root: Path, *, examples: bool = True) -> tuple[KnowledgeBase, list[Load
     if kb.entries:
         matcher = Matcher(kb)
         if examples:
-            problems += example_problems(kb, matcher)
+            problems += example_problems(kb, matcher) + silence_problems(kb, matcher)
         for check in EXTRA_CHECKS:
             problems += check(kb, matcher)
     return kb, problems

@@ -28,6 +28,7 @@ import yaml
 from tracebot.knowledge.cache import cached, library_versions, lookup, store, tree_hash
 from tracebot.knowledge.entry import MIN_ANCHOR_CHARS, Entry, SchemaError, build_entry
 from tracebot.knowledge.facts import FACT_NAMES, fact_name
+from tracebot.knowledge.silence import SILENCE_FILE, Silence, load_silence
 
 MAX_FILE_BYTES = 256 * 1024
 MAX_FAST_DEPTH = 32  # an entry is a few levels deep; deeper files go to the careful loader
@@ -48,6 +49,8 @@ class LoadError:
 class KnowledgeBase:
     entries: list[Entry] = field(default_factory=list)
     root: Path | None = None
+    # texts no entry may answer (``silence.yaml``, :mod:`tracebot.knowledge.silence`)
+    silence: list[Silence] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self._by_id = {e.id: e for e in self.entries}
@@ -277,7 +280,7 @@ def entry_files(root: Path) -> list[Path]:
     return sorted(
         p
         for p in root.rglob("*.yaml")
-        if p.is_file() and not p.name.startswith(".") and p != root / SOURCES_FILE
+        if p.is_file() and not p.name.startswith(".") and p not in (root / SOURCES_FILE, root / SILENCE_FILE)
     )
 
 
@@ -356,6 +359,9 @@ def _load(root: Path, files_key: str | None = None) -> tuple[KnowledgeBase, list
     if not entries and not errors:
         # An empty directory (a bad checkout, a wrong TRACEBOT_KNOWLEDGE) would make the bot silent.
         errors.append(LoadError(str(root), 1, "no knowledge entries (*.yaml) found; nothing could be answered"))
+    silence, problems = load_silence(root, _UntrustedLoader)
+    shown_silence = str((root / SILENCE_FILE).relative_to(root.parent))
+    errors += [LoadError(shown_silence, line, message) for line, message in problems]
     known = set(ids)
     for entry in entries:
         for i, rel in enumerate(entry.related):
@@ -363,7 +369,7 @@ def _load(root: Path, files_key: str | None = None) -> tuple[KnowledgeBase, list
                 errors.append(
                     LoadError(_shown(entry, root), entry.line_of(f"related.{i}"), f"related entry '{rel}' does not exist")
                 )
-    return KnowledgeBase(entries, root), errors
+    return KnowledgeBase(entries, root, silence), errors
 
 
 def _parse_files(root: Path, files_key: str | None) -> list[tuple[str, tuple[Entry | None, list[LoadError]]]]:

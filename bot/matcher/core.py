@@ -164,6 +164,7 @@ class Matcher:
         from tracebot.matcher.model import load_or_train
 
         entries = self.index.entries
+        silence = list(getattr(self.index.kb, "silence", []))  # texts no entry may answer
 
         def train() -> RankingModel:
             from tracebot.matcher.training import train as fit  # scikit-learn: only when training
@@ -175,10 +176,11 @@ class Matcher:
                 leave_out_sources=leave_out_sources,
                 leave_out_examples=leave_out_examples,
                 extra=extra,
+                silence=silence,
             )
 
         full = not (leave_out_sources or leave_out_examples or extra)
-        return load_or_train(entries, train, self.index.model_key) if full else train()
+        return load_or_train(entries, train, self.index.model_key, silence) if full else train()
 
     # ---- public API -------------------------------------------------------------------------------
     @property

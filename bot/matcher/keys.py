@@ -11,19 +11,23 @@ from typing import Any
 
 from tracebot.knowledge.cache import library_versions
 from tracebot.knowledge.entry import Entry
+from tracebot.knowledge.silence import Silence
 
 _PACKAGE = Path(__file__).resolve().parent.parent  # tracebot/
 
 
-def model_key(entries: list[Entry]) -> str:
-    """The cache key of the ranking model trained on ``entries``: their content (not where their files
-    are), the matcher's code (it decides the evidence the model was trained on) and the versions."""
+def model_key(entries: list[Entry], silence: list[Silence] | tuple[Silence, ...] = ()) -> str:
+    """The cache key of the ranking model trained on ``entries`` and the ``silence`` texts: their content
+    (not where their files are), the matcher's code (it decides the evidence the model was trained on)
+    and the versions."""
     h = code_hash(("matcher",), f"{sys.version} {versions()}")
     # repr of the fields (not asdict + JSON, five times slower); where the entry's file lives and its
     # line numbers do not change what the model learns.
     names = [f.name for f in fields(Entry) if f.name not in ("path", "lines")]
     for e in entries:
         h.update(repr([getattr(e, n) for n in names]).encode())
+    # what a silence text trains on: its words and its source (a cross-validation leaves it out by source)
+    h.update(repr([(s.text, s.url) for s in silence]).encode())
     return h.hexdigest()[:24]
 
 

@@ -89,7 +89,7 @@ def load_compiled(directory: Path, key: str | None = None) -> tuple[KnowledgeBas
     def build() -> tuple[KnowledgeBase, list[LoadError], CompiledKB]:
         kb, errors = load_knowledge_base(directory)
         index = CompiledKB(kb)
-        index.model_key = model_key(index.entries)
+        index.model_key = model_key(index.entries, kb.silence)
         return kb, errors, index
 
     if not directory.is_dir():

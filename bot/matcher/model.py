@@ -2,7 +2,8 @@
 
 Training data is the knowledge base itself. Each entry's ``examples.match`` is a text whose right answer
 is that entry (every other entry is a wrong answer for it); each ``examples.no_match`` is a text the entry
-must not answer; a short list of ordinary chat (:data:`CHAT`) must get no answer at all. For each (text,
+must not answer; the knowledge base's silence texts (``knowledge/silence.yaml``: chat, replies saying what
+fixed it, neighbouring questions, errors no entry covers) must get no answer at all. For each (text,
 candidate entry) pair :meth:`RankingModel.rows` computes the signals — anchor/regex hits, fuzzy exemplar
 and prose-phrase scores from the matcher, TF-IDF similarity to everything the entry says (with the text
 itself left out of the entry when it is one of its examples), the exception type, the kind of text, the
@@ -27,6 +28,7 @@ import numpy as np
 
 from tracebot.knowledge.cache import cached
 from tracebot.knowledge.entry import Entry
+from tracebot.knowledge.silence import Silence
 from tracebot.matcher.features import KINDS, TextInfo
 from tracebot.matcher.keys import model_key
 from tracebot.matcher.tfidf import Columns, Space, Vector
@@ -45,37 +47,6 @@ MAX_PART_CHARS = 1500  # of one example in the TF-IDF sums (a long log's head sa
 MIN_ENTRIES = 8
 BAYES_ALPHA = 0.01  # naive Bayes' smoothing, in units of an L2-normalised TF-IDF vector's weights
 BLIND_WEIGHT = 0.5  # below this there is too little to learn from: the matcher's own scores are used
-
-# Ordinary chat that must never get an answer: thanks, +1, follow-ups, questions with no error content.
-CHAT = (
-    "thanks!",
-    "thank you, that fixed it",
-    "how did you fix it?",
-    "how did you solve this?",
-    "did you find a solution?",
-    "+1",
-    "same here",
-    "I have the same problem",
-    "any update on this?",
-    "any news?",
-    "is there a workaround?",
-    "can you share your config?",
-    "which version are you using?",
-    "it works now, closing",
-    "this is still happening for me",
-    "ok I will try that",
-    "could you please help me?",
-    "What is the difference between the two options?",
-    "How do I run training on multiple nodes?",
-    "Is it possible to use a bigger batch size?",
-    "Please provide a minimal reproducible example.",
-    "Closing as stale.",
-    "LGTM, merging",
-    "good morning everyone",
-    "ありがとうございます、解決しました",
-    "同じ問題が起きています",
-)
-
 
 @dataclass
 class Evidence:
@@ -257,7 +228,9 @@ def candidates(sim: np.ndarray, evidence: dict[int, Evidence]) -> list[int]:
 
 
 # ---- cache ------------------------------------------------------------------------------------------
-def load_or_train(entries: list[Entry], train: Callable[[], RankingModel], key: str | None = None) -> RankingModel:
-    """The cached model under ``key`` (default: :func:`~tracebot.matcher.keys.model_key`, which the loader
-    computes when it builds the matcher), trained and stored when missing."""
-    return cached("model", key or model_key(entries), train)
+def load_or_train(
+    entries: list[Entry], train: Callable[[], RankingModel], key: str | None = None, silence: list[Silence] | None = None
+) -> RankingModel:
+    """The cached model under ``key`` (default: :func:`~tracebot.matcher.keys.model_key` of ``entries``
+    and ``silence``, which the loader computes when it builds the matcher), trained and stored when missing."""
+    return cached("model", key or model_key(entries, silence or []), train)

@@ -2,8 +2,9 @@
 imports scikit-learn, and only when a model is trained (a cached model is plain numpy arrays).
 
 Training texts: each entry's ``examples.match`` and phrases (right answer: that entry), its
-``examples.no_match`` (that entry must not answer), ordinary chat (:data:`~tracebot.matcher.model.CHAT`:
-nothing may answer) and, for cross-validation, extra labelled cases. For each text and candidate entry
+``examples.no_match`` (that entry must not answer), the knowledge base's silence texts
+(:mod:`tracebot.knowledge.silence`: nothing may answer; every candidate's row is a negative) and, for
+cross-validation, extra labelled cases. For each text and candidate entry
 :func:`~tracebot.matcher.model.rows` computes the features; a logistic regression learns P(right first
 answer), and out-of-fold first answers give the probability at which first answers are right
 :data:`~tracebot.matcher.model.TARGET_PRECISION` of the time.
@@ -22,11 +23,11 @@ from sklearn.model_selection import StratifiedGroupKFold
 from threadpoolctl import threadpool_limits
 
 from tracebot.knowledge.entry import Entry
+from tracebot.knowledge.silence import Silence, normalise_url
 from tracebot.matcher.features import TextInfo, described, entry_parts
 from tracebot.matcher.model import (
     BAYES_ALPHA,
     BLIND_WEIGHT,
-    CHAT,
     CONFIDENCE_COLUMNS,
     MAX_PART_CHARS,
     MAX_TRAIN_ENTRIES,
@@ -331,11 +332,12 @@ def fit(
     leave_out_sources: Iterable[str] = (),
     leave_out_examples: Iterable[str] = (),
     extra: Iterable[tuple[str, str | None]] = (),
+    silence: Iterable[Silence] = (),
 ) -> Trained:
     """Train on ``entries`` (their examples, minus those of entries citing a source in
-    ``leave_out_sources`` and those in ``leave_out_examples``) and ``extra`` (text, expected entry id
-    or None) cases."""
-    samples, parts, owners = training_texts(entries, leave_out_sources, leave_out_examples, extra)
+    ``leave_out_sources`` and those in ``leave_out_examples``), the ``silence`` texts (minus those copied
+    from a source in ``leave_out_sources``) and ``extra`` (text, expected entry id or None) cases."""
+    samples, parts, owners = training_texts(entries, leave_out_sources, leave_out_examples, extra, silence)
     spaces = FittedSpaces(parts, owners, len(entries))
     model = RankingModel(
         spaces=spaces.export(),
@@ -360,6 +362,7 @@ def training_texts(
     leave_out_sources: Iterable[str],
     leave_out_examples: Iterable[str],
     extra: Iterable[tuple[str, str | None]],
+    silence: Iterable[Silence] = (),
 ) -> tuple[list[Sample], list[str], list[int]]:
     """The training samples, and the parts each entry's TF-IDF sum is made of (with their owners)."""
     hidden_examples = set(leave_out_examples)
@@ -399,8 +402,15 @@ def training_texts(
             owners.append(ei)
         if teach:
             samples += [Sample(x, -1, only=ei, group=e.id) for x in e.examples_no_match[:per_entry]]
-    for ci, chat in enumerate(CHAT):
-        samples.append(Sample(chat, -1, group=f"chat{ci}"))
+    # Silence texts: no candidate is right. Those copied from a left-out source are left out like the
+    # examples of entries citing it (a cross-validated case and its own thread's replies never meet).
+    hidden_urls = {normalise_url(u) for u in left_out if u}
+    for ci, s in enumerate(silence):
+        url = normalise_url(s.url) if s.url else ""
+        if url and url in hidden_urls:
+            continue
+        # one group per source: a thread's two texts sit on the same side of the calibration's folds
+        samples.append(Sample(s.text[:MAX_PART_CHARS], -1, group=f"silence:{url or ci}"))
     for ci, (text, expected) in enumerate(extra):
         if expected is None or expected in ids:
             samples.append(Sample(text, ids[expected] if expected else -1, group=f"case{ci}"))

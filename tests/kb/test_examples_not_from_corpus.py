@@ -76,7 +76,8 @@ def _norm(text: str) -> str:
     return re.sub(r"\s+", " ", text).strip().lower()
 
 
-def _cases() -> list[tuple[str, str]]:
+def _cases(keep=_pasted) -> list[tuple[str, str]]:
+    """(set/id, normalised text) of every case whose text ``keep`` accepts (default: pasted ones)."""
     out = []
     for path in CASE_FILES:
         if not path.is_file():
@@ -84,7 +85,7 @@ def _cases() -> list[tuple[str, str]]:
         for line in path.read_text(encoding="utf-8").splitlines():
             if line.strip():
                 case = json.loads(line)
-                if case.get("text") and _pasted(case["text"]):
+                if case.get("text") and keep(case["text"]):
                     out.append((f"{path.parent.name}/{case['id']}", _norm(case["text"])))
     return out
 
@@ -106,3 +107,30 @@ def test_no_entry_example_shares_most_of_its_text_with_an_evaluation_case():
         if f"{examples[i][0]} ~ {cases[j][0]}" not in KNOWN
     ]
     assert not shared, "entry examples copied from evaluation cases:\n" + "\n".join(shared)
+
+
+# Silence texts (knowledge/silence.yaml) train the model as "no entry answers this", so a copied case would
+# be answered from memory too. Every text of a case counts here (a short reply is what silence texts are
+# made of): a silence text must not share most of its text with a case (ratio), and a longer one must not
+# sit inside a case's text (partial ratio). Shorter texts than SILENCE_MIN_CHARS ("thanks!", "+1") read the
+# same in every thread and are exempt.
+SILENCE_MIN_CHARS = 12
+SILENCE_INSIDE_CHARS = 40
+INSIDE = 95.0
+
+
+def test_no_silence_text_is_copied_from_an_evaluation_case():
+    kb, _ = load_knowledge_base(ROOT / "knowledge")
+    texts = [(f"silence.yaml:{s.line}", _norm(s.text)) for s in kb.silence if len(_norm(s.text)) >= SILENCE_MIN_CHARS]
+    assert texts, "no silence texts to compare"
+    cases = _cases(keep=lambda text: True)
+    same = cdist([t for _, t in texts], [c for _, c in cases], scorer=fuzz.ratio, score_cutoff=MOST, workers=1)
+    shared = {(i, j): same[i, j] for i, j in zip(*same.nonzero(), strict=True)}
+    longer = [i for i, (_, t) in enumerate(texts) if len(t) >= SILENCE_INSIDE_CHARS]
+    inside = cdist([texts[i][1] for i in longer], [c for _, c in cases], scorer=fuzz.partial_ratio,
+                   score_cutoff=INSIDE, workers=1)
+    for a, j in zip(*inside.nonzero(), strict=True):
+        if len(texts[longer[a]][1]) <= len(cases[j][1]):  # the silence text inside the case, not the other way
+            shared[(longer[a], j)] = inside[a, j]
+    found = [f"{texts[i][0]} ~ {cases[j][0]} ({score:.0f})" for (i, j), score in sorted(shared.items())]
+    assert not found, "silence texts copied from evaluation cases:\n" + "\n".join(found)

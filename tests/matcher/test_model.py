@@ -17,7 +17,7 @@ from tracebot.knowledge.loader import KnowledgeBase
 from tracebot.matcher import Matcher, trainer, training
 from tracebot.matcher.features import text_info
 from tracebot.matcher.loading import load_matcher
-from tracebot.matcher.model import BAYES_ALPHA, CHAT, candidates, rows
+from tracebot.matcher.model import BAYES_ALPHA, candidates, rows
 from tracebot.matcher.tfidf import CHAR_NGRAMS, Columns, char_grams, word_grams
 from tracebot.matcher.training import fit
 
@@ -26,9 +26,10 @@ from tracebot.matcher.training import fit
 def trained(bundled_kb: KnowledgeBase):
     """The scikit-learn objects and the exported model, trained the way the matcher trains it."""
     matcher = Matcher(bundled_kb, model=False)
-    t = fit(matcher.index.entries, matcher._evidence_of, text_info)
+    t = fit(matcher.index.entries, matcher._evidence_of, text_info, silence=bundled_kb.silence)
     entries = matcher.index.entries
-    texts = list(dict.fromkeys([*t.parts, *(x for e in entries for x in e.examples_match + e.examples_no_match), *CHAT]))
+    silence = [s.text for s in bundled_kb.silence]
+    texts = list(dict.fromkeys([*t.parts, *(x for e in entries for x in e.examples_match + e.examples_no_match), *silence]))
     return matcher, t.spaces, t.model, t.classifier, texts, t.parts
 
 
@@ -117,7 +118,7 @@ def test_a_model_trained_by_the_helper_process_answers_as_one_trained_in_process
     monkeypatch.setenv("TRACEBOT_CACHE", str(tmp_path / "here"))
     monkeypatch.setenv(trainer.HELPER_ENV, "0")
     _, here, _ = load_matcher(KNOWLEDGE)
-    texts = [*CHAT, *(x for e in here.index.entries for x in e.examples_match[:1])]
+    texts = [*(s.text for s in here.kb.silence), *(x for e in here.index.entries for x in e.examples_match[:1])]
     assert [by_helper.diagnose(t).to_dict() for t in texts] == [here.diagnose(t).to_dict() for t in texts]
 
 
