@@ -159,9 +159,10 @@ def _counting(n: int) -> np.ndarray:
     return _COUNTING[:n]
 
 
-def ranges(starts: np.ndarray, lens: np.ndarray) -> np.ndarray:
-    """``concatenate([arange(s, s + n) for s, n in zip(starts, lens)])`` without a Python loop."""
-    return np.repeat(starts - (np.cumsum(lens) - lens), lens) + np.arange(int(lens.sum()))
+def ranges(starts: np.ndarray, lens: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """``concatenate([arange(s, s + n) for s, n in zip(starts, lens)])`` without a Python loop (into
+    ``out`` when given: an int64 array of ``lens.sum()`` items)."""
+    return np.add(np.repeat(starts - (np.cumsum(lens) - lens), lens), _counting(int(lens.sum())), out=out)
 
 
 @dataclass
@@ -201,9 +202,7 @@ class Columns:
         """Where the stored values of ``rows`` are (in a scratch array), and how many each row has."""
         starts = self.indptr[rows]
         lens = self.indptr[rows + 1] - starts
-        total = int(lens.sum())
-        pos = np.add(np.repeat(starts - (np.cumsum(lens) - lens), lens), _counting(total), out=scratch("pos", total, np.int64))
-        return pos, lens
+        return ranges(starts, lens, out=scratch("pos", int(lens.sum()), np.int64)), lens
 
     def _gathered(self, pos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The column numbers and values at ``pos`` (scratch arrays)."""
