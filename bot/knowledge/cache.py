@@ -3,8 +3,9 @@ under a hash of those inputs (``$TRACEBOT_CACHE``, default ``~/.cache/tracebot``
 
 A changed input changes the key, so nothing is ever invalidated by hand; a torn or unreadable file only
 means building again. Cache files are unpickled, so only a folder and files owned by the user reading them
-and writable by nobody else are read or written (a shared or planted cache folder means no cache). Used for the parsed knowledge base (and each entry file's parse), the built matcher
-and the trained ranking model."""
+and writable by nobody else are read or written (a shared or planted cache folder means no cache). Used
+for the parsed knowledge base (and each entry file's parse), the built matcher and the trained ranking
+model."""
 
 from __future__ import annotations
 
@@ -36,6 +37,15 @@ def _private(st: os.stat_result) -> bool:
     """Whether a cache folder or file is this user's alone to write: a cache file is unpickled, so one
     another user could plant or replace would run their code as whoever reads it."""
     return st.st_uid == os.geteuid() and not st.st_mode & 0o022
+
+
+def _private_folder(folder: Path) -> bool:
+    """Whether ``folder`` is a folder (not a link to one) that is this user's alone to write."""
+    try:
+        st = os.lstat(folder)
+    except OSError:
+        return False
+    return stat.S_ISDIR(st.st_mode) and _private(st)
 
 
 def library_versions(names: tuple[str, ...]) -> str:
@@ -143,8 +153,7 @@ def _dump(value: object, f) -> None:
 
 
 def _load(path: Path) -> object:
-    folder = os.lstat(path.parent)
-    if not stat.S_ISDIR(folder.st_mode) or not _private(folder):
+    if not _private_folder(path.parent):
         raise PermissionError(f"{path.parent} is not a private folder of this user: not read")
     fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
     try:
@@ -175,7 +184,7 @@ def _store(path: Path, value: object) -> None:
         path.parent.parent.mkdir(parents=True, exist_ok=True)
         with contextlib.suppress(FileExistsError):
             path.parent.mkdir(mode=0o700)
-        if not _private(os.lstat(path.parent)) or path.parent.is_symlink():
+        if not _private_folder(path.parent):
             return  # someone else's folder: nothing of ours is left where it could be replaced
         with tempfile.NamedTemporaryFile("wb", dir=path.parent, prefix=".tmp-", delete=False) as f:
             tmp = f.name
