@@ -289,7 +289,7 @@ def load_documents(root: Path) -> tuple[dict[str, dict[str, str]], list[LoadErro
     path = root / SOURCES_FILE
     if not path.is_file():
         return {}, []
-    shown = str(path.relative_to(root.parent))
+    shown = _shown_path(path, root)
     try:
         data = yaml.load(path.read_text(encoding="utf-8"), Loader=_UntrustedLoader)  # noqa: S506 - safe subclass
     except (yaml.YAMLError, OSError, UnicodeDecodeError) as exc:
@@ -360,7 +360,7 @@ def _load(root: Path, files_key: str | None = None) -> tuple[KnowledgeBase, list
         # An empty directory (a bad checkout, a wrong TRACEBOT_KNOWLEDGE) would make the bot silent.
         errors.append(LoadError(str(root), 1, "no knowledge entries (*.yaml) found; nothing could be answered"))
     silence, problems = load_silence(root, _UntrustedLoader)
-    shown_silence = str((root / SILENCE_FILE).relative_to(root.parent))
+    shown_silence = _shown_path(root / SILENCE_FILE, root)
     errors += [LoadError(shown_silence, line, message) for line, message in problems]
     known = set(ids)
     for entry in entries:
@@ -381,7 +381,7 @@ def _parse_files(root: Path, files_key: str | None) -> list[tuple[str, tuple[Ent
     now: dict[str, tuple[bytes, tuple[Entry | None, list[LoadError]]]] = {}
     out = []
     for path in entry_files(root):
-        shown = str(path.relative_to(root.parent)) if root.parent != path else str(path)
+        shown = _shown_path(path, root)
         try:
             raw = path.read_bytes() if path.stat().st_size <= MAX_FILE_BYTES else None
         except OSError:
@@ -404,5 +404,10 @@ def _parse_files(root: Path, files_key: str | None) -> list[tuple[str, tuple[Ent
     return out
 
 
+def _shown_path(path: Path, root: Path) -> str:
+    """A file of the knowledge base as problems name it: from the knowledge folder's name on."""
+    return str(path.relative_to(root.parent))
+
+
 def _shown(entry: Entry, root: Path) -> str:
-    return str(entry.path.relative_to(root.parent)) if entry.path else entry.id
+    return _shown_path(entry.path, root) if entry.path else entry.id
