@@ -174,9 +174,8 @@ MAX_LOCAL_RANKS = 1 << 16  # (node, local rank) pairs and nodes remembered; also
 
 class LocalRanks:
     """Global ranks for lines that name only a local rank (torchrun's ``[defaultN]:``) and a node (a host,
-    or the srun task that runs the node's torchrun), learnt
-    from the same log as it is read: from lines that name both (``algo-2: [default3]:[rank11]: …``), and
-    from each node's launch command (``algo-2: torchrun --nproc_per_node 8 … --node_rank 1``: its ranks
+    or the srun task that runs the node's torchrun), learnt from the same log as it is read: from lines
+    that name both (``algo-2: [default3]:[rank11]: …``), and from each node's launch command (``algo-2: torchrun --nproc_per_node 8 … --node_rank 1``: its ranks
     start at 8). Without either, such a line keeps ``rank=None``: "rank 3" of one node is not rank 3 of
     the job, and reading it so merges ranks of different nodes (a rank's failure credited to another,
     ranks that spoke reported silent)."""
@@ -204,10 +203,10 @@ class LocalRanks:
             rank = str(self._first[node] + int(cl.local))
         return replace(cl, rank=rank) if rank is not None else cl
 
-    def _learn_launch(self, host: str, text: str) -> None:
-        node, nproc = _NODE_RANK.search(text), _NPROC.search(text)
-        if node and nproc and len(self._first) < MAX_LOCAL_RANKS:
-            self._first[host] = int(node["n"]) * int(nproc["n"])
+    def _learn_launch(self, node: str, text: str) -> None:
+        node_rank, nproc = _NODE_RANK.search(text), _NPROC.search(text)
+        if node_rank and nproc and len(self._first) < MAX_LOCAL_RANKS:
+            self._first[node] = int(node_rank["n"]) * int(nproc["n"])
 
 
 # The variable parts of a line, in the order they are masked (drafting signatures uses the same list).
