@@ -147,6 +147,28 @@ def test_kb_lint_prints_each_hostile_file_with_its_line_and_fails(tmp_path: Path
     assert "evil.yaml:1: YAML: tag 'tag:yaml.org,2002:python/object/apply:os.system' is not allowed" in out
 
 
+SIDE_FILES = ("silence.yaml", "sources.yaml")  # beside the entries, and contributed by pull request too
+
+
+@pytest.mark.parametrize("name", SIDE_FILES)
+def test_a_huge_file_beside_the_entries_is_refused_by_size_naming_it(tmp_path: Path, name: str):
+    huge = "x.md: {title: '" + "a" * (2 << 20) + "'}\n"
+    _, errors = _kb_with(tmp_path, name, huge)
+    assert errors == [f"{Path('knowledge', name)}:1: file is {len(huge)} bytes; the limit is {MAX_FILE_BYTES}"]
+
+
+@pytest.mark.parametrize("name", SIDE_FILES)
+def test_an_alias_bomb_beside_the_entries_is_refused_at_its_first_anchor(tmp_path: Path, name: str):
+    _, errors = _kb_with(tmp_path, name, BILLION_LAUGHS)
+    assert errors == [f"{Path('knowledge', name)}:2: YAML: YAML anchors (&a) are not allowed in knowledge entries"]
+
+
+@pytest.mark.parametrize("name", SIDE_FILES)
+def test_yaml_nested_thousands_deep_beside_the_entries_is_refused_not_a_crash(tmp_path: Path, name: str):
+    _, errors = _kb_with(tmp_path, name, "silence: " + "[" * 50_000 + "]" * 50_000 + "\n")
+    assert errors == [f"{Path('knowledge', name)}:1: YAML: nested too deeply (an entry is only a few levels deep)"]
+
+
 HEALTHY = [
     "[default0]: iteration      100/  500000 | consumed samples: 51200 | lm loss: 7.1234E+00 | grad norm: 1.234\n",
     "algo-1: [1,mpirank:0,algo-1]<stdout>: step 200 loss 2.91 throughput 512 samples/s\n",
