@@ -72,13 +72,13 @@ class _UntrustedLoader(yaml.SafeLoader):
         if self.check_event(yaml.AliasEvent):
             event = self.peek_event()
             raise yaml.constructor.ConstructorError(
-                None, None, "YAML aliases (*name) are not allowed in knowledge entries", event.start_mark
+                None, None, "YAML aliases (*name) are not allowed in knowledge files", event.start_mark
             )
         event = self.peek_event()
         anchor = getattr(event, "anchor", None)
         if anchor is not None:
             raise yaml.constructor.ConstructorError(
-                None, None, f"YAML anchors (&{anchor}) are not allowed in knowledge entries", event.start_mark
+                None, None, f"YAML anchors (&{anchor}) are not allowed in knowledge files", event.start_mark
             )
         return super().compose_node(parent, index)
 
@@ -232,7 +232,7 @@ def _careful_parse(raw: str, shown: str) -> tuple[Any, Any, LoadError | None]:
     except yaml.YAMLError as exc:
         return None, None, LoadError(shown, 1, f"YAML: {exc}")
     except RecursionError:  # PyYAML composes recursively: "[[[[..." thousands deep must not crash the load
-        return None, None, LoadError(shown, 1, "YAML: nested too deeply (an entry is only a few levels deep)")
+        return None, None, LoadError(shown, 1, "YAML: nested too deeply (knowledge files are only a few levels deep)")
     finally:
         loader.dispose()
     return node, data, None

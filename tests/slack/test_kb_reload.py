@@ -107,7 +107,7 @@ LONG_SILENCE = "silence:\n" + "  - {kind: chat, invented: true, text: 'thanks ag
     [
         ("silence.yaml", LONG_SILENCE, f"file is {len(LONG_SILENCE)} bytes; the limit is 262144"),
         ("sources.yaml", "a.txt: " + "[" * 50_000 + "]" * 50_000 + "\n",
-         "YAML: nested too deeply (an entry is only a few levels deep)"),
+         "YAML: nested too deeply (knowledge files are only a few levels deep)"),
     ],
 )
 def test_a_hostile_file_beside_the_entries_keeps_the_last_good_knowledge_base(tmp_path, name, text, error):
