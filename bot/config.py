@@ -9,6 +9,7 @@ A plugin sees only its own section (:meth:`Config.plugin_settings`), never the S
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -61,7 +62,8 @@ class ChannelPolicy:
         return cls(**lists)
 
 
-def _number(env: Mapping[str, str], name: str, default: float, *, positive: bool = True) -> float:
+def _number(env: Mapping[str, str], name: str, default: float) -> float:
+    """A positive, finite number from the environment (the default when unset or empty)."""
     raw = (env.get(name) or "").strip()
     if not raw:
         return default
@@ -69,8 +71,19 @@ def _number(env: Mapping[str, str], name: str, default: float, *, positive: bool
         value = float(raw)
     except ValueError as exc:
         raise ValueError(f"{name} must be a number, got {raw!r}") from exc
-    if positive and value <= 0:
-        raise ValueError(f"{name} must be positive, got {raw!r}")
+    if not 0 < value < math.inf:  # also refuses nan
+        raise ValueError(f"{name} must be a positive number, got {raw!r}")
+    return value
+
+
+def _threshold(raw: object, where: str) -> float:
+    """A confidence threshold: a number from 0 to 100 (a match's score is on that scale)."""
+    try:
+        value = float(raw)  # type: ignore[arg-type]
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{where} must be a number from 0 to 100, got {raw!r}") from exc
+    if not 0.0 <= value <= 100.0:  # also refuses nan
+        raise ValueError(f"{where} must be a number from 0 to 100, got {raw!r}")
     return value
 
 
@@ -130,7 +143,8 @@ class Config:
             cfg.knowledge_dir = Path(env["TRACEBOT_KNOWLEDGE"])
         if env.get("TRACEBOT_DB"):
             cfg.db_path = Path(env["TRACEBOT_DB"])
-        cfg.confidence_threshold = _number(env, "TRACEBOT_THRESHOLD", cfg.confidence_threshold, positive=False)
+        if (env.get("TRACEBOT_THRESHOLD") or "").strip():
+            cfg.confidence_threshold = _threshold(env["TRACEBOT_THRESHOLD"].strip(), "TRACEBOT_THRESHOLD")
         cfg.slack_bot_token = env.get("SLACK_BOT_TOKEN") or None
         cfg.slack_signing_secret = env.get("SLACK_SIGNING_SECRET") or None
         cfg.slack_app_token = env.get("SLACK_APP_TOKEN") or None
@@ -172,5 +186,7 @@ class Config:
         except ValueError as exc:
             raise ValueError(f"TRACEBOT_CONFIG {path}: {exc}") from exc
         if "confidence_threshold" in data:
-            self.confidence_threshold = float(data["confidence_threshold"])
+            self.confidence_threshold = _threshold(
+                data["confidence_threshold"], f"TRACEBOT_CONFIG {path}: confidence_threshold"
+            )
         self.extra = {k: v for k, v in data.items() if k not in _FILE_KEYS}

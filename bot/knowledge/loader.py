@@ -28,7 +28,7 @@ import yaml
 from tracebot.knowledge.cache import cached, library_versions, lookup, store, tree_hash
 from tracebot.knowledge.entry import MIN_ANCHOR_CHARS, Entry, SchemaError, build_entry
 from tracebot.knowledge.facts import FACT_NAMES, fact_name
-from tracebot.knowledge.silence import SILENCE_FILE, Silence, load_silence
+from tracebot.knowledge.silence import SILENCE_FILE, Silence, parse_silence
 
 MAX_FILE_BYTES = 256 * 1024
 MAX_FAST_DEPTH = 32  # an entry is a few levels deep; deeper files go to the careful loader
@@ -72,13 +72,13 @@ class _UntrustedLoader(yaml.SafeLoader):
         if self.check_event(yaml.AliasEvent):
             event = self.peek_event()
             raise yaml.constructor.ConstructorError(
-                None, None, "YAML aliases (*name) are not allowed in knowledge entries", event.start_mark
+                None, None, "YAML aliases (*name) are not allowed in knowledge files", event.start_mark
             )
         event = self.peek_event()
         anchor = getattr(event, "anchor", None)
         if anchor is not None:
             raise yaml.constructor.ConstructorError(
-                None, None, f"YAML anchors (&{anchor}) are not allowed in knowledge entries", event.start_mark
+                None, None, f"YAML anchors (&{anchor}) are not allowed in knowledge files", event.start_mark
             )
         return super().compose_node(parent, index)
 
@@ -161,22 +161,36 @@ def _key_lines(node: yaml.Node, prefix: str = "") -> dict[str, int]:
 def parse_entry_file(path: Path, display: str | None = None) -> tuple[Entry | None, list[LoadError]]:
     """Parse and validate one entry file. Never raises for bad content; returns the problems."""
     shown = display or str(path)
+    raw, problem = _read_limited(path, shown)
+    if problem is not None:
+        return None, [problem]
+    return parse_entry_text(raw, shown, path)
+
+
+def _read_limited(path: Path, shown: str) -> tuple[bytes, LoadError | None]:
+    """A knowledge-base file's bytes, or the problem: unreadable, or over :data:`MAX_FILE_BYTES` (told by
+    its size, before anything is read)."""
     try:
         size = path.stat().st_size
         if size > MAX_FILE_BYTES:
-            return None, [LoadError(shown, 1, f"file is {size} bytes; the limit is {MAX_FILE_BYTES}")]
-        raw = path.read_bytes()
+            return b"", LoadError(shown, 1, f"file is {size} bytes; the limit is {MAX_FILE_BYTES}")
+        return path.read_bytes(), None
     except OSError as exc:
-        return None, [LoadError(shown, 1, f"cannot read: {exc.strerror or exc}")]
-    return parse_entry_text(raw, shown, path)
+        return b"", LoadError(shown, 1, f"cannot read: {exc.strerror or exc}")
+
+
+def _decode(raw: bytes, shown: str) -> tuple[str, LoadError | None]:
+    try:
+        return raw.decode("utf-8"), None
+    except UnicodeDecodeError as exc:
+        return "", LoadError(shown, 1, f"not UTF-8 text ({exc.reason} at byte {exc.start})")
 
 
 def parse_entry_text(raw: bytes | str, shown: str, path: Path | None = None) -> tuple[Entry | None, list[LoadError]]:
     if isinstance(raw, bytes):
-        try:
-            raw = raw.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            return None, [LoadError(shown, 1, f"not UTF-8 text ({exc.reason} at byte {exc.start})")]
+        raw, problem = _decode(raw, shown)
+        if problem is not None:
+            return None, [problem]
     fast = _fast_parse(raw)
     if fast is not None:
         node, data = fast
@@ -218,7 +232,7 @@ def _careful_parse(raw: str, shown: str) -> tuple[Any, Any, LoadError | None]:
     except yaml.YAMLError as exc:
         return None, None, LoadError(shown, 1, f"YAML: {exc}")
     except RecursionError:  # PyYAML composes recursively: "[[[[..." thousands deep must not crash the load
-        return None, None, LoadError(shown, 1, "YAML: nested too deeply (an entry is only a few levels deep)")
+        return None, None, LoadError(shown, 1, "YAML: nested too deeply (knowledge files are only a few levels deep)")
     finally:
         loader.dispose()
     return node, data, None
@@ -290,10 +304,9 @@ def load_documents(root: Path) -> tuple[dict[str, dict[str, str]], list[LoadErro
     if not path.is_file():
         return {}, []
     shown = _shown_path(path, root)
-    try:
-        data = yaml.load(path.read_text(encoding="utf-8"), Loader=_UntrustedLoader)  # noqa: S506 - safe subclass
-    except (yaml.YAMLError, OSError, UnicodeDecodeError) as exc:
-        return {}, [LoadError(shown, 1, f"cannot read the source documents: {exc}")]
+    _node, data, problem = _parse_side_file(path, shown)
+    if problem is not None:
+        return {}, [problem]
     docs: dict[str, dict[str, str]] = {}
     errors: list[LoadError] = []
     for doc, info in (data or {}).items() if isinstance(data, dict) else ():
@@ -304,6 +317,28 @@ def load_documents(root: Path) -> tuple[dict[str, dict[str, str]], list[LoadErro
     if not isinstance(data, dict):
         errors.append(LoadError(shown, 1, "sources.yaml must map document file names to {title, url}"))
     return docs, errors
+
+
+def _load_silence(root: Path) -> tuple[list[Silence], list[LoadError]]:
+    """The texts of ``silence.yaml`` (:mod:`tracebot.knowledge.silence`); none when there is no such file."""
+    path = root / SILENCE_FILE
+    if not path.is_file():
+        return [], []
+    shown = _shown_path(path, root)
+    node, _data, problem = _parse_side_file(path, shown)
+    if problem is not None:
+        return [], [problem]
+    silence, problems = parse_silence(node)
+    return silence, [LoadError(shown, line, message) for line, message in problems]
+
+
+def _parse_side_file(path: Path, shown: str) -> tuple[Any, Any, LoadError | None]:
+    """(node, data, None) of a file beside the entries (``sources.yaml``, ``silence.yaml``), or the
+    problem: they arrive by pull request too, so they are read under an entry file's rules (its size
+    limit, the careful loader's refusals, every problem with its line)."""
+    raw, problem = _read_limited(path, shown)
+    text, problem = _decode(raw, shown) if problem is None else ("", problem)
+    return _careful_parse(text, shown) if problem is None else (None, None, problem)
 
 
 def _cite_documents(entry: Entry, docs: dict[str, dict[str, str]], shown: str) -> list[LoadError]:
@@ -359,9 +394,8 @@ def _load(root: Path, files_key: str | None = None) -> tuple[KnowledgeBase, list
     if not entries and not errors:
         # An empty directory (a bad checkout, a wrong TRACEBOT_KNOWLEDGE) would make the bot silent.
         errors.append(LoadError(str(root), 1, "no knowledge entries (*.yaml) found; nothing could be answered"))
-    silence, problems = load_silence(root, _UntrustedLoader)
-    shown_silence = _shown_path(root / SILENCE_FILE, root)
-    errors += [LoadError(shown_silence, line, message) for line, message in problems]
+    silence, problems = _load_silence(root)
+    errors += problems
     known = set(ids)
     for entry in entries:
         for i, rel in enumerate(entry.related):

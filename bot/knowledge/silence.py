@@ -10,15 +10,15 @@ answer. Each text is copied word for word from a public source (``url``) or mark
 - ``neighbour``: a question about a neighbouring topic that no entry answers;
 - ``uncovered``: a real error no entry covers that reads like one that does.
 
-The file is untrusted like an entry file (the loader's YAML rules, sizes); every problem is reported with
-its line.
+The file is untrusted like an entry file: the loader reads it under the same YAML rules and size limit
+(``_parse_side_file`` in :mod:`tracebot.knowledge.loader`), and this module checks what it says; every
+problem is reported with its line.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import yaml
@@ -45,21 +45,6 @@ def normalise_url(url: str) -> str:
     url = re.sub(r"^[a-z]+://", "", url)
     url = url.removeprefix("www.")
     return url.rstrip("/")
-
-
-def load_silence(root: Path, loader: type[yaml.SafeLoader]) -> tuple[list[Silence], list[tuple[int, str]]]:
-    """The silence texts under ``root`` and the problems found, each as (line, message); none when the
-    knowledge base has no silence file. ``loader``: the loader's YAML loader for untrusted files."""
-    path = root / SILENCE_FILE
-    if not path.is_file():
-        return [], []
-    try:
-        node = yaml.compose(path.read_text(encoding="utf-8"), Loader=loader)  # noqa: S506 - safe subclass
-    except (yaml.YAMLError, OSError, UnicodeDecodeError) as exc:
-        line = getattr(getattr(exc, "problem_mark", None), "line", 0) + 1
-        # the problem without the mark's echo of the line (the line number says where)
-        return [], [(line, f"cannot read the silence texts: {getattr(exc, 'problem', None) or exc}")]
-    return parse_silence(node)
 
 
 def parse_silence(node: Any) -> tuple[list[Silence], list[tuple[int, str]]]:

@@ -258,7 +258,7 @@ class Space:
         if not entries or not len(v.idx):
             return out
         e = np.asarray(entries, dtype=np.int64)
-        out[e] = self.by_entry.row_dots(e, _dense(v, self.by_entry.n)) / np.sqrt(np.maximum(self.sq_norms[e], 1e-12))
+        out[e] = self.by_entry.row_dots(e, dense_row(v.idx, v.val, self.by_entry.n)) / np.sqrt(np.maximum(self.sq_norms[e], 1e-12))
         return out
 
     def nearest(self, v: Vector, entries: list[int]) -> np.ndarray:
@@ -270,11 +270,12 @@ class Space:
         e = np.asarray(entries, dtype=np.int64)
         first, count = self.starts[e], self.starts[e + 1] - self.starts[e]
         rows = ranges(first, count)
-        out[e] = np.maximum.reduceat(self.parts.row_dots(rows, _dense(v, self.parts.n)), np.cumsum(count) - count)
+        out[e] = np.maximum.reduceat(self.parts.row_dots(rows, dense_row(v.idx, v.val, self.parts.n)), np.cumsum(count) - count)
         return out
 
 
-def _dense(v: Vector, n: int) -> np.ndarray:
+def dense_row(idx: np.ndarray, val: np.ndarray, n: int) -> np.ndarray:
+    """A sparse row (a :class:`Vector`'s, or a CSR matrix's row) as a dense array of ``n`` columns."""
     dense = np.zeros(n)
-    dense[v.idx] = v.val
+    dense[idx] = val
     return dense

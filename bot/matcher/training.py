@@ -43,7 +43,16 @@ from tracebot.matcher.model import (
     candidates,
     rows,
 )
-from tracebot.matcher.tfidf import Columns, Space, Vocab, char_grams, ranges, word_char_grams, word_grams
+from tracebot.matcher.tfidf import (
+    Columns,
+    Space,
+    Vocab,
+    char_grams,
+    dense_row,
+    ranges,
+    word_char_grams,
+    word_grams,
+)
 
 
 @dataclass
@@ -284,10 +293,8 @@ class FittedSpaces:
             rows = ranges(first, count)
             at = {int(e): (int(f), int(k)) for e, f, k in zip(entries, np.cumsum(count) - count, count, strict=True)}
             for v, cols, res in zip(vecs, self.part_columns, out, strict=True):
-                dense = np.zeros(cols.n)
                 lo, hi = v.indptr[same[0]], v.indptr[same[0] + 1]
-                dense[v.indices[lo:hi]] = v.data[lo:hi]
-                sims = cols.row_dots(rows, dense)
+                sims = cols.row_dots(rows, dense_row(v.indices[lo:hi], v.data[lo:hi], cols.n))
                 best = np.maximum.reduceat(sims, np.cumsum(count) - count)
                 for i in same:
                     c = np.asarray(cands_of[i], dtype=np.int64)

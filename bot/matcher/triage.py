@@ -311,7 +311,7 @@ class Triager:
             self._continue_chain(line_no, raw, proc, exception)
             raised = True
         elif what.cascade is not None:
-            self._add_cascade(what, line_no, raw, text, rank, cl.host)
+            self._add_cascade(what, line_no, raw, text, cl)
         elif what.failure:
             raised = self._add_failure(line_no, raw, text, cl, proc, exception, what.scheduler)
         elif what.notice:
@@ -377,11 +377,11 @@ class Triager:
         _set_exception(failure, exception, self._tbs.get(proc))
         failure.frame = failure.frame or frame
 
-    def _add_cascade(self, what: _Kind, line_no: int, raw: str, text: str, rank: str | None,
-                     host: str | None) -> None:
+    def _add_cascade(self, what: _Kind, line_no: int, raw: str, text: str, cl: CleanLine) -> None:
         kind = what.cascade or ""
         self._cascade_counts[kind] = self._cascade_counts.get(kind, 0) + 1
-        who = rank if rank is not None else _rank_in(text)
+        host = cl.host
+        who = cl.rank if cl.rank is not None else _rank_in(text)
         if who is not None and len(self._reporting) < MAX_RANKS:
             self._saw_rank(who)
             self._cascade_ranks.setdefault(kind, {})[who] = None
@@ -392,8 +392,10 @@ class Triager:
         if self._first_cascade is not None and (what.reaction or self._first_quiet is not None):
             return
         task = _SRUN_TASK.search(text) if who is None else None  # srun names the task (the rank) and its node
-        failure = FirstFailure(line_no=line_no, text=raw.strip()[:500], rank=task["task"] if task else who,
-                               host=task["host"] if task and host is None else host, cascade=True)
+        rank = task["task"] if task else who
+        failure = FirstFailure(line_no=line_no, text=raw.strip()[:500], rank=rank,
+                               host=task["host"] if task and host is None else host,
+                               local_rank=cl.local if rank is None else None, cascade=True)
         candidate = _Candidate(failure, line_time(raw), cascade=True)
         if self._first_cascade is None:
             self._first_cascade = candidate

@@ -75,7 +75,7 @@ def test_a_custom_tag_is_refused_naming_it(tmp_path: Path):
 def test_a_billion_laughs_alias_bomb_is_refused_at_its_first_anchor(tmp_path: Path):
     _, errors = _kb_with(tmp_path, "lol.yaml", BILLION_LAUGHS)
     assert errors == [
-        f"{Path('knowledge/lol.yaml')}:2: YAML: YAML anchors (&a) are not allowed in knowledge entries"
+        f"{Path('knowledge/lol.yaml')}:2: YAML: YAML anchors (&a) are not allowed in knowledge files"
     ]
 
 
@@ -128,7 +128,7 @@ def test_even_a_backtracking_shape_runs_in_linear_time_in_the_bot(tmp_path: Path
 def test_yaml_nested_thousands_deep_is_refused_not_a_crash(tmp_path: Path):
     _, errors = _kb_with(tmp_path, "deep.yaml", "id: x\nrecognise: " + "[" * 50_000 + "]" * 50_000 + "\n")
     assert errors == [
-        f"{Path('knowledge/deep.yaml')}:1: YAML: nested too deeply (an entry is only a few levels deep)"
+        f"{Path('knowledge/deep.yaml')}:1: YAML: nested too deeply (knowledge files are only a few levels deep)"
     ]
 
 
@@ -145,6 +145,28 @@ def test_kb_lint_prints_each_hostile_file_with_its_line_and_fails(tmp_path: Path
     out = capsys.readouterr().out
     assert "lol.yaml:2: YAML: YAML anchors (&a) are not allowed" in out
     assert "evil.yaml:1: YAML: tag 'tag:yaml.org,2002:python/object/apply:os.system' is not allowed" in out
+
+
+SIDE_FILES = ("silence.yaml", "sources.yaml")  # beside the entries, and contributed by pull request too
+
+
+@pytest.mark.parametrize("name", SIDE_FILES)
+def test_a_huge_file_beside_the_entries_is_refused_by_size_naming_it(tmp_path: Path, name: str):
+    huge = "x.md: {title: '" + "a" * (2 << 20) + "'}\n"
+    _, errors = _kb_with(tmp_path, name, huge)
+    assert errors == [f"{Path('knowledge', name)}:1: file is {len(huge)} bytes; the limit is {MAX_FILE_BYTES}"]
+
+
+@pytest.mark.parametrize("name", SIDE_FILES)
+def test_an_alias_bomb_beside_the_entries_is_refused_at_its_first_anchor(tmp_path: Path, name: str):
+    _, errors = _kb_with(tmp_path, name, BILLION_LAUGHS)
+    assert errors == [f"{Path('knowledge', name)}:2: YAML: YAML anchors (&a) are not allowed in knowledge files"]
+
+
+@pytest.mark.parametrize("name", SIDE_FILES)
+def test_yaml_nested_thousands_deep_beside_the_entries_is_refused_not_a_crash(tmp_path: Path, name: str):
+    _, errors = _kb_with(tmp_path, name, "silence: " + "[" * 50_000 + "]" * 50_000 + "\n")
+    assert errors == [f"{Path('knowledge', name)}:1: YAML: nested too deeply (knowledge files are only a few levels deep)"]
 
 
 HEALTHY = [

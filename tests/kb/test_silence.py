@@ -53,7 +53,9 @@ def test_the_bundled_silence_texts_load_with_kind_and_source():
          "k/silence.yaml:3: the same text is at line 2"),
         ("texts: []\n", "k/silence.yaml:1: unknown key 'texts' (only 'silence')"),
         ("silence:\n  - {kind: chat, invented: true, text: &a hi}\n",
-         "k/silence.yaml:2: cannot read the silence texts: YAML anchors (&a) are not allowed in knowledge entries"),
+         "k/silence.yaml:2: YAML: YAML anchors (&a) are not allowed in knowledge files"),
+        ("silence:\n  - kind: chat\n    invented: true\n    text: thanks\n    text: ignore all entries\n",
+         "k/silence.yaml:5: YAML: duplicate key 'text' (first on line 4); the second would silently win"),
     ],
 )
 def test_a_bad_silence_file_is_reported_with_its_line(tmp_path, silence, error):

@@ -97,3 +97,28 @@ def test_a_repeated_key_keeps_the_last_good_entry_and_names_the_line(tmp_path):
     assert holder.current.rejected and holder.kb.get("test-cuda-oom").title != "A second title"
     line = len(path.read_text().splitlines())
     assert any(f"test-cuda-oom.yaml:{line}: YAML: duplicate key 'title'" in str(e) for e in holder.errors)
+
+
+LONG_SILENCE = "silence:\n" + "  - {kind: chat, invented: true, text: 'thanks again and again'}\n" * 5000
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "error"),
+    [
+        ("silence.yaml", LONG_SILENCE, f"file is {len(LONG_SILENCE)} bytes; the limit is 262144"),
+        ("sources.yaml", "a.txt: " + "[" * 50_000 + "]" * 50_000 + "\n",
+         "YAML: nested too deeply (knowledge files are only a few levels deep)"),
+    ],
+)
+def test_a_hostile_file_beside_the_entries_keeps_the_last_good_knowledge_base(tmp_path, name, text, error):
+    root = write_tiny_kb(tmp_path / "kb")
+    holder = KnowledgeHolder(root)
+    good = holder.current
+    (root / name).write_text(text)
+    assert holder.reload_if_changed()
+    assert holder.current.kb is good.kb and holder.current.rejected
+    assert holder.matcher.diagnose(OOM_LINE).best.entry_id == "test-cuda-oom"
+    assert [str(e) for e in holder.errors] == [f"kb/{name}:1: {error}"]
+    (root / name).unlink()
+    assert holder.reload_if_changed()
+    assert holder.errors == [] and not holder.current.rejected

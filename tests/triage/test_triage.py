@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.triage.make_logs import Scenario, scenarios, two_root_causes
+from tracebot.cli import main
 from tracebot.matcher import Matcher, load_matcher
 from tracebot.render import slack as render
 from tracebot.render.text import render_diagnosis
@@ -411,6 +412,33 @@ def test_a_local_rank_the_log_does_not_place_is_called_local_and_no_rank_is_call
     assert "(local rank 3, host algo-2)" in render_diagnosis(d)
     lead = json.dumps(render.triage_lead(d))
     assert "local rank 3" in lead and "host algo-2" in lead
+
+
+GLOO_RECV_TIMEOUT = ("RuntimeError: [../third_party/gloo/gloo/transport/tcp/unbound_buffer.cc:81] Timed out waiting "
+                     "1800000ms for recv operation to complete")
+
+
+def test_a_timeout_from_a_local_rank_the_log_does_not_place_is_reported_as_local(tmp_path: Path, capsys):
+    # a two-node torchrun job (--tee, no launch command pasted) hangs in a gloo all_gather_object: nothing
+    # fails, so the first timeout is the first failure; its line names no rank of the job, only algo-2's 4th
+    lines = [f"algo-{n}: [default{r}]:epoch 3 step 1200 loss 2.31" for n in (1, 2) for r in range(8)]
+    waiting = [("algo-2", 3)] + [(f"algo-{n}", r) for n in (1, 2) for r in range(8) if (n, r) not in ((2, 3), (1, 5))]
+    for host, local in waiting:
+        lines += [f"{host}: [default{local}]:{line}" for line in (
+            "Traceback (most recent call last):",
+            '  File "/workspace/train.py", line 211, in <module>',
+            "    evaluate(model, loader)",
+            '  File "/opt/conda/lib/python3.10/site-packages/torch/distributed/distributed_c10d.py", line 2277, '
+            "in all_gather_object",
+            "    all_gather(object_size_list, local_size, group=group)",
+            GLOO_RECV_TIMEOUT,
+        )]
+    log = tmp_path / "job.out"
+    log.write_text("\n".join(lines) + "\n")
+    assert main(["diagnose", str(log), "--json"]) == 0
+    ff = json.loads(capsys.readouterr().out)["first_failure"]
+    assert (ff["line_no"], ff["cascade"], ff["host"]) == (22, True, "algo-2")
+    assert (ff["rank"], ff["local_rank"]) == (None, "3")  # before: neither, the process it came from lost
 
 
 def test_a_line_naming_both_ranks_places_that_process_for_the_rest_of_the_log(matcher: Matcher):

@@ -1,0 +1,41 @@
+"""Settings: a threshold that is not a score is refused with a message that says where it came from."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tracebot.config import DEFAULT_THRESHOLD, Config
+
+
+@pytest.mark.parametrize("raw", ["high", "-1", "100.5", "nan", "inf"])
+def test_threshold_from_the_environment_must_be_a_score(raw: str) -> None:
+    with pytest.raises(ValueError, match=r"TRACEBOT_THRESHOLD must be a number from 0 to 100"):
+        Config.from_env({"TRACEBOT_THRESHOLD": raw})
+
+
+def test_threshold_from_the_environment_is_read() -> None:
+    assert Config.from_env({"TRACEBOT_THRESHOLD": " 82.5 "}).confidence_threshold == 82.5
+    assert Config.from_env({"TRACEBOT_THRESHOLD": ""}).confidence_threshold == DEFAULT_THRESHOLD
+
+
+@pytest.mark.parametrize("value", ["'high'", "[80]", "-5", "101"])
+def test_threshold_in_the_config_file_names_the_file(tmp_path: Path, value: str) -> None:
+    path = tmp_path / "tracebot.yaml"
+    path.write_text(f"confidence_threshold: {value}\n", encoding="utf-8")
+    with pytest.raises(ValueError) as caught:
+        Config.from_env({"TRACEBOT_CONFIG": str(path)})
+    assert str(path) in str(caught.value) and "confidence_threshold" in str(caught.value)
+
+
+def test_threshold_in_the_config_file_is_read(tmp_path: Path) -> None:
+    path = tmp_path / "tracebot.yaml"
+    path.write_text("confidence_threshold: 90\n", encoding="utf-8")
+    assert Config.from_env({"TRACEBOT_CONFIG": str(path)}).confidence_threshold == 90.0
+
+
+@pytest.mark.parametrize("raw", ["0", "-2", "nan", "inf", "fast"])
+def test_a_rate_or_size_must_be_a_positive_number(raw: str) -> None:
+    with pytest.raises(ValueError, match=r"TRACEBOT_CHANNEL_RATE must be a"):
+        Config.from_env({"TRACEBOT_CHANNEL_RATE": raw})
