@@ -246,20 +246,10 @@ class Space:
     sq_norms: np.ndarray
     parts: Columns  # parts × features
     starts: np.ndarray  # first part of each entry, and the number of parts at the end
-    by_entry: Columns  # the sums again, entries × features: a few entries' cosines without touching all
 
     def centroid(self, v: Vector) -> np.ndarray:
         """Cosine of ``v`` with each entry's summed vector."""
         return self.sums.dot(v) / np.sqrt(np.maximum(self.sq_norms, 1e-12))
-
-    def centroid_of(self, v: Vector, entries: list[int]) -> np.ndarray:
-        """:meth:`centroid` for ``entries`` only (0 for the others): the same sums in the same order."""
-        out = np.zeros(len(self.sq_norms))
-        if not entries or not len(v.idx):
-            return out
-        e = np.asarray(entries, dtype=np.int64)
-        out[e] = self.by_entry.row_dots(e, _dense(v, self.by_entry.n)) / np.sqrt(np.maximum(self.sq_norms[e], 1e-12))
-        return out
 
     def nearest(self, v: Vector, entries: list[int]) -> np.ndarray:
         """Cosine of ``v`` with the closest single part of each of ``entries`` (0 for the others): the

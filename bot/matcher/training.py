@@ -202,7 +202,7 @@ class FittedSpaces:
         out = []
         for kind, v, s, sq, cols in zip(("char", "word"), self.vectorizers, self.sums, self.sq_norms, self.part_columns, strict=True):
             vocab = Vocab(kind, {str(k): int(i) for k, i in v.vocabulary_.items()}, v.idf_.astype(np.float64))
-            out.append(Space(vocab, _columns(s.T).with_dense_rows(), sq, cols, self.starts, _columns(s)))
+            out.append(Space(vocab, _columns(s.T).with_dense_rows(), sq, cols, self.starts))
         return out
 
     def vectors(self, texts: list[str]) -> list[sparse.csr_matrix]:
