@@ -18,6 +18,7 @@ good knowledge base (``KnowledgeHolder`` in the bot does).
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -102,25 +103,61 @@ class _UntrustedLoader(yaml.SafeLoader):
         return super().construct_mapping(node, deep=deep)
 
 
+# A YAML node begins at a line's start or after an indicator ("- ", "? ", ": ", or "[", "{", "," in
+# flow), then blanks: only there can a node carry an anchor ("&"), be an alias ("*") or have a tag ("!"),
+# and only there can a flow collection ("[", "{") open. Line breaks as YAML counts them, and a BOM.
+_BEFORE_NODE = frozenset("-?:[{,\n\r\x85\u2028\u2029\ufeff")
+_BREAK = "(?:\\A|[\n\r\x85\u2028\u2029])"
+
+
+def _node_starts(text: str, chars: str) -> int:
+    """How many of ``chars`` in ``text`` stand where a node may begin (a few finds, no regex: an entry's
+    regexes and logs hold many ``*`` and ``[`` that do not)."""
+    n = 0
+    for ch in chars:
+        i = text.find(ch)
+        while i >= 0:
+            j = i - 1
+            while j >= 0 and text[j] in " \t":
+                j -= 1
+            n += j < 0 or text[j] in _BEFORE_NODE
+            i = text.find(ch, i + 1)
+    return n
+
+
+def _plainly_shallow(text: str) -> bool:
+    """Whether ``text`` certainly has no anchor, alias or tag and nests at most :data:`MAX_FAST_DEPTH`
+    deep, read from the text alone: cheaper than libyaml's events, which come to Python one by one.
+    Conservative: a quoted line that starts with ``*`` or a deep indentation only means the events are
+    read. A block collection nests at most one level deeper per column of indentation (counting its "- "
+    and "? " markers) plus one (a sequence at its key's column); a flow collection opens only where a
+    node may begin."""
+    if _node_starts(text, "&*!"):
+        return False
+    columns = MAX_FAST_DEPTH - 2 - _node_starts(text, "[{")  # of indentation left
+    return columns > 0 and re.search(rf"{_BREAK}[ \t?:-]{{{columns},}}", text) is None
+
+
 def _fast_parse(text: str) -> tuple[Any, Any] | None:
     """(node, data) through libyaml's C parser, or None when the file needs the careful loader: it has
     an anchor, an alias, an explicit tag or a repeated key, or libyaml finds anything wrong with it."""
     if not yaml.__with_libyaml__:
         return None
     try:
-        depth = 0
-        for event in yaml.parse(text, Loader=yaml.CSafeLoader):
-            if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None) is not None:
-                return None
-            if isinstance(event, yaml.CollectionStartEvent):
-                depth += 1
-                if depth > MAX_FAST_DEPTH:  # libyaml's composer recurses in C: deep nesting would crash it
+        if not _plainly_shallow(text):
+            depth = 0
+            for event in yaml.parse(text, Loader=yaml.CSafeLoader):
+                if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None) is not None:
                     return None
-            elif isinstance(event, yaml.CollectionEndEvent):
-                depth -= 1
-            implicit = getattr(event, "implicit", True)
-            if getattr(event, "tag", None) is not None and not (implicit is True or (isinstance(implicit, tuple) and any(implicit))):
-                return None
+                if isinstance(event, yaml.CollectionStartEvent):
+                    depth += 1
+                    if depth > MAX_FAST_DEPTH:  # libyaml's composer recurses in C: deep nesting would crash it
+                        return None
+                elif isinstance(event, yaml.CollectionEndEvent):
+                    depth -= 1
+                implicit = getattr(event, "implicit", True)
+                if getattr(event, "tag", None) is not None and not (implicit is True or (isinstance(implicit, tuple) and any(implicit))):
+                    return None
         loader = yaml.CSafeLoader(text)
         try:
             node = loader.get_single_node()
