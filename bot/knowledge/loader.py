@@ -359,11 +359,13 @@ def _cite_documents(entry: Entry, docs: dict[str, dict[str, str]], shown: str) -
     return errors
 
 
-def load_knowledge_base(root: Path | str) -> tuple[KnowledgeBase, list[LoadError]]:
+def load_knowledge_base(root: Path | str, *, whole: bool = True) -> tuple[KnowledgeBase, list[LoadError]]:
     """Load every entry under ``root``. Entries with errors are left out; every problem is returned.
 
     From the cache when nothing under ``root`` changed since it was last loaded (same files, same
-    bytes, same loader code and versions)."""
+    bytes, same loader code and versions). ``whole=False``: only each file's parse is cached, not the
+    whole result, for a caller that caches what it builds from it with the knowledge base inside (the
+    matcher, :mod:`tracebot.matcher.loading`): the directory is then neither hashed nor stored twice."""
     root = Path(root)
     if not root.is_dir() or len(entry_files(root)) < MIN_CACHED_FILES:
         return _load(root)
@@ -371,6 +373,8 @@ def load_knowledge_base(root: Path | str) -> tuple[KnowledgeBase, list[LoadError
     # (an RE2 upgrade may change which patterns compile: its version is in the key, not just its name)
     versions = f"{library_versions(('yaml', 're2'))} {yaml.__with_libyaml__} {root.resolve()}".encode()
     files_key = hashlib.sha256(b"\0".join([versions, *code])).hexdigest()[:24]  # this directory, this code
+    if not whole:
+        return _load(root, files_key)
     return cached("kb", tree_hash(root, [versions, *code]), lambda: _load(root, files_key))
 
 
