@@ -188,7 +188,7 @@ class Columns:
         rows = np.flatnonzero(lens >= max(1.0, min_share * self.n))
         if not len(rows):
             return self
-        dense = np.zeros((len(rows), self.n))
+        dense = np.zeros((len(rows), self.n), dtype=self.data.dtype)
         pos, row_lens = self._positions(rows)
         dense[np.repeat(np.arange(len(rows)), row_lens), self.indices[pos]] = self.data[pos]
         at = np.full(len(lens), -1, dtype=np.int64)
@@ -209,11 +209,15 @@ class Columns:
         cols = np.take(self.indices, pos, out=scratch("cols", len(pos), self.indices.dtype))
         return cols, np.take(self.data, pos, out=scratch("values", len(pos), self.data.dtype))
 
+    @staticmethod
+    def _times(values: np.ndarray, factors: np.ndarray) -> np.ndarray:
+        """``values * factors`` in float64 (a scratch array): the values may be stored as float32."""
+        return np.multiply(values, factors, out=scratch("products", len(values), np.float64))
+
     def dot(self, v: Vector) -> np.ndarray:
         pos, lens = self._positions(v.idx)
         cols, values = self._gathered(pos)
-        values *= np.repeat(v.val, lens)
-        out = np.bincount(cols, weights=values, minlength=self.n)
+        out = np.bincount(cols, weights=self._times(values, np.repeat(v.val, lens)), minlength=self.n)
         if self.dense is not None and len(v.idx):
             at = self.dense_at[v.idx]
             kept = at >= 0
@@ -225,8 +229,8 @@ class Columns:
     def row_dots(self, rows: np.ndarray, dense: np.ndarray) -> np.ndarray:
         assert self.dense is None, "row_dots reads the sparse rows only"  # noqa: S101
         pos, lens = self._positions(rows)
-        cols, products = self._gathered(pos)
-        products *= np.take(dense, cols, out=scratch("dense", len(pos), dense.dtype))
+        cols, values = self._gathered(pos)
+        products = self._times(values, np.take(dense, cols, out=scratch("dense", len(pos), dense.dtype)))
         if not len(products):
             return np.zeros(len(rows))
         # each row's products are consecutive: summed in place (reduceat), not scattered by row number
