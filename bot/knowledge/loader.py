@@ -138,8 +138,8 @@ def _plainly_shallow(text: str) -> bool:
     return columns > 0 and re.search(rf"{_BREAK}[ \t?:-]{{{columns},}}", text) is None
 
 
-def _fast_parse(text: str) -> tuple[Any, Any] | None:
-    """(node, data) through libyaml's C parser, or None when the file needs the careful loader: it has
+def _fast_parse(text: str) -> tuple[dict[str, int], Any] | None:
+    """(each key's line, data) through libyaml's C parser, or None when the file needs the careful loader: it has
     an anchor, an alias, an explicit tag or a repeated key, or libyaml finds anything wrong with it."""
     if not yaml.__with_libyaml__:
         return None
@@ -161,37 +161,39 @@ def _fast_parse(text: str) -> tuple[Any, Any] | None:
         loader = yaml.CSafeLoader(text)
         try:
             node = loader.get_single_node()
-            if node is None or _has_repeated_key(node):
+            lines = _key_lines(node) if node is not None else None
+            if lines is None:  # an empty document or a repeated key: the careful loader says so
                 return None
-            return node, loader.construct_document(node)
+            return lines, loader.construct_document(node)
         finally:
             loader.dispose()
     except (yaml.YAMLError, RecursionError, ValueError, TypeError):
         return None
 
 
-def _has_repeated_key(node: yaml.Node) -> bool:
-    if isinstance(node, yaml.MappingNode):
-        keys = [k.value for k, _ in node.value if isinstance(k, yaml.ScalarNode)]
-        return len(keys) != len(set(keys)) or any(_has_repeated_key(v) for _, v in node.value)
-    if isinstance(node, yaml.SequenceNode):
-        return any(_has_repeated_key(v) for v in node.value)
-    return False
-
-
-def _key_lines(node: yaml.Node, prefix: str = "") -> dict[str, int]:
-    """Map dotted key paths (``recognise.regex.0``) to 1-based line numbers from the composed node tree."""
+def _key_lines(node: yaml.Node) -> dict[str, int] | None:
+    """Map dotted key paths (``recognise.regex.0``) to 1-based line numbers from the composed node tree,
+    in document order; ``None`` when a mapping repeats a key (PyYAML would keep only the last)."""
     lines: dict[str, int] = {}
-    if isinstance(node, yaml.MappingNode):
-        for key_node, value_node in node.value:
-            key = f"{prefix}.{key_node.value}" if prefix else str(key_node.value)
-            lines[key] = key_node.start_mark.line + 1
-            lines.update(_key_lines(value_node, key))
-    elif isinstance(node, yaml.SequenceNode):
-        for i, item in enumerate(node.value):
-            key = f"{prefix}.{i}"
-            lines[key] = item.start_mark.line + 1
-            lines.update(_key_lines(item, key))
+    # one walk and one dict (merging each level's own dict into its parent's copied the deep keys again)
+    stack: list[tuple[yaml.Node, str, int]] = [(node, "", 0)]
+    while stack:
+        node, prefix, line = stack.pop()
+        if prefix:
+            lines[prefix] = line
+        if isinstance(node, yaml.MappingNode):
+            keys = [k.value for k, _ in node.value if isinstance(k, yaml.ScalarNode)]
+            if len(keys) != len(set(keys)):
+                return None
+            children = [
+                (value, f"{prefix}.{key.value}" if prefix else str(key.value), key.start_mark.line + 1)
+                for key, value in node.value
+            ]
+        elif isinstance(node, yaml.SequenceNode):
+            children = [(item, f"{prefix}.{i}", item.start_mark.line + 1) for i, item in enumerate(node.value)]
+        else:
+            continue
+        stack += reversed(children)
     return lines
 
 
@@ -216,13 +218,13 @@ def parse_entry_text(raw: bytes | str, shown: str, path: Path | None = None) -> 
             return None, [LoadError(shown, 1, f"not UTF-8 text ({exc.reason} at byte {exc.start})")]
     fast = _fast_parse(raw)
     if fast is not None:
-        node, data = fast
+        lines, data = fast
     else:
         node, data, problem = _careful_parse(raw, shown)
         if problem is not None:
             return None, [problem]
+        lines = (_key_lines(node) or {}) if node is not None else {}  # (it refuses a repeated key itself)
     entry, schema_errors = build_entry(data)
-    lines = _key_lines(node) if node is not None else {}
     errors = [LoadError(shown, _line_for(lines, e), e.message) for e in schema_errors]
     if entry is None:
         return None, errors
