@@ -188,7 +188,9 @@ class Columns:
         rows = np.flatnonzero(lens >= max(1.0, min_share * self.n))
         if not len(rows):
             return self
-        dense = np.zeros((len(rows), self.n), dtype=self.data.dtype)
+        # float64 even when the values are stored as float32: einsum with a float32 block and a float64
+        # vector casts the whole block on every call (a 2 KB paste's diagnosis 6.6 -> 8.6 ms at 1,000 entries)
+        dense = np.zeros((len(rows), self.n))
         pos, row_lens = self._positions(rows)
         dense[np.repeat(np.arange(len(rows)), row_lens), self.indices[pos]] = self.data[pos]
         at = np.full(len(lens), -1, dtype=np.int64)
