@@ -4,7 +4,10 @@
     .venv/bin/python bench/bench_slurm_log_scan.py > slurm.json
     .venv/bin/python bench/bench_cold_start.py > cold.json
     .venv/bin/python bench/bench_model.py > model.json
-    .venv/bin/python bench/speed_table.py scaling.json slurm.json model.json cold.json
+    .venv/bin/python bench/profile_cold_start.py > profile.json
+    .venv/bin/python bench/speed_table.py scaling.json slurm.json model.json cold.json profile.json
+
+``profile_cold_start`` runs may be given several times (before.json after.json): one column each.
 
 Each argument is one benchmark's JSON (recognised by its ``bench`` field); prints Markdown.
 """
@@ -93,8 +96,24 @@ def model_table(r: dict) -> list[str]:
     return rows
 
 
+def profile_table(profiles: list[tuple[str, dict]]) -> list[str]:
+    """One column of CPU seconds per ``bench/profile_cold_start.py`` run (named by its file)."""
+    steps = list(dict.fromkeys(step for _, r in profiles for step in r["steps"]))
+    rows = [f"| step, cache empty, one process, {profiles[0][1]['entries']:,} entries (CPU) | "
+            + " | ".join(f"`{name}`" for name, _ in profiles) + " |", "|---" * (len(profiles) + 1) + "|"]
+    for step in steps:
+        cells = [_s(r["steps"][step]["cpu_s"]) if step in r["steps"] else "—" for _, r in profiles]
+        rows.append(f"| {step.replace('_', ' ')} | " + " | ".join(cells) + " |")
+    rows.append("| **total** | " + " | ".join(f"**{_s(r['total']['cpu_s'])}**" for _, r in profiles) + " |")
+    rows.append("| the model's cache file | " + " | ".join(f"{r['model_mb']} MB" for _, r in profiles) + " |")
+    rows += ["", "Load average (1 min) at the end of each: " + ", ".join(str(r["load_average"][0]) for _, r in profiles) + "."]
+    return rows
+
+
 def main(paths: list[str]) -> None:
-    found = {json.loads(Path(p).read_text())["bench"]: json.loads(Path(p).read_text()) for p in paths}
+    loaded = [(Path(p).stem, json.loads(Path(p).read_text())) for p in paths]
+    found = {r["bench"]: r for _, r in loaded}
+    profiles = [(name, r) for name, r in loaded if r["bench"] == "profile_cold_start"]
     out: list[str] = []
     if "kb_scaling" in found:
         out += scaling_table(found["kb_scaling"]) + [""]
@@ -103,7 +122,9 @@ def main(paths: list[str]) -> None:
     if "model" in found:
         out += model_table(found["model"]) + [""]
     if "cold_start" in found:
-        out += cold_table(found["cold_start"])
+        out += cold_table(found["cold_start"]) + [""]
+    if profiles:
+        out += profile_table(profiles)
     print("\n".join(out))
 
 

@@ -18,6 +18,7 @@ good knowledge base (``KnowledgeHolder`` in the bot does).
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -102,59 +103,97 @@ class _UntrustedLoader(yaml.SafeLoader):
         return super().construct_mapping(node, deep=deep)
 
 
-def _fast_parse(text: str) -> tuple[Any, Any] | None:
-    """(node, data) through libyaml's C parser, or None when the file needs the careful loader: it has
+# A YAML node begins at a line's start or after an indicator ("- ", "? ", ": ", or "[", "{", "," in
+# flow), then blanks: only there can a node carry an anchor ("&"), be an alias ("*") or have a tag ("!"),
+# and only there can a flow collection ("[", "{") open. Line breaks as YAML counts them, and a BOM.
+_BEFORE_NODE = frozenset("-?:[{,\n\r\x85\u2028\u2029\ufeff")
+_BREAK = "(?:\\A|[\n\r\x85\u2028\u2029])"
+
+
+def _node_starts(text: str, chars: str) -> int:
+    """How many of ``chars`` in ``text`` stand where a node may begin (a few finds, no regex: an entry's
+    regexes and logs hold many ``*`` and ``[`` that do not)."""
+    n = 0
+    for ch in chars:
+        i = text.find(ch)
+        while i >= 0:
+            j = i - 1
+            while j >= 0 and text[j] in " \t":
+                j -= 1
+            n += j < 0 or text[j] in _BEFORE_NODE
+            i = text.find(ch, i + 1)
+    return n
+
+
+def _plainly_shallow(text: str) -> bool:
+    """Whether ``text`` certainly has no anchor, alias or tag and nests at most :data:`MAX_FAST_DEPTH`
+    deep, read from the text alone: cheaper than libyaml's events, which come to Python one by one.
+    Conservative: a quoted line that starts with ``*`` or a deep indentation only means the events are
+    read. A block collection nests at most one level deeper per column of indentation (counting its "- "
+    and "? " markers) plus one (a sequence at its key's column); a flow collection opens only where a
+    node may begin."""
+    if _node_starts(text, "&*!"):
+        return False
+    columns = MAX_FAST_DEPTH - 2 - _node_starts(text, "[{")  # of indentation left
+    return columns > 0 and re.search(rf"{_BREAK}[ \t?:-]{{{columns},}}", text) is None
+
+
+def _fast_parse(text: str) -> tuple[dict[str, int], Any] | None:
+    """(each key's line, data) through libyaml's C parser, or None when the file needs the careful loader: it has
     an anchor, an alias, an explicit tag or a repeated key, or libyaml finds anything wrong with it."""
     if not yaml.__with_libyaml__:
         return None
     try:
-        depth = 0
-        for event in yaml.parse(text, Loader=yaml.CSafeLoader):
-            if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None) is not None:
-                return None
-            if isinstance(event, yaml.CollectionStartEvent):
-                depth += 1
-                if depth > MAX_FAST_DEPTH:  # libyaml's composer recurses in C: deep nesting would crash it
+        if not _plainly_shallow(text):
+            depth = 0
+            for event in yaml.parse(text, Loader=yaml.CSafeLoader):
+                if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None) is not None:
                     return None
-            elif isinstance(event, yaml.CollectionEndEvent):
-                depth -= 1
-            implicit = getattr(event, "implicit", True)
-            if getattr(event, "tag", None) is not None and not (implicit is True or (isinstance(implicit, tuple) and any(implicit))):
-                return None
+                if isinstance(event, yaml.CollectionStartEvent):
+                    depth += 1
+                    if depth > MAX_FAST_DEPTH:  # libyaml's composer recurses in C: deep nesting would crash it
+                        return None
+                elif isinstance(event, yaml.CollectionEndEvent):
+                    depth -= 1
+                implicit = getattr(event, "implicit", True)
+                if getattr(event, "tag", None) is not None and not (implicit is True or (isinstance(implicit, tuple) and any(implicit))):
+                    return None
         loader = yaml.CSafeLoader(text)
         try:
             node = loader.get_single_node()
-            if node is None or _has_repeated_key(node):
+            lines = _key_lines(node) if node is not None else None
+            if lines is None:  # an empty document or a repeated key: the careful loader says so
                 return None
-            return node, loader.construct_document(node)
+            return lines, loader.construct_document(node)
         finally:
             loader.dispose()
     except (yaml.YAMLError, RecursionError, ValueError, TypeError):
         return None
 
 
-def _has_repeated_key(node: yaml.Node) -> bool:
-    if isinstance(node, yaml.MappingNode):
-        keys = [k.value for k, _ in node.value if isinstance(k, yaml.ScalarNode)]
-        return len(keys) != len(set(keys)) or any(_has_repeated_key(v) for _, v in node.value)
-    if isinstance(node, yaml.SequenceNode):
-        return any(_has_repeated_key(v) for v in node.value)
-    return False
-
-
-def _key_lines(node: yaml.Node, prefix: str = "") -> dict[str, int]:
-    """Map dotted key paths (``recognise.regex.0``) to 1-based line numbers from the composed node tree."""
+def _key_lines(node: yaml.Node) -> dict[str, int] | None:
+    """Map dotted key paths (``recognise.regex.0``) to 1-based line numbers from the composed node tree,
+    in document order; ``None`` when a mapping repeats a key (PyYAML would keep only the last)."""
     lines: dict[str, int] = {}
-    if isinstance(node, yaml.MappingNode):
-        for key_node, value_node in node.value:
-            key = f"{prefix}.{key_node.value}" if prefix else str(key_node.value)
-            lines[key] = key_node.start_mark.line + 1
-            lines.update(_key_lines(value_node, key))
-    elif isinstance(node, yaml.SequenceNode):
-        for i, item in enumerate(node.value):
-            key = f"{prefix}.{i}"
-            lines[key] = item.start_mark.line + 1
-            lines.update(_key_lines(item, key))
+    # one walk and one dict (merging each level's own dict into its parent's copied the deep keys again)
+    stack: list[tuple[yaml.Node, str, int]] = [(node, "", 0)]
+    while stack:
+        node, prefix, line = stack.pop()
+        if prefix:
+            lines[prefix] = line
+        if isinstance(node, yaml.MappingNode):
+            keys = [k.value for k, _ in node.value if isinstance(k, yaml.ScalarNode)]
+            if len(keys) != len(set(keys)):
+                return None
+            children = [
+                (value, f"{prefix}.{key.value}" if prefix else str(key.value), key.start_mark.line + 1)
+                for key, value in node.value
+            ]
+        elif isinstance(node, yaml.SequenceNode):
+            children = [(item, f"{prefix}.{i}", item.start_mark.line + 1) for i, item in enumerate(node.value)]
+        else:
+            continue
+        stack += reversed(children)
     return lines
 
 
@@ -193,13 +232,13 @@ def parse_entry_text(raw: bytes | str, shown: str, path: Path | None = None) -> 
             return None, [problem]
     fast = _fast_parse(raw)
     if fast is not None:
-        node, data = fast
+        lines, data = fast
     else:
         node, data, problem = _careful_parse(raw, shown)
         if problem is not None:
             return None, [problem]
+        lines = (_key_lines(node) or {}) if node is not None else {}  # (it refuses a repeated key itself)
     entry, schema_errors = build_entry(data)
-    lines = _key_lines(node) if node is not None else {}
     errors = [LoadError(shown, _line_for(lines, e), e.message) for e in schema_errors]
     if entry is None:
         return None, errors
@@ -357,11 +396,13 @@ def _cite_documents(entry: Entry, docs: dict[str, dict[str, str]], shown: str) -
     return errors
 
 
-def load_knowledge_base(root: Path | str) -> tuple[KnowledgeBase, list[LoadError]]:
+def load_knowledge_base(root: Path | str, *, whole: bool = True) -> tuple[KnowledgeBase, list[LoadError]]:
     """Load every entry under ``root``. Entries with errors are left out; every problem is returned.
 
     From the cache when nothing under ``root`` changed since it was last loaded (same files, same
-    bytes, same loader code and versions)."""
+    bytes, same loader code and versions). ``whole=False``: only each file's parse is cached, not the
+    whole result, for a caller that caches what it builds from it with the knowledge base inside (the
+    matcher, :mod:`tracebot.matcher.loading`): the directory is then neither hashed nor stored twice."""
     root = Path(root)
     if not root.is_dir() or len(entry_files(root)) < MIN_CACHED_FILES:
         return _load(root)
@@ -369,6 +410,8 @@ def load_knowledge_base(root: Path | str) -> tuple[KnowledgeBase, list[LoadError
     # (an RE2 upgrade may change which patterns compile: its version is in the key, not just its name)
     versions = f"{library_versions(('yaml', 're2'))} {yaml.__with_libyaml__} {root.resolve()}".encode()
     files_key = hashlib.sha256(b"\0".join([versions, *code])).hexdigest()[:24]  # this directory, this code
+    if not whole:
+        return _load(root, files_key)
     return cached("kb", tree_hash(root, [versions, *code]), lambda: _load(root, files_key))
 
 

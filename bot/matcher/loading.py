@@ -87,7 +87,7 @@ def load_compiled(directory: Path, key: str | None = None) -> tuple[KnowledgeBas
     from tracebot.matcher.index import CompiledKB
 
     def build() -> tuple[KnowledgeBase, list[LoadError], CompiledKB]:
-        kb, errors = load_knowledge_base(directory)
+        kb, errors = load_knowledge_base(directory, whole=False)  # the matcher's cache file holds it
         index = CompiledKB(kb)
         index.model_key = model_key(index.entries, kb.silence)
         return kb, errors, index

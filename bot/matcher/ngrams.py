@@ -14,6 +14,7 @@ import re
 import sys
 from array import array
 from collections import Counter
+from functools import lru_cache
 
 _CJK = r"\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
 _CJK_RUN = re.compile(f"[{_CJK}]+")
@@ -30,20 +31,23 @@ NUMPY_LOADED_FROM = 500  # ... or above this many when NumPy is imported already
 def grams(text: str) -> Counter[str]:
     """N-grams of ``text``: ``#word`` unigrams and trigrams of Latin words, bigrams of CJK runs."""
     text = _NUM.sub(" ", text.lower())
-    out: Counter[str] = Counter()
+    seq: list[str] = []
     for word in _WORD.findall(text):
-        if len(word) < 2:
-            continue
-        out["#" + word] += 1
-        padded = f" {word} "
-        for i in range(len(padded) - 2):
-            out[padded[i : i + 3]] += 1
+        if len(word) >= 2:
+            seq += _word_grams(word)
     for run in _CJK_RUN.findall(text):
         if len(run) == 1:
-            out[run] += 1
-        for i in range(len(run) - 1):
-            out[run[i : i + 2]] += 1
-    return out
+            seq.append(run)
+        seq += [run[i : i + 2] for i in range(len(run) - 1)]
+    # counted in C, keys in order of first appearance (as a loop of += would leave them)
+    return Counter(seq)
+
+
+@lru_cache(maxsize=1 << 16)
+def _word_grams(word: str) -> tuple[str, ...]:
+    """A Latin word's ``#word`` unigram and trigrams; cached, since phrases and pastes repeat words."""
+    padded = f" {word} "
+    return ("#" + word, *(padded[i : i + 3] for i in range(len(padded) - 2)))
 
 
 class NgramIndex:

@@ -1,13 +1,14 @@
 """The child process :mod:`tracebot.matcher.trainer` starts: ``python -m tracebot.matcher.train_child DIR``.
 
 It imports the training code (scikit-learn, SciPy) at once, while its parent parses the knowledge base
-and builds the matcher; it trains when it reads ``go`` on its standard input (the parent has stored the
-matcher in the cache by then) and exits quietly on end of input.
+and builds the matcher; it trains when it reads ``go KEY`` on its standard input (the parent has stored the
+matcher in the cache by then, under KEY) and exits quietly on end of input.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -18,9 +19,12 @@ def main() -> int:
     from tracebot.knowledge.cache import cache_dir
     from tracebot.matcher.loading import load_compiled, matcher_of
 
-    if sys.stdin.readline().strip() != "go" or cache_dir() is None:
+    told = sys.stdin.readline().split()  # "go KEY": the matcher is in the cache under KEY
+    if told[:1] != ["go"] or cache_dir() is None:
         return 0
-    kb, _errors, index = load_compiled(directory)
+    # anything but a key as the parent writes them: found by hashing the directory, as the parent did
+    key = told[1] if len(told) == 2 and re.fullmatch(r"[0-9a-f]{24}", told[1]) else None
+    kb, _errors, index = load_compiled(directory, key)
     matcher_of(kb, index, model=True)  # trains and stores the model in the cache, as the parent would
     return 0
 

@@ -38,8 +38,10 @@ class Helper:
         model is cached already or the parent could not store the matcher. :meth:`wait` waits for it."""
         if model_file.is_file() or not self.matcher_file.is_file() or self.proc.stdin is None:
             return
+        # the matcher's cache key (its file's name): the child need not hash every file again to find it
+        key = self.matcher_file.stem.partition("-")[2]
         with contextlib.suppress(OSError):
-            self.proc.stdin.write(b"go\n")
+            self.proc.stdin.write(f"go {key}\n".encode())
             self.proc.stdin.close()
             self.going = True
 

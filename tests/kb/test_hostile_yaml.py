@@ -79,6 +79,40 @@ def test_a_billion_laughs_alias_bomb_is_refused_at_its_first_anchor(tmp_path: Pa
     ]
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "id: x\ntitle: &t a title\n",  # after "key: "
+        "id: x\nanchors:\n- &t a line\n",  # after "- "
+        "id: x\nanchors: [a, &t b]\n",  # in flow, after ","
+        'id: x\nrecognise: {"anchors":&t [a]}\n',  # in flow, right after ":"
+        "id: x\ntitle:\n  &t a title\n",  # at a line's start
+        "id: x\ntitle:\u2028  &t a title\n",  # after a line break YAML counts and str.splitlines too
+    ],
+)
+def test_an_anchor_wherever_a_node_may_begin_is_refused_with_its_line(tmp_path: Path, text: str):
+    # the plain files skip libyaml's events (a text check says they cannot hold an anchor): the check
+    # must not miss one, or an alias bomb would be parsed by the fast path
+    _, errors = _kb_with(tmp_path, "anchored.yaml", text)
+    assert len(errors) == 1 and "YAML anchors (&t) are not allowed" in errors[0]
+
+
+def test_block_nesting_deeper_than_the_fast_path_allows_is_read_by_the_careful_loader(tmp_path: Path):
+    nested = "".join(" " * i + f"k{i}:\n" for i in range(1, 60)) + " " * 60 + "leaf\n"
+    _, errors = _kb_with(tmp_path, "deep-block.yaml", "id: deep-block\nrecognise:\n" + nested)
+    # parsed (the schema then says what is wrong with it), neither a crash nor a YAML error
+    assert errors and not any("YAML" in e for e in errors)
+
+
+def test_an_asterisk_inside_quotes_or_a_block_is_an_ordinary_character(tmp_path: Path):
+    entry = entry_dict("starred")
+    entry["title"] = "*** JOB 42 CANCELLED ***"
+    entry["recognise"]["regex"] = [r"slurmstepd: error: \*\*\* JOB \d+ .*CANCELLED"]
+    kb, errors = load_knowledge_base(write_kb(tmp_path / "knowledge", [entry]))
+    assert errors == []
+    assert kb.entries[0].title == "*** JOB 42 CANCELLED ***"
+
+
 def test_a_10_mb_regex_is_refused_by_size_before_it_is_parsed(tmp_path: Path):
     huge = "id: big\nrecognise:\n  regex:\n    - '" + "(a|b)" * (2 << 20) + "'\n"
     _, errors = _kb_with(tmp_path, "big.yaml", huge)

@@ -69,7 +69,20 @@ def test_every_kb_text_gets_scikit_learns_candidates_and_probabilities(trained):
         expected = clf.predict_proba(rows(model, info, evidence, sims, cands))[:, 1]
         got = model.probabilities(text, info, evidence)
         assert list(got) == cands, text
-        assert np.abs(np.array(list(got.values())) - expected).max() < 1e-9, text
+        # the model stores its sparse weights as float32 (products in float64): 1e-7 relative at most
+        assert np.abs(np.array(list(got.values())) - expected).max() < 1e-6, text
+
+
+def test_idf_from_distinct_texts_and_their_copies_is_scikit_learns_on_every_copy():
+    from scipy import sparse
+    from sklearn.feature_extraction.text import TfidfTransformer
+
+    counts = sparse.random(200, 3000, density=0.05, format="csr", random_state=1)
+    counts.data = np.ceil(counts.data * 5)
+    counts.sort_indices()
+    copies = np.random.default_rng(0).integers(1, 20, 200)
+    every_copy = counts[np.repeat(np.arange(200), copies)]
+    assert np.array_equal(training._idf(counts, copies), TfidfTransformer(sublinear_tf=True).fit(every_copy).idf_)
 
 
 def test_naive_bayes_is_scikit_learns_multinomial_nb_on_the_entries_texts(trained):
@@ -161,7 +174,7 @@ def test_centroids_with_common_ngrams_kept_dense_are_the_sparse_ones(trained):
     _, fitted, model, _, texts, _ = trained
     sums = fitted.sums[0].T.tocsr()  # features × entries, as scipy summed them
     sums.sort_indices()
-    sparse_only = Columns(sums.indptr, sums.indices, sums.data, sums.shape[1])
+    sparse_only = Columns(sums.indptr, sums.indices, sums.data.astype(np.float32), sums.shape[1])  # stored as float32
     mixed = model.spaces[0].sums
     assert mixed.dense is not None and 0 < len(mixed.dense) < len(mixed.indptr) - 1  # both kinds of rows
     for text in texts:
