@@ -50,9 +50,13 @@ TRACEBOT = str(Path(sys.executable).with_name("tracebot"))
 
 
 def make_kb(where: Path, n: int) -> None:
-    sources = sorted(p for p in (REPO / "knowledge").rglob("*.yaml") if p.name != "sources.yaml")
+    """``n`` entry files: the bundled entries, then copies of them under new ids; the side files
+    (``sources.yaml``, ``silence.yaml``) once, as in a real knowledge base."""
+    side = ("sources.yaml", "silence.yaml")
+    sources = sorted(p for p in (REPO / "knowledge").rglob("*.yaml") if p.parent != REPO / "knowledge")
     where.mkdir(parents=True, exist_ok=True)
-    shutil.copy(REPO / "knowledge" / "sources.yaml", where / "sources.yaml")
+    for name in side:
+        shutil.copy(REPO / "knowledge" / name, where / name)
     for i in range(n):
         src = sources[i % len(sources)]
         folder = where / src.parent.name
