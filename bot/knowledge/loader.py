@@ -1,8 +1,9 @@
 """Load the knowledge base from ``knowledge/**/*.yaml``, safely, reporting every problem with file:line.
 
 Entries arrive by pull request, so a file is treated as untrusted data:
-- YAML is parsed with the safe loader, with anchors/aliases refused (no "billion laughs") and any tag
-  that would construct an object refused; libyaml's C parser reads the plain files (nearly all of them),
+- YAML is parsed with the safe loader, with anchors/aliases refused (no "billion laughs"), repeated and
+  merge (``<<``) keys refused (a reviewer reads one value, the bot uses another) and any tag that would
+  construct an object refused; libyaml's C parser reads the plain files (nearly all of them),
   and anything unusual (an anchor, an alias, a tag, a repeated key, an error) is read again by the
   pure-Python loader, so every problem is reported exactly as before, with its line;
 - a parsed directory is cached under a hash of every file in it (:mod:`tracebot.knowledge.cache`), and
@@ -32,6 +33,7 @@ from tracebot.knowledge.facts import FACT_NAMES, fact_name
 from tracebot.knowledge.silence import SILENCE_FILE, Silence, parse_silence
 
 MAX_FILE_BYTES = 256 * 1024
+MERGE_TAG = "tag:yaml.org,2002:merge"  # a plain "<<" key
 MAX_FAST_DEPTH = 32  # an entry is a few levels deep; deeper files go to the careful loader
 MIN_CACHED_FILES = 32  # smaller knowledge bases parse in milliseconds: no cache file for them
 
@@ -89,6 +91,10 @@ class _UntrustedLoader(yaml.SafeLoader):
         if isinstance(node, yaml.MappingNode):
             first: dict[Any, int] = {}
             for key_node, _value in node.value:
+                if key_node.tag == MERGE_TAG:  # "<<: {...}" copies keys in unseen: a repeated key by another name
+                    raise yaml.constructor.ConstructorError(
+                        None, None, "merge keys (<<) are not allowed in knowledge files: write each key once", key_node.start_mark
+                    )
                 key = key_node.value if isinstance(key_node, yaml.ScalarNode) else None
                 if key is None:
                     continue
@@ -173,7 +179,8 @@ def _fast_parse(text: str) -> tuple[dict[str, int], Any] | None:
 
 def _key_lines(node: yaml.Node) -> dict[str, int] | None:
     """Map dotted key paths (``recognise.regex.0``) to 1-based line numbers from the composed node tree,
-    in document order; ``None`` when a mapping repeats a key (PyYAML would keep only the last)."""
+    in document order; ``None`` when a mapping repeats a key (PyYAML would keep only the last) or has a
+    merge key (``<<``, which copies in keys the careful loader refuses)."""
     lines: dict[str, int] = {}
     # one walk and one dict (merging each level's own dict into its parent's copied the deep keys again)
     stack: list[tuple[yaml.Node, str, int]] = [(node, "", 0)]
@@ -183,7 +190,7 @@ def _key_lines(node: yaml.Node) -> dict[str, int] | None:
             lines[prefix] = line
         if isinstance(node, yaml.MappingNode):
             keys = [k.value for k, _ in node.value if isinstance(k, yaml.ScalarNode)]
-            if len(keys) != len(set(keys)):
+            if len(keys) != len(set(keys)) or any(k.tag == MERGE_TAG for k, _ in node.value):
                 return None
             children = [
                 (value, f"{prefix}.{key.value}" if prefix else str(key.value), key.start_mark.line + 1)

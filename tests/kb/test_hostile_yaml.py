@@ -97,6 +97,26 @@ def test_an_anchor_wherever_a_node_may_begin_is_refused_with_its_line(tmp_path: 
     assert len(errors) == 1 and "YAML anchors (&t) are not allowed" in errors[0]
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "id: merged\ntitle: one title\n<<: {title: another title}\n",  # the key given twice, unseen
+        "id: merged\nrecognise:\n  <<: [{regex: [a]}, {anchors: [abcdef]}]\n",  # keys no reviewer sees
+    ],
+)
+def test_a_merge_key_is_refused_with_its_line(tmp_path: Path, text: str):
+    # "<<" copies keys into a mapping: the repeated-key rule would not see a key given twice that way
+    _, errors = _kb_with(tmp_path, "merged.yaml", text)
+    line = text[: text.index("<<")].count("\n") + 1
+    assert errors == [f"{Path('knowledge/merged.yaml')}:{line}: YAML: merge keys (<<) are not allowed in knowledge files: write each key once"]
+
+
+@pytest.mark.parametrize("name", ("silence.yaml", "sources.yaml"))
+def test_a_merge_key_beside_the_entries_is_refused_with_its_line(tmp_path: Path, name: str):
+    _, errors = _kb_with(tmp_path, name, "x.md:\n  title: a\n  <<: {title: b}\n")
+    assert errors == [f"{Path('knowledge', name)}:3: YAML: merge keys (<<) are not allowed in knowledge files: write each key once"]
+
+
 def test_block_nesting_deeper_than_the_fast_path_allows_is_read_by_the_careful_loader(tmp_path: Path):
     nested = "".join(" " * i + f"k{i}:\n" for i in range(1, 60)) + " " * 60 + "leaf\n"
     _, errors = _kb_with(tmp_path, "deep-block.yaml", "id: deep-block\nrecognise:\n" + nested)
