@@ -135,12 +135,14 @@ def _plainly_shallow(text: str) -> bool:
     """Whether ``text`` certainly has no anchor, alias or tag and nests at most :data:`MAX_FAST_DEPTH`
     deep, read from the text alone: cheaper than libyaml's events, which come to Python one by one.
     Conservative: a quoted line that starts with ``*`` or a deep indentation only means the events are
-    read. A block collection nests at most one level deeper per column of indentation (counting its "- "
-    and "? " markers) plus one (a sequence at its key's column); a flow collection opens only where a
-    node may begin."""
+    read. A block collection at column ``c`` (counting the "- " and "? " markers before it) is at most
+    ``2c + 2`` deep: each column holds a mapping and a sequence of its values (``k:`` then ``-`` on the
+    next line, the next key on the line after at one more space); a flow collection opens only where a
+    node may begin, one level each."""
     if _node_starts(text, "&*!"):
         return False
-    columns = MAX_FAST_DEPTH - 2 - _node_starts(text, "[{")  # of indentation left
+    # lines indented fewer than this: 2 * (columns - 1) + 2 block levels, plus the flow ones, fit
+    columns = (MAX_FAST_DEPTH - _node_starts(text, "[{")) // 2
     return columns > 0 and re.search(rf"{_BREAK}[ \t?:-]{{{columns},}}", text) is None
 
 

@@ -13,6 +13,7 @@ from tracebot.authoring.clean_corpus import DEFAULT_CLEAN_DIR, clean_corpus_prob
 from tracebot.authoring.lint import lint
 from tracebot.authoring.pattern_safety import nested_repetition
 from tracebot.cli import main
+from tracebot.knowledge import loader
 from tracebot.knowledge.loader import MAX_FILE_BYTES, KnowledgeBase, load_knowledge_base
 from tracebot.matcher import Matcher
 
@@ -122,6 +123,14 @@ def test_block_nesting_deeper_than_the_fast_path_allows_is_read_by_the_careful_l
     _, errors = _kb_with(tmp_path, "deep-block.yaml", "id: deep-block\nrecognise:\n" + nested)
     # parsed (the schema then says what is wrong with it), neither a crash nor a YAML error
     assert errors and not any("YAML" in e for e in errors)
+
+
+def test_nesting_two_levels_per_column_of_indentation_is_not_taken_for_shallow():
+    # "k:" then "-" at the same column, the next key one space further: two levels per column, so an
+    # indentation check that allowed one per column would let a file past the depth limit skip the events
+    text = "".join(" " * c + f"k{c}:\n" + " " * c + "-\n" for c in range(20)) + " " * 20 + "leaf\n"
+    assert yaml.safe_load(text) is not None  # valid YAML, 40 levels deep
+    assert loader._fast_parse(text) is None, f"nested deeper than {loader.MAX_FAST_DEPTH}: the careful loader reads it"
 
 
 def test_an_asterisk_inside_quotes_or_a_block_is_an_ordinary_character(tmp_path: Path):
