@@ -352,14 +352,16 @@ def load_documents(root: Path) -> tuple[dict[str, dict[str, str]], list[LoadErro
     if not path.is_file():
         return {}, []
     shown = _shown_path(path, root)
-    _node, data, problem = _parse_side_file(path, shown)
+    node, data, problem = _parse_side_file(path, shown)
     if problem is not None:
         return {}, [problem]
+    lines = (_key_lines(node) or {}) if node is not None else {}
     docs: dict[str, dict[str, str]] = {}
     errors: list[LoadError] = []
     for doc, info in (data or {}).items() if isinstance(data, dict) else ():
         if not isinstance(info, dict) or not isinstance(info.get("title"), str):
-            errors.append(LoadError(shown, 1, f"document {doc!r} needs a 'title' (and a public 'url' if it has one)"))
+            line = lines.get(str(doc), 1)
+            errors.append(LoadError(shown, line, f"document {doc!r} needs a 'title' (and a public 'url' if it has one)"))
             continue
         docs[str(doc)] = {k: str(v) for k, v in info.items() if k in ("title", "url")}
     if not isinstance(data, dict):

@@ -232,6 +232,12 @@ def test_yaml_nested_thousands_deep_beside_the_entries_is_refused_not_a_crash(tm
     assert errors == [f"{Path('knowledge', name)}:1: YAML: nested too deeply (knowledge files are only a few levels deep)"]
 
 
+def test_a_document_without_a_title_in_sources_is_named_with_its_line(tmp_path: Path):
+    text = "a.md:\n  title: A\nb.md:\n  url: https://example.com/b\n"
+    _, errors = _kb_with(tmp_path, "sources.yaml", text)
+    assert errors == [f"{Path('knowledge/sources.yaml')}:3: document 'b.md' needs a 'title' (and a public 'url' if it has one)"]
+
+
 HEALTHY = [
     "[default0]: iteration      100/  500000 | consumed samples: 51200 | lm loss: 7.1234E+00 | grad norm: 1.234\n",
     "algo-1: [1,mpirank:0,algo-1]<stdout>: step 200 loss 2.91 throughput 512 samples/s\n",
