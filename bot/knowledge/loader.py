@@ -85,6 +85,17 @@ class _UntrustedLoader(yaml.SafeLoader):
             )
         return super().compose_node(parent, index)
 
+    def construct_object(self, node: Any, deep: bool = False) -> Any:  # type: ignore[override]
+        # A plain scalar that resolves to a date or an integer but cannot be one ("2024-13-45", an
+        # integer of 5,000 digits) raises a bare ValueError from Python: the problem, with its line.
+        try:
+            return super().construct_object(node, deep=deep)
+        except (ValueError, OverflowError) as exc:
+            shown = node.value if len(str(node.value)) <= 40 else f"{str(node.value)[:40]}..."
+            raise yaml.constructor.ConstructorError(
+                None, None, f"{shown!r} is not a valid {node.tag.rpartition(':')[2]} ({exc}); quote it to keep it as text", node.start_mark
+            ) from exc
+
     def construct_mapping(self, node: Any, deep: bool = False) -> Any:  # type: ignore[override]
         # PyYAML lets a repeated key silently replace the first: a reviewer reads one pattern, the bot
         # uses the other. A knowledge entry never needs a key twice, so it is an error.

@@ -232,6 +232,21 @@ def test_yaml_nested_thousands_deep_beside_the_entries_is_refused_not_a_crash(tm
     assert errors == [f"{Path('knowledge', name)}:1: YAML: nested too deeply (knowledge files are only a few levels deep)"]
 
 
+@pytest.mark.parametrize("name", ("an-entry.yaml", *SIDE_FILES))
+@pytest.mark.parametrize(
+    ("value", "why"),
+    [("2024-13-45", "timestamp (month must be in 1..12)"), ("1" * 5000, "int (Exceeds the limit (4300 digits)")],
+)
+def test_a_value_that_reads_as_a_date_or_number_but_is_none_is_refused_with_its_line(
+    tmp_path: Path, name: str, value: str, why: str
+):
+    # PyYAML turns such a plain scalar into a date or an int, and Python raises a bare ValueError:
+    # one such value must not crash the whole load (kb lint, the bot's reload)
+    _, errors = _kb_with(tmp_path, name, f"x.md:\n  title: a\n  when: {value}\n")
+    assert len(errors) == 1 and errors[0].startswith(f"{Path('knowledge', name)}:3: YAML: "), errors
+    assert f"is not a valid {why}" in errors[0] and errors[0].endswith("quote it to keep it as text")
+
+
 def test_a_document_without_a_title_in_sources_is_named_with_its_line(tmp_path: Path):
     text = "a.md:\n  title: A\nb.md:\n  url: https://example.com/b\n"
     _, errors = _kb_with(tmp_path, "sources.yaml", text)
