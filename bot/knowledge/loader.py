@@ -360,7 +360,7 @@ def entry_files(root: Path) -> list[Path]:
 def load_documents(root: Path) -> tuple[dict[str, dict[str, str]], list[LoadError]]:
     """``{doc file: {title, url?}}`` from ``sources.yaml``; empty when the knowledge base has none."""
     path = root / SOURCES_FILE
-    if not path.is_file():
+    if not (path.exists() or path.is_symlink()):
         return {}, []
     shown = _shown_path(path, root)
     node, data, problem = _parse_side_file(path, shown)
@@ -383,7 +383,7 @@ def load_documents(root: Path) -> tuple[dict[str, dict[str, str]], list[LoadErro
 def _load_silence(root: Path) -> tuple[list[Silence], list[LoadError]]:
     """The texts of ``silence.yaml`` (:mod:`tracebot.knowledge.silence`); none when there is no such file."""
     path = root / SILENCE_FILE
-    if not path.is_file():
+    if not (path.exists() or path.is_symlink()):
         return [], []
     shown = _shown_path(path, root)
     node, _data, problem = _parse_side_file(path, shown)
@@ -396,7 +396,11 @@ def _load_silence(root: Path) -> tuple[list[Silence], list[LoadError]]:
 def _parse_side_file(path: Path, shown: str) -> tuple[Any, Any, LoadError | None]:
     """(node, data, None) of a file beside the entries (``sources.yaml``, ``silence.yaml``), or the
     problem: they arrive by pull request too, so they are read under an entry file's rules (its size
-    limit, the careful loader's refusals, every problem with its line)."""
+    limit, the careful loader's refusals, every problem with its line). One that is there but not a
+    regular file (a directory, a device, a broken link) is a problem too: its texts must not vanish
+    unnoticed, and a device is never read."""
+    if not path.is_file():
+        return None, None, LoadError(shown, 1, "not a regular file: nothing in it was read")
     raw, problem = _read_limited(path, shown)
     text, problem = _decode(raw, shown) if problem is None else ("", problem)
     return _careful_parse(text, shown) if problem is None else (None, None, problem)

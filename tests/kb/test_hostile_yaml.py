@@ -247,6 +247,25 @@ def test_a_value_that_reads_as_a_date_or_number_but_is_none_is_refused_with_its_
     assert f"is not a valid {why}" in errors[0] and errors[0].endswith("quote it to keep it as text")
 
 
+@pytest.mark.parametrize("name", SIDE_FILES)
+@pytest.mark.parametrize("kind", ["directory", "device", "broken link"])
+def test_a_file_beside_the_entries_that_is_not_a_regular_file_is_reported_not_ignored(
+    tmp_path: Path, name: str, kind: str
+):
+    # a silence.yaml that is a directory would silently drop every silence text; a link to a device
+    # (/dev/zero reports 0 bytes) would never finish reading
+    root = tmp_path / "knowledge"
+    root.mkdir()
+    (root / "good-entry.yaml").write_text(GOOD, encoding="utf-8")
+    if kind == "directory":
+        (root / name).mkdir()
+    else:
+        (root / name).symlink_to("/dev/zero" if kind == "device" else tmp_path / "missing")
+    kb, errors = load_knowledge_base(root)
+    assert [e.id for e in kb.entries] == ["good-entry"]
+    assert [str(e) for e in errors] == [f"{Path('knowledge', name)}:1: not a regular file: nothing in it was read"]
+
+
 def test_a_document_without_a_title_in_sources_is_named_with_its_line(tmp_path: Path):
     text = "a.md:\n  title: A\nb.md:\n  url: https://example.com/b\n"
     _, errors = _kb_with(tmp_path, "sources.yaml", text)
