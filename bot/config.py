@@ -79,6 +79,8 @@ def _number(env: Mapping[str, str], name: str, default: float) -> float:
 def _threshold(raw: object, where: str) -> float:
     """A confidence threshold: a number from 0 to 100 (a match's score is on that scale)."""
     try:
+        if isinstance(raw, bool):  # YAML's "yes", "on", "true" would otherwise read as a threshold of 1
+            raise TypeError(raw)
         value = float(raw)  # type: ignore[arg-type]
     except (TypeError, ValueError) as exc:
         raise ValueError(f"{where} must be a number from 0 to 100, got {raw!r}") from exc

@@ -20,7 +20,7 @@ def test_threshold_from_the_environment_is_read() -> None:
     assert Config.from_env({"TRACEBOT_THRESHOLD": ""}).confidence_threshold == DEFAULT_THRESHOLD
 
 
-@pytest.mark.parametrize("value", ["'high'", "[80]", "-5", "101"])
+@pytest.mark.parametrize("value", ["'high'", "[80]", "-5", "101", "yes", "true"])
 def test_threshold_in_the_config_file_names_the_file(tmp_path: Path, value: str) -> None:
     path = tmp_path / "tracebot.yaml"
     path.write_text(f"confidence_threshold: {value}\n", encoding="utf-8")

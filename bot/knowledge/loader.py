@@ -1,8 +1,9 @@
 """Load the knowledge base from ``knowledge/**/*.yaml``, safely, reporting every problem with file:line.
 
 Entries arrive by pull request, so a file is treated as untrusted data:
-- YAML is parsed with the safe loader, with anchors/aliases refused (no "billion laughs") and any tag
-  that would construct an object refused; libyaml's C parser reads the plain files (nearly all of them),
+- YAML is parsed with the safe loader, with anchors/aliases refused (no "billion laughs"), repeated and
+  merge (``<<``) keys refused (a reviewer reads one value, the bot uses another) and any tag that would
+  construct an object refused; libyaml's C parser reads the plain files (nearly all of them),
   and anything unusual (an anchor, an alias, a tag, a repeated key, an error) is read again by the
   pure-Python loader, so every problem is reported exactly as before, with its line;
 - a parsed directory is cached under a hash of every file in it (:mod:`tracebot.knowledge.cache`), and
@@ -32,6 +33,7 @@ from tracebot.knowledge.facts import FACT_NAMES, fact_name
 from tracebot.knowledge.silence import SILENCE_FILE, Silence, parse_silence
 
 MAX_FILE_BYTES = 256 * 1024
+MERGE_TAG = "tag:yaml.org,2002:merge"  # a plain "<<" key
 MAX_FAST_DEPTH = 32  # an entry is a few levels deep; deeper files go to the careful loader
 MIN_CACHED_FILES = 32  # smaller knowledge bases parse in milliseconds: no cache file for them
 
@@ -83,12 +85,27 @@ class _UntrustedLoader(yaml.SafeLoader):
             )
         return super().compose_node(parent, index)
 
+    def construct_object(self, node: Any, deep: bool = False) -> Any:  # type: ignore[override]
+        # A plain scalar that resolves to a date or an integer but cannot be one ("2024-13-45", an
+        # integer of 5,000 digits) raises a bare ValueError from Python: the problem, with its line.
+        try:
+            return super().construct_object(node, deep=deep)
+        except (ValueError, OverflowError) as exc:
+            shown = node.value if len(str(node.value)) <= 40 else f"{str(node.value)[:40]}..."
+            raise yaml.constructor.ConstructorError(
+                None, None, f"{shown!r} is not a valid {node.tag.rpartition(':')[2]} ({exc}); quote it to keep it as text", node.start_mark
+            ) from exc
+
     def construct_mapping(self, node: Any, deep: bool = False) -> Any:  # type: ignore[override]
         # PyYAML lets a repeated key silently replace the first: a reviewer reads one pattern, the bot
         # uses the other. A knowledge entry never needs a key twice, so it is an error.
         if isinstance(node, yaml.MappingNode):
             first: dict[Any, int] = {}
             for key_node, _value in node.value:
+                if key_node.tag == MERGE_TAG:  # "<<: {...}" copies keys in unseen: a repeated key by another name
+                    raise yaml.constructor.ConstructorError(
+                        None, None, "merge keys (<<) are not allowed in knowledge files: write each key once", key_node.start_mark
+                    )
                 key = key_node.value if isinstance(key_node, yaml.ScalarNode) else None
                 if key is None:
                     continue
@@ -129,12 +146,14 @@ def _plainly_shallow(text: str) -> bool:
     """Whether ``text`` certainly has no anchor, alias or tag and nests at most :data:`MAX_FAST_DEPTH`
     deep, read from the text alone: cheaper than libyaml's events, which come to Python one by one.
     Conservative: a quoted line that starts with ``*`` or a deep indentation only means the events are
-    read. A block collection nests at most one level deeper per column of indentation (counting its "- "
-    and "? " markers) plus one (a sequence at its key's column); a flow collection opens only where a
-    node may begin."""
+    read. A block collection at column ``c`` (counting the "- " and "? " markers before it) is at most
+    ``2c + 2`` deep: each column holds a mapping and a sequence of its values (``k:`` then ``-`` on the
+    next line, the next key on the line after at one more space); a flow collection opens only where a
+    node may begin, one level each."""
     if _node_starts(text, "&*!"):
         return False
-    columns = MAX_FAST_DEPTH - 2 - _node_starts(text, "[{")  # of indentation left
+    # lines indented fewer than this: 2 * (columns - 1) + 2 block levels, plus the flow ones, fit
+    columns = (MAX_FAST_DEPTH - _node_starts(text, "[{")) // 2
     return columns > 0 and re.search(rf"{_BREAK}[ \t?:-]{{{columns},}}", text) is None
 
 
@@ -173,7 +192,8 @@ def _fast_parse(text: str) -> tuple[dict[str, int], Any] | None:
 
 def _key_lines(node: yaml.Node) -> dict[str, int] | None:
     """Map dotted key paths (``recognise.regex.0``) to 1-based line numbers from the composed node tree,
-    in document order; ``None`` when a mapping repeats a key (PyYAML would keep only the last)."""
+    in document order; ``None`` when a mapping repeats a key (PyYAML would keep only the last) or has a
+    merge key (``<<``, which copies in keys the careful loader refuses)."""
     lines: dict[str, int] = {}
     # one walk and one dict (merging each level's own dict into its parent's copied the deep keys again)
     stack: list[tuple[yaml.Node, str, int]] = [(node, "", 0)]
@@ -183,7 +203,7 @@ def _key_lines(node: yaml.Node) -> dict[str, int] | None:
             lines[prefix] = line
         if isinstance(node, yaml.MappingNode):
             keys = [k.value for k, _ in node.value if isinstance(k, yaml.ScalarNode)]
-            if len(keys) != len(set(keys)):
+            if len(keys) != len(set(keys)) or any(k.tag == MERGE_TAG for k, _ in node.value):
                 return None
             children = [
                 (value, f"{prefix}.{key.value}" if prefix else str(key.value), key.start_mark.line + 1)
@@ -340,17 +360,19 @@ def entry_files(root: Path) -> list[Path]:
 def load_documents(root: Path) -> tuple[dict[str, dict[str, str]], list[LoadError]]:
     """``{doc file: {title, url?}}`` from ``sources.yaml``; empty when the knowledge base has none."""
     path = root / SOURCES_FILE
-    if not path.is_file():
+    if not (path.exists() or path.is_symlink()):
         return {}, []
     shown = _shown_path(path, root)
-    _node, data, problem = _parse_side_file(path, shown)
+    node, data, problem = _parse_side_file(path, shown)
     if problem is not None:
         return {}, [problem]
+    lines = (_key_lines(node) or {}) if node is not None else {}
     docs: dict[str, dict[str, str]] = {}
     errors: list[LoadError] = []
     for doc, info in (data or {}).items() if isinstance(data, dict) else ():
         if not isinstance(info, dict) or not isinstance(info.get("title"), str):
-            errors.append(LoadError(shown, 1, f"document {doc!r} needs a 'title' (and a public 'url' if it has one)"))
+            line = lines.get(str(doc), 1)
+            errors.append(LoadError(shown, line, f"document {doc!r} needs a 'title' (and a public 'url' if it has one)"))
             continue
         docs[str(doc)] = {k: str(v) for k, v in info.items() if k in ("title", "url")}
     if not isinstance(data, dict):
@@ -361,7 +383,7 @@ def load_documents(root: Path) -> tuple[dict[str, dict[str, str]], list[LoadErro
 def _load_silence(root: Path) -> tuple[list[Silence], list[LoadError]]:
     """The texts of ``silence.yaml`` (:mod:`tracebot.knowledge.silence`); none when there is no such file."""
     path = root / SILENCE_FILE
-    if not path.is_file():
+    if not (path.exists() or path.is_symlink()):
         return [], []
     shown = _shown_path(path, root)
     node, _data, problem = _parse_side_file(path, shown)
@@ -374,7 +396,11 @@ def _load_silence(root: Path) -> tuple[list[Silence], list[LoadError]]:
 def _parse_side_file(path: Path, shown: str) -> tuple[Any, Any, LoadError | None]:
     """(node, data, None) of a file beside the entries (``sources.yaml``, ``silence.yaml``), or the
     problem: they arrive by pull request too, so they are read under an entry file's rules (its size
-    limit, the careful loader's refusals, every problem with its line)."""
+    limit, the careful loader's refusals, every problem with its line). One that is there but not a
+    regular file (a directory, a device, a broken link) is a problem too: its texts must not vanish
+    unnoticed, and a device is never read."""
+    if not path.is_file():
+        return None, None, LoadError(shown, 1, "not a regular file: nothing in it was read")
     raw, problem = _read_limited(path, shown)
     text, problem = _decode(raw, shown) if problem is None else ("", problem)
     return _careful_parse(text, shown) if problem is None else (None, None, problem)

@@ -43,11 +43,23 @@ def grams(text: str) -> Counter[str]:
     return Counter(seq)
 
 
-@lru_cache(maxsize=1 << 16)
+# The cache counts words, not bytes: a paste of long made-up words (up to 4,000 characters each reach
+# the phrase matcher) would otherwise keep ~240 KB per word for the life of the bot. Real words are short.
+MAX_CACHED_WORD = 32
+CACHED_WORDS = 1 << 14  # at most ~30 MB; training 1,000 entries' phrases meets ~10,000 distinct words
+
+
 def _word_grams(word: str) -> tuple[str, ...]:
-    """A Latin word's ``#word`` unigram and trigrams; cached, since phrases and pastes repeat words."""
+    """A Latin word's ``#word`` unigram and trigrams; cached when short, since phrases and pastes repeat words."""
+    return _short_word_grams(word) if len(word) <= MAX_CACHED_WORD else _grams_of(word)
+
+
+def _grams_of(word: str) -> tuple[str, ...]:
     padded = f" {word} "
     return ("#" + word, *(padded[i : i + 3] for i in range(len(padded) - 2)))
+
+
+_short_word_grams = lru_cache(maxsize=CACHED_WORDS)(_grams_of)
 
 
 class NgramIndex:

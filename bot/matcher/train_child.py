@@ -16,15 +16,21 @@ from pathlib import Path
 def main() -> int:
     directory = Path(sys.argv[1])
     import tracebot.matcher.training  # noqa: F401 — scikit-learn and SciPy: the import this process exists for
-    from tracebot.knowledge.cache import cache_dir
+    from tracebot.knowledge.cache import cache_dir, lookup
     from tracebot.matcher.loading import load_compiled, matcher_of
 
     told = sys.stdin.readline().split()  # "go KEY": the matcher is in the cache under KEY
     if told[:1] != ["go"] or cache_dir() is None:
         return 0
-    # anything but a key as the parent writes them: found by hashing the directory, as the parent did
-    key = told[1] if len(told) == 2 and re.fullmatch(r"[0-9a-f]{24}", told[1]) else None
-    kb, _errors, index = load_compiled(directory, key)
+    if len(told) == 2 and re.fullmatch(r"[0-9a-f]{24}", told[1]):
+        # only read under that key, never built: the directory may have changed since the parent hashed
+        # it, and a matcher of the new files stored under the old files' key would be served for them
+        found = lookup("matcher", told[1])
+        if found is None:  # gone meanwhile (pruned): the parent trains
+            return 0
+        kb, _errors, index = found
+    else:  # anything but a key as the parent writes them: found by hashing the directory, as the parent did
+        kb, _errors, index = load_compiled(directory)
     matcher_of(kb, index, model=True)  # trains and stores the model in the cache, as the parent would
     return 0
 

@@ -13,6 +13,7 @@ from tracebot.authoring.clean_corpus import DEFAULT_CLEAN_DIR, clean_corpus_prob
 from tracebot.authoring.lint import lint
 from tracebot.authoring.pattern_safety import nested_repetition
 from tracebot.cli import main
+from tracebot.knowledge import loader
 from tracebot.knowledge.loader import MAX_FILE_BYTES, KnowledgeBase, load_knowledge_base
 from tracebot.matcher import Matcher
 
@@ -97,11 +98,41 @@ def test_an_anchor_wherever_a_node_may_begin_is_refused_with_its_line(tmp_path: 
     assert len(errors) == 1 and "YAML anchors (&t) are not allowed" in errors[0]
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "id: merged\ntitle: one title\n<<: {title: another title}\n",  # the key given twice, unseen
+        "id: merged\nrecognise:\n  <<: [{regex: [a]}, {anchors: [abcdef]}]\n",  # keys no reviewer sees
+    ],
+)
+def test_a_merge_key_is_refused_with_its_line(tmp_path: Path, text: str):
+    # "<<" copies keys into a mapping: the repeated-key rule would not see a key given twice that way
+    _, errors = _kb_with(tmp_path, "merged.yaml", text)
+    line = text[: text.index("<<")].count("\n") + 1
+    assert errors == [f"{Path('knowledge/merged.yaml')}:{line}: YAML: merge keys (<<) are not allowed in knowledge files: write each key once"]
+
+
+@pytest.mark.parametrize("name", ("silence.yaml", "sources.yaml"))
+def test_a_merge_key_beside_the_entries_is_refused_with_its_line(tmp_path: Path, name: str):
+    _, errors = _kb_with(tmp_path, name, "x.md:\n  title: a\n  <<: {title: b}\n")
+    assert errors == [f"{Path('knowledge', name)}:3: YAML: merge keys (<<) are not allowed in knowledge files: write each key once"]
+
+
 def test_block_nesting_deeper_than_the_fast_path_allows_is_read_by_the_careful_loader(tmp_path: Path):
     nested = "".join(" " * i + f"k{i}:\n" for i in range(1, 60)) + " " * 60 + "leaf\n"
-    _, errors = _kb_with(tmp_path, "deep-block.yaml", "id: deep-block\nrecognise:\n" + nested)
+    text = "id: deep-block\nrecognise:\n" + nested
+    assert loader._fast_parse(text) is None  # what the name says (either loader gives the errors below)
+    _, errors = _kb_with(tmp_path, "deep-block.yaml", text)
     # parsed (the schema then says what is wrong with it), neither a crash nor a YAML error
     assert errors and not any("YAML" in e for e in errors)
+
+
+def test_nesting_two_levels_per_column_of_indentation_is_not_taken_for_shallow():
+    # "k:" then "-" at the same column, the next key one space further: two levels per column, so an
+    # indentation check that allowed one per column would let a file past the depth limit skip the events
+    text = "".join(" " * c + f"k{c}:\n" + " " * c + "-\n" for c in range(20)) + " " * 20 + "leaf\n"
+    assert yaml.safe_load(text) is not None  # valid YAML, 40 levels deep
+    assert loader._fast_parse(text) is None, f"nested deeper than {loader.MAX_FAST_DEPTH}: the careful loader reads it"
 
 
 def test_an_asterisk_inside_quotes_or_a_block_is_an_ordinary_character(tmp_path: Path):
@@ -201,6 +232,46 @@ def test_an_alias_bomb_beside_the_entries_is_refused_at_its_first_anchor(tmp_pat
 def test_yaml_nested_thousands_deep_beside_the_entries_is_refused_not_a_crash(tmp_path: Path, name: str):
     _, errors = _kb_with(tmp_path, name, "silence: " + "[" * 50_000 + "]" * 50_000 + "\n")
     assert errors == [f"{Path('knowledge', name)}:1: YAML: nested too deeply (knowledge files are only a few levels deep)"]
+
+
+@pytest.mark.parametrize("name", ("an-entry.yaml", *SIDE_FILES))
+@pytest.mark.parametrize(
+    ("value", "why"),
+    [("2024-13-45", "timestamp (month must be in 1..12)"), ("1" * 5000, "int (Exceeds the limit (4300 digits)")],
+)
+def test_a_value_that_reads_as_a_date_or_number_but_is_none_is_refused_with_its_line(
+    tmp_path: Path, name: str, value: str, why: str
+):
+    # PyYAML turns such a plain scalar into a date or an int, and Python raises a bare ValueError:
+    # one such value must not crash the whole load (kb lint, the bot's reload)
+    _, errors = _kb_with(tmp_path, name, f"x.md:\n  title: a\n  when: {value}\n")
+    assert len(errors) == 1 and errors[0].startswith(f"{Path('knowledge', name)}:3: YAML: "), errors
+    assert f"is not a valid {why}" in errors[0] and errors[0].endswith("quote it to keep it as text")
+
+
+@pytest.mark.parametrize("name", SIDE_FILES)
+@pytest.mark.parametrize("kind", ["directory", "device", "broken link"])
+def test_a_file_beside_the_entries_that_is_not_a_regular_file_is_reported_not_ignored(
+    tmp_path: Path, name: str, kind: str
+):
+    # a silence.yaml that is a directory would silently drop every silence text; a link to a device
+    # (/dev/zero reports 0 bytes) would never finish reading
+    root = tmp_path / "knowledge"
+    root.mkdir()
+    (root / "good-entry.yaml").write_text(GOOD, encoding="utf-8")
+    if kind == "directory":
+        (root / name).mkdir()
+    else:
+        (root / name).symlink_to("/dev/zero" if kind == "device" else tmp_path / "missing")
+    kb, errors = load_knowledge_base(root)
+    assert [e.id for e in kb.entries] == ["good-entry"]
+    assert [str(e) for e in errors] == [f"{Path('knowledge', name)}:1: not a regular file: nothing in it was read"]
+
+
+def test_a_document_without_a_title_in_sources_is_named_with_its_line(tmp_path: Path):
+    text = "a.md:\n  title: A\nb.md:\n  url: https://example.com/b\n"
+    _, errors = _kb_with(tmp_path, "sources.yaml", text)
+    assert errors == [f"{Path('knowledge/sources.yaml')}:3: document 'b.md' needs a 'title' (and a public 'url' if it has one)"]
 
 
 HEALTHY = [

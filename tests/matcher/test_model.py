@@ -4,6 +4,7 @@ vectors, the same candidates, the same probabilities, and no scikit-learn (or sc
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -180,3 +181,17 @@ def test_centroids_with_common_ngrams_kept_dense_are_the_sparse_ones(trained):
     for text in texts:
         v = model.spaces[0].vocab.vector(text)
         assert np.abs(mixed.dot(v) - sparse_only.dot(v)).max() < 1e-12, text
+
+
+def test_the_helper_told_a_key_whose_matcher_is_gone_builds_and_stores_nothing(tmp_path, monkeypatch):
+    # the parent names the matcher it stored; if that file is gone (pruned) and the directory has changed
+    # since, building it again would store the new files' matcher under the old files' key
+    cache = tmp_path / "cache"
+    cache.mkdir(mode=0o700)
+    env = {**os.environ, "TRACEBOT_CACHE": str(cache), trainer.HELPER_ENV: "0"}
+    done = subprocess.run(  # noqa: S603 — our own module, argv list
+        [sys.executable, "-I", "-m", "tracebot.matcher.train_child", str(KNOWLEDGE)],
+        input=b"go 0123456789abcdef01234567\n", env=env, capture_output=True, timeout=300, check=False,
+    )
+    assert done.returncode == 0, done.stderr.decode()
+    assert sorted(p.name for p in cache.iterdir()) == []

@@ -25,3 +25,25 @@ def test_python_and_numpy_sums_and_a_pickled_index_give_identical_similarities(b
     assert results["python"] == results["numpy"]
     assert [loaded.similarities(t[:4000]) for t in texts] == results["numpy"]
     assert sum(bool(r) for r in results["python"]) > 100
+
+
+def test_long_made_up_words_are_not_kept_after_their_text_is_scored():
+    # each word's n-grams are cached for the life of the bot: a paste of long unique words must not grow
+    # that cache by the word's length each time (its size limit counts words, not bytes)
+    import tracemalloc
+
+    words = [("x" + c) * 2000 for c in "bcdefghij"]
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        for word in words:
+            counts = ngrams.grams(word)
+            assert counts["#" + word] == 1 and sum(counts.values()) == 4001
+            del counts
+        kept = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert kept < 100_000, f"{kept} bytes kept after scoring {len(words)} 4,000-character words"
+    assert ngrams.grams("nccl nccl timeout") == ngrams.Counter(
+        {"#nccl": 2, " nc": 2, "ncc": 2, "ccl": 2, "cl ": 2, "#timeout": 1, " ti": 1, "tim": 1, "ime": 1, "meo": 1, "eou": 1, "out": 1, "ut ": 1}
+    )
