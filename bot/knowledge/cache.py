@@ -74,11 +74,18 @@ def tree_hash(root: Path, extra: Iterable[bytes] = ()) -> str:
         names += [name if rel == "." else os.path.join(rel, name) for name in files]
     for name in sorted(names):
         path = os.path.join(root, name)
-        if not os.path.isfile(path):
+        if os.path.islink(path):  # never followed (the loader refuses links): where it points is what changes
+            h.update(len(name).to_bytes(8, "little") + name.encode() + b"\0link\0" + os.readlink(path).encode())
             continue
-        with open(path, "rb") as f:
-            data = f.read()
-        h.update(len(name).to_bytes(8, "little") + name.encode() + len(data).to_bytes(8, "little") + data)
+        try:  # never blocks on a FIFO, never follows a link swapped in since the walk
+            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
+        except OSError:
+            continue
+        with open(fd, "rb") as f:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                continue
+            digest = hashlib.file_digest(f, "sha256").digest()  # streamed: a stray huge file costs time, not memory
+        h.update(len(name).to_bytes(8, "little") + name.encode() + digest)
     return h.hexdigest()[:24]
 
 

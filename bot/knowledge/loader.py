@@ -227,9 +227,12 @@ def parse_entry_file(path: Path, display: str | None = None) -> tuple[Entry | No
 
 
 def _read_limited(path: Path, shown: str) -> tuple[bytes, LoadError | None]:
-    """A knowledge-base file's bytes, or the problem: unreadable, or over :data:`MAX_FILE_BYTES` (told by
-    its size, before anything is read)."""
+    """A knowledge-base file's bytes, or the problem: a symbolic link (never followed: a pull request's
+    link could point at any file tracebot can read, and errors quote what they parse), unreadable, or
+    over :data:`MAX_FILE_BYTES` (told by its size, before anything is read)."""
     try:
+        if path.is_symlink():
+            return b"", LoadError(shown, 1, "a symbolic link: not read (a knowledge file must be the file itself)")
         size = path.stat().st_size
         if size > MAX_FILE_BYTES:
             return b"", LoadError(shown, 1, f"file is {size} bytes; the limit is {MAX_FILE_BYTES}")
@@ -485,12 +488,9 @@ def _parse_files(root: Path, files_key: str | None) -> list[tuple[str, tuple[Ent
     out = []
     for path in entry_files(root):
         shown = _shown_path(path, root)
-        try:
-            raw = path.read_bytes() if path.stat().st_size <= MAX_FILE_BYTES else None
-        except OSError:
-            raw = None
-        if raw is None:  # too large or unreadable: parse_entry_file says so
-            out.append((shown, parse_entry_file(path, shown)))
+        raw, problem = _read_limited(path, shown)
+        if problem is not None:  # a link, too large or unreadable
+            out.append((shown, (None, [problem])))
             continue
         digest = hashlib.sha256(raw).digest()
         kept = before.get(shown)

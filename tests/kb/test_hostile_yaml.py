@@ -332,3 +332,40 @@ def test_kb_lint_refuses_a_contributed_entry_that_fires_on_the_real_clean_corpus
     assert main(["kb", "lint", "--knowledge", str(root)]) == 1
     out = capsys.readouterr().out
     assert "nccl-anything matches" in out and "clean logs" in out and "it would answer on healthy jobs" in out
+
+
+@pytest.mark.parametrize("name", ["linked-entry.yaml", "silence.yaml", "sources.yaml"])
+def test_a_linked_knowledge_file_is_refused_and_its_target_never_read(tmp_path: Path, name: str):
+    # A pull request can add a link; followed, it would make tracebot parse (and quote in its errors) any
+    # file the service user can read.
+    secret = tmp_path / "elsewhere" / "secret.yaml"
+    secret.parent.mkdir()
+    secret.write_text("id: not-for-you\npassword: hunter2\n", encoding="utf-8")
+    root = tmp_path / "knowledge"
+    root.mkdir()
+    (root / "good-entry.yaml").write_text(GOOD, encoding="utf-8")
+    (root / name).symlink_to(secret)
+    kb, errors = load_knowledge_base(root)
+    assert [e.id for e in kb.entries] == ["good-entry"]
+    shown = [str(e) for e in errors]
+    assert shown == [f"{Path('knowledge', name)}:1: a symbolic link: not read (a knowledge file must be the file itself)"]
+    assert not any("hunter2" in s or "not-for-you" in s or "password" in s for s in shown)
+
+
+def test_the_cache_key_sees_a_link_retargeted_and_never_blocks_on_a_fifo(tmp_path: Path):
+    import os
+
+    from tracebot.knowledge.cache import tree_hash
+
+    root = tmp_path / "knowledge"
+    root.mkdir()
+    (root / "good-entry.yaml").write_text(GOOD, encoding="utf-8")
+    (tmp_path / "a.yaml").write_text("a", encoding="utf-8")
+    (tmp_path / "b.yaml").write_text("b", encoding="utf-8")
+    (root / "link.yaml").symlink_to(tmp_path / "a.yaml")
+    first = tree_hash(root)
+    (root / "link.yaml").unlink()
+    (root / "link.yaml").symlink_to(tmp_path / "b.yaml")
+    assert tree_hash(root) != first
+    os.mkfifo(root / "pipe.yaml")  # no writer: opening it for reading the usual way would wait forever
+    assert len(tree_hash(root)) == 24
