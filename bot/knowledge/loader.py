@@ -18,8 +18,11 @@ good knowledge base (``KnowledgeHolder`` in the bot does).
 
 from __future__ import annotations
 
+import errno
 import hashlib
+import os
 import re
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -229,16 +232,27 @@ def parse_entry_file(path: Path, display: str | None = None) -> tuple[Entry | No
 def _read_limited(path: Path, shown: str) -> tuple[bytes, LoadError | None]:
     """A knowledge-base file's bytes, or the problem: a symbolic link (never followed: a pull request's
     link could point at any file tracebot can read, and errors quote what they parse), unreadable, or
-    over :data:`MAX_FILE_BYTES` (told by its size, before anything is read)."""
+    over :data:`MAX_FILE_BYTES` (told by its size, before anything is read). The checks are made on the
+    opened file, so a link or a FIFO swapped in after the directory was listed is refused too."""
+    if path.is_symlink():
+        return b"", LoadError(shown, 1, "a symbolic link: not read (a knowledge file must be the file itself)")
     try:
-        if path.is_symlink():
-            return b"", LoadError(shown, 1, "a symbolic link: not read (a knowledge file must be the file itself)")
-        size = path.stat().st_size
-        if size > MAX_FILE_BYTES:
-            return b"", LoadError(shown, 1, f"file is {size} bytes; the limit is {MAX_FILE_BYTES}")
-        return path.read_bytes(), None
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError as exc:
+        if exc.errno == errno.ELOOP:  # became a link since the check above
+            return b"", LoadError(shown, 1, "a symbolic link: not read (a knowledge file must be the file itself)")
         return b"", LoadError(shown, 1, f"cannot read: {exc.strerror or exc}")
+    with open(fd, "rb") as f:
+        try:
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode):
+                return b"", LoadError(shown, 1, "not a regular file: nothing in it was read")
+            raw = f.read(MAX_FILE_BYTES + 1) if info.st_size <= MAX_FILE_BYTES else b""
+            if info.st_size > MAX_FILE_BYTES or len(raw) > MAX_FILE_BYTES:  # also one grown since fstat
+                return b"", LoadError(shown, 1, f"file is {max(info.st_size, len(raw))} bytes; the limit is {MAX_FILE_BYTES}")
+            return raw, None
+        except OSError as exc:
+            return b"", LoadError(shown, 1, f"cannot read: {exc.strerror or exc}")
 
 
 def _decode(raw: bytes, shown: str) -> tuple[str, LoadError | None]:

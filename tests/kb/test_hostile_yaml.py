@@ -369,3 +369,15 @@ def test_the_cache_key_sees_a_link_retargeted_and_never_blocks_on_a_fifo(tmp_pat
     assert tree_hash(root) != first
     os.mkfifo(root / "pipe.yaml")  # no writer: opening it for reading the usual way would wait forever
     assert len(tree_hash(root)) == 24
+
+
+def test_a_fifo_named_like_an_entry_is_refused_without_waiting_for_a_writer(tmp_path: Path):
+    import os
+
+    from tracebot.knowledge.loader import parse_entry_file
+
+    fifo = tmp_path / "pipe.yaml"
+    os.mkfifo(fifo)  # no writer: a plain open-and-read would wait forever
+    entry, errors = parse_entry_file(fifo, "knowledge/pipe.yaml")
+    assert entry is None
+    assert [str(e) for e in errors] == ["knowledge/pipe.yaml:1: not a regular file: nothing in it was read"]
