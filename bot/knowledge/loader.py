@@ -229,18 +229,21 @@ def parse_entry_file(path: Path, display: str | None = None) -> tuple[Entry | No
     return parse_entry_text(raw, shown, path)
 
 
+_LINK_REFUSED = "a symbolic link: not read (a knowledge file must be the file itself)"
+
+
 def _read_limited(path: Path, shown: str) -> tuple[bytes, LoadError | None]:
     """A knowledge-base file's bytes, or the problem: a symbolic link (never followed: a pull request's
     link could point at any file tracebot can read, and errors quote what they parse), unreadable, or
     over :data:`MAX_FILE_BYTES` (told by its size, before anything is read). The checks are made on the
     opened file, so a link or a FIFO swapped in after the directory was listed is refused too."""
     if path.is_symlink():
-        return b"", LoadError(shown, 1, "a symbolic link: not read (a knowledge file must be the file itself)")
+        return b"", LoadError(shown, 1, _LINK_REFUSED)
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError as exc:
         if exc.errno == errno.ELOOP:  # became a link since the check above
-            return b"", LoadError(shown, 1, "a symbolic link: not read (a knowledge file must be the file itself)")
+            return b"", LoadError(shown, 1, _LINK_REFUSED)
         return b"", LoadError(shown, 1, f"cannot read: {exc.strerror or exc}")
     with open(fd, "rb") as f:
         try:
@@ -370,7 +373,8 @@ def entry_files(root: Path) -> list[Path]:
     return sorted(
         p
         for p in root.rglob("*.yaml")
-        if p.is_file() and not p.name.startswith(".") and p not in (root / SOURCES_FILE, root / SILENCE_FILE)
+        # links too, even dangling ones, so that the loader can say it refuses them
+        if (p.is_file() or p.is_symlink()) and not p.name.startswith(".") and p not in (root / SOURCES_FILE, root / SILENCE_FILE)
     )
 
 

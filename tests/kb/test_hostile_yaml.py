@@ -352,6 +352,18 @@ def test_a_linked_knowledge_file_is_refused_and_its_target_never_read(tmp_path: 
     assert not any("hunter2" in s or "not-for-you" in s or "password" in s for s in shown)
 
 
+def test_a_dangling_link_named_like_an_entry_is_reported_not_skipped(tmp_path: Path):
+    root = tmp_path / "knowledge"
+    root.mkdir()
+    (root / "good-entry.yaml").write_text(GOOD, encoding="utf-8")
+    (root / "gone.yaml").symlink_to(tmp_path / "missing.yaml")
+    kb, errors = load_knowledge_base(root)
+    assert [e.id for e in kb.entries] == ["good-entry"]
+    assert [str(e) for e in errors] == [
+        f"{Path('knowledge', 'gone.yaml')}:1: a symbolic link: not read (a knowledge file must be the file itself)"
+    ]
+
+
 def test_the_cache_key_sees_a_link_retargeted_and_never_blocks_on_a_fifo(tmp_path: Path):
     import os
 
