@@ -237,12 +237,10 @@ def _read_limited(path: Path, shown: str) -> tuple[bytes, LoadError | None]:
     link could point at any file tracebot can read, and errors quote what they parse), unreadable, or
     over :data:`MAX_FILE_BYTES` (told by its size, before anything is read). The checks are made on the
     opened file, so a link or a FIFO swapped in after the directory was listed is refused too."""
-    if path.is_symlink():
-        return b"", LoadError(shown, 1, _LINK_REFUSED)
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError as exc:
-        if exc.errno == errno.ELOOP:  # became a link since the check above
+        if exc.errno == errno.ELOOP:  # O_NOFOLLOW met a link (dangling or not)
             return b"", LoadError(shown, 1, _LINK_REFUSED)
         return b"", LoadError(shown, 1, f"cannot read: {exc.strerror or exc}")
     with open(fd, "rb") as f:
