@@ -45,7 +45,7 @@ def load_matcher(
     key = matcher_key(directory) if directory.is_dir() else None
     helper = None
     if _model_wanted(model) and key is not None:
-        helper = trainer.start(directory, cache_file("matcher", key))
+        helper = trainer.start(cache_file("matcher", key))
     try:
         kb, errors, index = load_compiled(directory, key)
         return kb, matcher_of(kb, index, threshold, model=model, helper=helper), errors

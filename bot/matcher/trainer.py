@@ -74,8 +74,8 @@ def core_free() -> bool:
         return False
 
 
-def start(directory: Path, matcher_file: Path | None) -> Helper | None:
-    """A child ready to train the model for ``directory`` once its matcher is in ``matcher_file``, or
+def start(matcher_file: Path | None) -> Helper | None:
+    """A child ready to train the model once its matcher is in ``matcher_file``, or
     ``None`` when there is nothing to gain: no cache to hand the matcher over (``matcher_file`` is
     ``None``), the matcher already cached (so, most likely, the model too), no idle core, or helpers
     switched off (:data:`HELPER_ENV`)."""
@@ -90,7 +90,7 @@ def start(directory: Path, matcher_file: Path | None) -> Helper | None:
             # -I: isolated. "-m" alone puts the working directory first on the module path, and a caller's
             # working directory (/tmp, a job's directory) may hold a planted "tracebot" package; -I also
             # ignores PYTHON* variables and the user's site-packages. It starts in "/" for the same reason.
-            [sys.executable, "-I", "-m", "tracebot.matcher.train_child", str(directory.resolve())],
+            [sys.executable, "-I", "-m", "tracebot.matcher.train_child"],
             stdin=subprocess.PIPE,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,

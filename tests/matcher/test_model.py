@@ -190,7 +190,7 @@ def test_the_helper_told_a_key_whose_matcher_is_gone_builds_and_stores_nothing(t
     cache.mkdir(mode=0o700)
     env = {**os.environ, "TRACEBOT_CACHE": str(cache), trainer.HELPER_ENV: "0"}
     done = subprocess.run(  # noqa: S603 — our own module, argv list
-        [sys.executable, "-I", "-m", "tracebot.matcher.train_child", str(KNOWLEDGE)],
+        [sys.executable, "-I", "-m", "tracebot.matcher.train_child"],
         input=b"go 0123456789abcdef01234567\n", env=env, capture_output=True, timeout=300, check=False,
     )
     assert done.returncode == 0, done.stderr.decode()
