@@ -14,8 +14,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "fresh"))
 from check import Rules, main  # noqa: E402
 
 KINDS = frozenset({"line", "traceback", "log", "prose", "ja", "chat"})
-RULES = Rules(KINDS, min_cases=100, min_negatives=50, at_least=tuple(((k,), n) for k, n in {
-    "prose": 40, "ja": 0, "traceback": 10, "line": 10, "log": 3, "chat": 8}.items()),
+RULES = Rules(KINDS, min_cases=150, min_negatives=55, at_least=tuple(((k,), n) for k, n in {
+    "prose": 40, "ja": 8, "traceback": 15, "line": 15, "log": 6, "chat": 8}.items()),
     soft_max_per_label=10, hard_max_per_label=12, max_per_source=2)
 
 if __name__ == "__main__":
