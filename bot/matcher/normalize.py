@@ -70,6 +70,10 @@ _OTHER_PREFIXES = [
 ]
 # Slack (and HTML log viewers) escape these three; error text is compared unescaped.
 _HTML_ESCAPES = (("&lt;", "<"), ("&gt;", ">"), ("&amp;", "&"))
+# A link as Markdown writes it ("[/dev/shm/nccl-X](https://host/dev/shm/nccl-X)"): text copied from a rendered
+# GitHub issue, a wiki or a chat that linkified a path carries it inside the message. The message is the
+# link's text.
+_MD_LINK = re.compile(r"\[([^\[\]\n]{1,500})\]\((?:https?|file|mailto):[^()\s]{1,2000}\)")
 
 _HEX = re.compile(r"\b0x[0-9a-fA-F]+\b")
 _IP = re.compile(r"\b\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?\b|\[?[0-9a-fA-F]{1,4}(?::[0-9a-fA-F]{0,4}){3,7}\]?")
@@ -115,6 +119,8 @@ def clean(line: str) -> CleanLine:
     if "&" in text:
         for escaped, plain in _HTML_ESCAPES:
             text = text.replace(escaped, plain)
+    if "](" in text:
+        text = _MD_LINK.sub(r"\1", text)
     rank: str | None = None
     host: str | None = None
     local: str | None = None

@@ -62,6 +62,20 @@ def test_slack_html_escapes_are_undone():
     assert clean("Tried to allocate &gt; 2 GiB &amp; failed &lt;here&gt;").text == "Tried to allocate > 2 GiB & failed <here>"
 
 
+def test_a_markdown_link_reads_as_its_text():
+    # a path a rendered issue page linkified, pasted back: the entry's regex reads the message
+    line = "Error while creating shared memory segment [/dev/shm/nccl-Ab12Cd](https://example.org/dev/shm/nccl-Ab12Cd) (size 7340384)"
+    assert clean(line).text == "Error while creating shared memory segment /dev/shm/nccl-Ab12Cd (size 7340384)"
+    # brackets that are not a link stay: a rank tag, a list, a link without a scheme
+    assert clean("step [3/10] loss [0.5](approx)").text == "step [3/10] loss [0.5](approx)"
+
+
+def test_a_linkified_path_still_finds_its_entry(matcher):
+    text = "ncclSystemError: System call (e.g. socket, malloc) or external library call failed or device error.\n"
+    text += "Error while creating shared memory segment [/dev/shm/nccl-Ab12Cd](https://example.org/dev/shm/nccl-Ab12Cd) (size 7340384)"
+    assert "nccl-shm-too-small" in [m.entry_id for m in matcher.diagnose(text).matches if m.confident]
+
+
 def test_slurmstepd_node_prefix_names_the_node():
     # Slurm 22.05 on the multi-node test cluster (scripts/slurm/start.sh --nodes 4), verbatim:
     c = clean("slurmstepd-tbnode1: error: *** STEP 644.0 ON tbnode1 CANCELLED AT 2026-11-23T21:10:50 ***")
