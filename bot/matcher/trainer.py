@@ -36,13 +36,14 @@ class Helper:
     def go(self, model_file: Path) -> None:
         """Have the child train the model into ``model_file`` (the model's cache file); nothing when the
         model is cached already or the parent could not store the matcher. :meth:`wait` waits for it."""
-        if model_file.is_file() or not self.matcher_file.is_file() or self.proc.stdin is None:
+        stdin = self.proc.stdin
+        if model_file.is_file() or not self.matcher_file.is_file() or stdin is None or stdin.closed:
             return
         # the matcher's cache key (its file's name): the child need not hash every file again to find it
         key = self.matcher_file.stem.partition("-")[2]
         with contextlib.suppress(OSError):
-            self.proc.stdin.write(f"go {key}\n".encode())
-            self.proc.stdin.close()
+            stdin.write(f"go {key}\n".encode())
+            stdin.close()
             self.going = True
 
     def wait(self) -> None:
@@ -60,6 +61,9 @@ class Helper:
         if self.proc.poll() is None:
             with contextlib.suppress(OSError):
                 self.proc.kill()
+        if self.proc.stdin is not None:
+            with contextlib.suppress(OSError):
+                self.proc.stdin.close()
         with contextlib.suppress(OSError, subprocess.TimeoutExpired):
             self.proc.wait(timeout=10)
 
