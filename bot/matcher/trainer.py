@@ -4,10 +4,12 @@ A cold start (nothing cached) used to do everything in one process, one thing af
 the knowledge base and build the matcher (~1 s at 1,000 entries), import scikit-learn and SciPy (~0.9 s),
 train (~1.3 s). Importing scikit-learn needs nothing from the knowledge base, so :func:`start` launches
 a child process (:mod:`tracebot.matcher.train_child`) while the parent is still parsing; the child imports the training code,
-then waits. Once the parent has built the matcher and stored it in the cache, :meth:`Helper.go` tells
-the child to go: the child loads that matcher from the cache and trains and stores the model exactly as
-the parent would have (:func:`tracebot.matcher.loading.matcher_of`), and the parent loads it from the
-cache. Anything that goes wrong (no cache, a crash, a timeout) only means the parent trains as before.
+then waits. The parent builds the matcher and stores it in the cache; when a text first needs the model
+(the matcher defers it: a long log never does), :meth:`Helper.go` tells the child to go: the child loads
+that matcher from the cache and trains and stores the model exactly as the parent would have
+(:func:`tracebot.matcher.loading.matcher_of`), and the parent loads it from the cache. A child never told
+to go is ended (:meth:`Helper.stop`) when its matcher is dropped or the parent exits. Anything that goes
+wrong (no cache, a crash, a timeout) only means the parent trains as before.
 """
 
 from __future__ import annotations
