@@ -159,9 +159,11 @@ class Matcher:
         """The ranking model; a deferred one (:meth:`defer_model`) is made here, on first use."""
         if self._pending is not None:
             with self._model_lock:  # two threads asking at once train it once
-                pending, self._pending = self._pending, None
-                if pending is not None:
-                    self._model = pending()
+                if self._pending is not None:
+                    # set only once made: a failure is raised again at the next use, never silently
+                    # turned into answers without the model
+                    self._model = self._pending()
+                    self._pending = None
         return self._model
 
     @model.setter

@@ -174,6 +174,24 @@ def test_a_long_log_is_answered_without_training_the_model(tmp_path, monkeypatch
     assert not m.model_pending and len(list(tmp_path.glob("model-*.pkl"))) == 1
 
 
+def test_a_deferred_model_that_fails_to_train_fails_every_paste_not_only_the_first(tmp_path, monkeypatch):
+    monkeypatch.setenv("TRACEBOT_CACHE", str(tmp_path))
+    monkeypatch.setenv(trainer.HELPER_ENV, "0")
+    _, m, _ = load_matcher(KNOWLEDGE)
+
+    def broken(*_a, **_k):
+        raise RuntimeError("training broke")
+
+    monkeypatch.setattr(training, "train", broken)
+    for _ in range(2):  # never a quiet fall back to answers without the model
+        with pytest.raises(RuntimeError, match="training broke"):
+            m.diagnose(PASTE)
+    assert m.diagnose(LONG_LOG).best.entry_id == "cuda-oom"  # the line rules need no model
+    monkeypatch.undo()
+    monkeypatch.setenv("TRACEBOT_CACHE", str(tmp_path))
+    assert m.diagnose(PASTE).best.probability is not None and not m.model_pending
+
+
 def test_the_idle_helper_process_ends_with_the_matcher_that_never_needed_it(tmp_path, monkeypatch):
     started: list[trainer.Helper | None] = []
     start = trainer.start
