@@ -38,24 +38,26 @@ CACHE_VERSION = 1
 
 
 def load_matcher(
-    directory: Path, threshold: float = DEFAULT_THRESHOLD, *, model: bool | None = None
+    directory: Path, threshold: float = DEFAULT_THRESHOLD, *, model: bool | None = None, helper: bool = True
 ) -> tuple[KnowledgeBase, Matcher, list[LoadError]]:
     """The knowledge base under ``directory``, its matcher, and every problem met while loading it.
 
-    ``model``: use the ranking model (``None``: unless ``$TRACEBOT_MODEL`` is ``0``). When the matcher
-    is not cached, a child process imports the training code while this one parses and builds, and
-    trains the model if it is not cached either (:mod:`tracebot.matcher.trainer`)."""
+    ``model``: use the ranking model (``None``: unless ``$TRACEBOT_MODEL`` is ``0``), made when a text
+    first needs it. When the matcher is not cached, a child process imports the training code while this
+    one parses and builds, and trains the model then if it is not cached either
+    (:mod:`tracebot.matcher.trainer`); ``helper=False`` starts none (the caller knows that no text will
+    need the model soon: ``tracebot diagnose`` on a file it will stream)."""
     directory = Path(directory)
     key = matcher_key(directory) if directory.is_dir() else None
-    helper = None
-    if _model_wanted(model) and key is not None:
-        helper = trainer.start(cache_file("matcher", key))
+    child = None
+    if helper and _model_wanted(model) and key is not None:
+        child = trainer.start(cache_file("matcher", key))
     try:
         kb, errors, index = load_compiled(directory, key)
-        matcher = matcher_of(kb, index, threshold, model=model, helper=helper, deferred=True)
+        matcher = matcher_of(kb, index, threshold, model=model, helper=child, deferred=True)
     except BaseException:
-        if helper is not None:
-            helper.stop()
+        if child is not None:
+            child.stop()
         raise
     return kb, matcher, errors
 

@@ -207,6 +207,26 @@ def test_the_idle_helper_process_ends_with_the_matcher_that_never_needed_it(tmp_
     assert not list(tmp_path.glob("model-*.pkl"))
 
 
+def test_tracebot_diagnose_starts_no_helper_for_a_file_it_will_stream(tmp_path, monkeypatch):
+    from tracebot.cli import main
+    from tracebot.matcher.core import FULL_SCAN_CHARS
+
+    started: list[object] = []
+    start = trainer.start
+    monkeypatch.setattr(trainer, "start", lambda *a: started.append(start(*a)) or started[-1])
+    monkeypatch.setenv("TRACEBOT_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv(trainer.HELPER_ENV, "1")  # however busy the machine is
+    big, small = tmp_path / "big.log", tmp_path / "small.log"
+    big.write_text("\n".join([f"[rank1]: step {i} | loss 1.0" for i in range(FULL_SCAN_CHARS // 20)] + [LONG_LOG]))
+    small.write_text(LONG_LOG)
+    assert main(["diagnose", "--knowledge", str(KNOWLEDGE), str(big)]) == 0
+    assert started == []  # streamed: the line rules answer, no model will be read
+    monkeypatch.setenv("TRACEBOT_CACHE", str(tmp_path / "empty"))  # nothing cached again
+    assert main(["diagnose", "--knowledge", str(KNOWLEDGE), str(small)]) == 0
+    assert len(started) == 1 and started[0] is not None  # a file held in memory may need the model
+    started[0].stop()  # (its matcher, never needing it, would end it when collected)
+
+
 def test_tracebot_diagnose_on_a_long_log_with_nothing_cached_trains_no_model(tmp_path):
     log = tmp_path / "big.log"
     log.write_text(LONG_LOG)
