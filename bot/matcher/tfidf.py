@@ -123,8 +123,9 @@ class Vocab:
             times.append(n)
         if not arrays:
             return np.zeros(0, dtype=np.int64), np.zeros(0)
-        # counted over the text's own features, not over a vocabulary-long array (~300,000 features:
-        # allocating and scanning it was most of a 2 KB paste's vector); whole counts, so the same sums
+        # counted over the text's own features, not over a vocabulary-long array (44,000 character n-grams
+        # at the bench's 1,000 entries, more in a real knowledge base; allocating and scanning it, a 2 KB
+        # paste's counting took 80-110 us, now 18 us); whole counts, so the same sums
         idx, at = np.unique(np.concatenate(arrays), return_inverse=True)
         return idx, np.bincount(at, weights=np.repeat(times, [len(a) for a in arrays]), minlength=len(idx))
 
