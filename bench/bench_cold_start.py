@@ -2,8 +2,10 @@
 (the bundled entries copied under new ids, ``sources.yaml`` beside them). Prints JSON.
 
 Targets (speed issue): ≤ 0.3 s with the cache warm, ≤ 1.5 s with it cold. Every run is a fresh
-process; each figure is the best of ``--repeat`` runs, wall seconds and CPU seconds (user + system:
-on a shared machine the wall time also holds other people's work). Python runs with a bytecode cache
+process; each figure is the median of ``--repeat`` runs, wall seconds and CPU seconds (user + system:
+on a shared machine the wall time also holds other people's work), with the best wall time beside it.
+``--baseline DIR`` (a checkout of the previous version with its own ``.venv``) runs every case for it
+too, alternating run by run, and adds ``ratio_to_baseline`` (median wall, this version ÷ baseline). Python runs with a bytecode cache
 (``PYTHONPYCACHEPREFIX`` in the bench's temporary directory, filled first for tracebot and the libraries
 training imports), as installed packages have; ``warm_no_bytecode`` is the warm run without one
 (``PYTHONDONTWRITEBYTECODE=1``).
@@ -12,6 +14,9 @@ training imports), as installed packages have; ``warm_no_bytecode`` is the warm 
 - ``all_cold``: empty ``$TRACEBOT_CACHE``: parse, build the matcher, train the ranking model (in a
   helper process when a core is idle, :mod:`tracebot.matcher.trainer`); ``all_cold_helper`` and
   ``all_cold_in_process`` force the helper on and off (``TRACEBOT_TRAIN_HELPER=1`` / ``0``);
+- ``long_log_all_cold`` / ``long_log_warm``: a 1 MB multi-node log (over 200 lines, so the line rules
+  answer it, never the model), cache empty / filled; ``model_files_after`` counts the model files the
+  cold run left in the cache (none: it did not train);
 - ``matcher_cold_model_cached``: the parsed entries and the built matcher removed from the cache, the
   trained model left;
 - ``one_entry_edited``: one entry's title changed, everything else cached: what an edit of an entry
@@ -24,17 +29,19 @@ training imports), as installed packages have; ``warm_no_bytecode`` is the warm 
 ``load_average`` (1, 5, 15 minutes) is read before and after: on a shared machine it says how much of the
 wall time was other people's work, and whether the helper had a core to itself.
 
-Usage: .venv/bin/python bench/bench_cold_start.py [--entries 1000] [--repeat 3]
+Usage: .venv/bin/python bench/bench_cold_start.py [--entries 1000] [--repeat 3] [--baseline /work/baseline] [--cases a,b]
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import re
 import resource
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -44,9 +51,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from bench.bench_matcher import PASTE_2KB  # noqa: E402
-
-TRACEBOT = str(Path(sys.executable).with_name("tracebot"))
+from bench.bench_matcher import PASTE_2KB, make_log  # noqa: E402
 
 
 def make_kb(where: Path, n: int) -> None:
@@ -81,74 +86,119 @@ def run(argv: list[str], env: dict[str, str], before=None) -> tuple[float, float
     return wall, after.ru_utime - usage.ru_utime + after.ru_stime - usage.ru_stime
 
 
-def best(argv: list[str], env: dict[str, str], repeat: int, before=None) -> dict[str, float]:
-    runs = [run(argv, env, before) for _ in range(repeat)]
-    return {"wall_s": round(min(w for w, _ in runs), 3), "cpu_s": round(min(c for _, c in runs), 3)}
+def summary(runs: list[tuple[float, float]]) -> dict[str, float]:
+    """Median wall and CPU seconds, and the best wall time (the least disturbed by other work)."""
+    return {"wall_s": round(statistics.median(w for w, _ in runs), 3),
+            "cpu_s": round(statistics.median(c for _, c in runs), 3),
+            "best_wall_s": round(min(w for w, _ in runs), 3), "walls": [round(w, 2) for w, _ in runs]}
+
+
+class Version:
+    """One tracebot to time: its command, its cache directory and the environment it runs in."""
+
+    def __init__(self, repo: Path, tmp: Path, name: str):
+        self.repo = repo
+        self.python = str(repo / ".venv" / "bin" / "python")
+        self.tracebot = str(repo / ".venv" / "bin" / "tracebot")
+        self.cache = tmp / f"cache-{name}"
+        base = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "TRACEBOT_MODEL")}
+        base["PYTHONPYCACHEPREFIX"] = str(tmp / "pycache")
+        self.base = base
+        subprocess.run([self.python, "-m", "compileall", "-q", str(repo / "bot"), str(repo / "plugins")],
+                       env=base, check=True, capture_output=True, timeout=300)
+        # the libraries training imports (scikit-learn, scipy) get their bytecode too, as installed
+        # packages have it: otherwise the one cold run with the model also compiles them (~2 s)
+        subprocess.run([self.python, "-c", "import tracebot.matcher.training"],
+                       env=base, check=True, capture_output=True, timeout=300)
+
+    def empty_cache(self) -> None:
+        shutil.rmtree(self.cache, ignore_errors=True)
+
+    def drop_matcher(self) -> None:
+        for p in [*self.cache.glob("kb-*.pkl"), *self.cache.glob("files-*.pkl"), *self.cache.glob("matcher-*.pkl")]:
+            p.unlink()
+
+    def model_files(self) -> int:
+        return len(list(self.cache.glob("model-*.pkl")))
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--entries", type=int, default=1000)
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--baseline", type=Path, help="a checkout of the previous version with its own .venv: "
+                    "each case is run for it too, alternating with this one")
+    ap.add_argument("--cases", help="comma-separated names of the cases to run (default: all)")
     args = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="tracebot-cold-"))
     try:
-        kb, cache = tmp / "knowledge", tmp / "cache"
+        kb = tmp / "knowledge"
         make_kb(kb, args.entries)
         paste = tmp / "paste.txt"
         paste.write_text(PASTE_2KB, encoding="utf-8")
-        base = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "TRACEBOT_MODEL")}
-        base["PYTHONPYCACHEPREFIX"] = str(tmp / "pycache")
-        subprocess.run([sys.executable, "-m", "compileall", "-q", str(REPO / "bot"), str(REPO / "plugins")],
-                       env=base, check=True, capture_output=True, timeout=300)
-        # the libraries training imports (scikit-learn, scipy) get their bytecode too, as installed
-        # packages have it: otherwise the one cold run with the model also compiles them (~2 s)
-        subprocess.run([sys.executable, "-c", "import tracebot.matcher.training"],
-                       env=base, check=True, capture_output=True, timeout=300)
-        diagnose = [TRACEBOT, "diagnose", "--knowledge", str(kb), str(paste)]
-        env = dict(base, TRACEBOT_CACHE=str(cache))
-        no_model = dict(env, TRACEBOT_MODEL="0")
-
-        def empty_cache() -> None:
-            shutil.rmtree(cache, ignore_errors=True)
-
-        def drop_matcher() -> None:
-            for p in [*cache.glob("kb-*.pkl"), *cache.glob("files-*.pkl"), *cache.glob("matcher-*.pkl")]:
-                p.unlink()
+        log = tmp / "big.log"  # a long log (over 200 lines): answered by the line rules, never the model
+        log.write_text(make_log(1 << 20), encoding="utf-8")
+        versions = {"now": Version(REPO, tmp, "now")}
+        if args.baseline:
+            versions["baseline"] = Version(args.baseline.resolve(), tmp, "baseline")
 
         edits = iter(range(1_000_000))
         edited = sorted(p for p in kb.rglob("*.yaml") if p.name != "sources.yaml")[0]
 
-        def edit_one_entry() -> None:
+        def edit_one_entry(_v: Version) -> None:
             text = edited.read_text(encoding="utf-8")
             edited.write_text(re.sub(r"^title: .*$", f"title: edited {next(edits)}", text, count=1, flags=re.M), encoding="utf-8")
 
-        report: dict = {"bench": "cold_start", "entries": args.entries, "repeat": args.repeat,
-                        "cores": os.cpu_count(), "load_average": {"before": [round(x, 2) for x in os.getloadavg()]}}
-        report["python_floor"] = best([sys.executable, "-c", "pass"], base, args.repeat)
-        helper, in_process = dict(env, TRACEBOT_TRAIN_HELPER="1"), dict(env, TRACEBOT_TRAIN_HELPER="0")
-        report["all_cold"] = best(diagnose, env, args.repeat, empty_cache)
-        report["all_cold_helper"] = best(diagnose, helper, args.repeat, empty_cache)
-        report["all_cold_in_process"] = best(diagnose, in_process, args.repeat, empty_cache)
-        report["matcher_cold_model_cached"] = best(diagnose, env, args.repeat, drop_matcher)
-        report["warm"] = best(diagnose, env, args.repeat)
-        report["one_entry_edited"] = best(diagnose, env, args.repeat, edit_one_entry)
-        report["one_entry_edited_helper"] = best(diagnose, helper, args.repeat, edit_one_entry)
-        report["one_entry_edited_in_process"] = best(diagnose, in_process, args.repeat, edit_one_entry)
-        report["cold_no_model"] = best(diagnose, no_model, args.repeat, empty_cache)
-        report["warm_no_model"] = best(diagnose, no_model, args.repeat)
-        report["warm_no_bytecode"] = best(diagnose, dict(no_model, PYTHONDONTWRITEBYTECODE="1"), args.repeat)
-        report["no_cache_no_model"] = best(diagnose, dict(base, TRACEBOT_CACHE="", TRACEBOT_MODEL="0"), args.repeat)
-        report["load_average"]["after"] = [round(x, 2) for x in os.getloadavg()]
-        floor = report["python_floor"]["wall_s"]
-        report["warm_over_python_floor"] = round(report["warm"]["wall_s"] / floor, 1)
-        report["targets"] = {
-            "warm_le_0_3s": report["warm"]["wall_s"] <= 0.3,
-            "warm_no_model_le_0_3s": report["warm_no_model"]["wall_s"] <= 0.3,
-            "cold_no_model_le_1_5s": report["cold_no_model"]["wall_s"] <= 1.5,
-            "all_cold_le_1_5s": report["all_cold"]["wall_s"] <= 1.5,
-            "matcher_cold_model_cached_le_1_5s": report["matcher_cold_model_cached"]["wall_s"] <= 1.5,
+        # name -> (input, environment changes, what to do before each run)
+        cases: dict[str, tuple[Path | None, dict[str, str | None], object]] = {
+            "python_floor": (None, {}, None),
+            "all_cold": (paste, {}, Version.empty_cache),
+            "all_cold_helper": (paste, {"TRACEBOT_TRAIN_HELPER": "1"}, Version.empty_cache),
+            "all_cold_in_process": (paste, {"TRACEBOT_TRAIN_HELPER": "0"}, Version.empty_cache),
+            "long_log_all_cold": (log, {}, Version.empty_cache),
+            "long_log_warm": (log, {}, None),
+            "matcher_cold_model_cached": (paste, {}, Version.drop_matcher),
+            "warm": (paste, {}, None),
+            "one_entry_edited": (paste, {}, edit_one_entry),
+            "one_entry_edited_helper": (paste, {"TRACEBOT_TRAIN_HELPER": "1"}, edit_one_entry),
+            "one_entry_edited_in_process": (paste, {"TRACEBOT_TRAIN_HELPER": "0"}, edit_one_entry),
+            "cold_no_model": (paste, {"TRACEBOT_MODEL": "0"}, Version.empty_cache),
+            "warm_no_model": (paste, {"TRACEBOT_MODEL": "0"}, None),
+            "warm_no_bytecode": (paste, {"TRACEBOT_MODEL": "0", "PYTHONDONTWRITEBYTECODE": "1"}, None),
+            "no_cache_no_model": (paste, {"TRACEBOT_MODEL": "0", "TRACEBOT_CACHE": ""}, None),
         }
+        chosen = args.cases.split(",") if args.cases else list(cases)
+        report: dict = {"bench": "cold_start", "entries": args.entries, "repeat": args.repeat,
+                        "cores": os.cpu_count(), "load_average": {"before": [round(x, 2) for x in os.getloadavg()]},
+                        "statistic": "median of the runs (best_wall_s: the fastest)"}
+        if args.baseline:
+            report["baseline"] = {"repo": str(args.baseline), "commit": subprocess.run(
+                ["git", "-C", str(args.baseline), "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()}
+        for name in chosen:
+            given, changes, before = cases[name]
+            runs: dict[str, list[tuple[float, float]]] = {v: [] for v in versions}
+            models: dict[str, int] = {}
+            for _ in range(args.repeat):
+                for vname, v in versions.items():  # alternating: both meet the same load
+                    env = dict(v.base, TRACEBOT_CACHE=str(v.cache))
+                    env.update({k: x for k, x in changes.items() if x is not None})
+                    argv = [v.python, "-c", "pass"] if given is None else \
+                        [v.tracebot, "diagnose", "--knowledge", str(kb), str(given)]
+                    runs[vname].append(run(argv, env, functools.partial(before, v) if before else None))
+                    models[vname] = v.model_files()
+            report[name] = summary(runs["now"])
+            if name.startswith("long_log"):
+                report[name]["model_files_after"] = models["now"]
+            if "baseline" in versions:
+                report.setdefault("baseline_runs", {})[name] = summary(runs["baseline"])
+                report[name]["ratio_to_baseline"] = round(report[name]["wall_s"] / max(1e-9, report["baseline_runs"][name]["wall_s"]), 3)
+        report["load_average"]["after"] = [round(x, 2) for x in os.getloadavg()]
+        if "python_floor" in report and "warm" in report:
+            report["warm_over_python_floor"] = round(report["warm"]["wall_s"] / report["python_floor"]["wall_s"], 1)
+        targets = {"warm_le_0_3s": ("warm", 0.3), "warm_no_model_le_0_3s": ("warm_no_model", 0.3),
+                   "cold_no_model_le_1_5s": ("cold_no_model", 1.5), "all_cold_le_1_5s": ("all_cold", 1.5),
+                   "matcher_cold_model_cached_le_1_5s": ("matcher_cold_model_cached", 1.5)}
+        report["targets"] = {t: report[c]["wall_s"] <= limit for t, (c, limit) in targets.items() if c in report}
         print(json.dumps(report, indent=2))
     finally:
         shutil.rmtree(tmp)

@@ -2,7 +2,10 @@
 
 Targets (matcher issue): training at load ≤ 2 s with 1,000 entries; a 2 KB paste ≤ 5 ms median with
 1,000 entries. The baseline in the same run is the same matcher with the model off (``model=False``),
-so ``model_ms`` is what the model adds to a paste. Training is timed after scikit-learn is imported
+so ``model_ms`` is what the model adds to a paste; ``median_cpu_ms`` / ``model_off_cpu_ms`` are the same
+medians in CPU time (200 calls each), which other work on a shared machine inflates far less. Run it
+with another checkout's interpreter (``/work/baseline/.venv/bin/python bench/bench_model.py``) to time
+that version's code with this benchmark. Training is timed after scikit-learn is imported
 (its ~1 s import is paid once per process, and only when no cached model exists).
 
 Usage: .venv/bin/python bench/bench_model.py [--sizes 53,1000] (bench/results/model.json; speed_table.py makes
@@ -27,6 +30,16 @@ from tracebot.knowledge.loader import load_knowledge_base  # noqa: E402
 from tracebot.matcher import Matcher  # noqa: E402
 
 QUESTION = "my training job gets slower and slower and then NCCL times out on one node, how do I debug this?"
+
+
+def cpu_timed(fn, repeat: int) -> list[float]:
+    """CPU seconds of each of ``repeat`` calls (this process's, not the machine's)."""
+    out = []
+    for _ in range(repeat):
+        t = time.process_time()
+        fn()
+        out.append(time.process_time() - t)
+    return out
 
 
 def _first(m: Matcher, text: str) -> str | None:
@@ -54,8 +67,12 @@ def main() -> None:
             with_model.diagnose(text)
             on = statistics.median(timed(lambda text=text, m=with_model: m.diagnose(text), 50))
             off = statistics.median(timed(lambda text=text, m=plain: m.diagnose(text), 50))
+            # CPU time too: on a shared machine a burst of other work inflates every wall sample of a run
+            on_cpu = statistics.median(cpu_timed(lambda text=text, m=with_model: m.diagnose(text), 200))
+            off_cpu = statistics.median(cpu_timed(lambda text=text, m=plain: m.diagnose(text), 200))
             row[name] = {"median_ms": round(on * 1000, 2), "model_off_ms": round(off * 1000, 2),
-                         "model_ms": round((on - off) * 1000, 2), "first": _first(with_model, text)}
+                         "model_ms": round((on - off) * 1000, 2), "median_cpu_ms": round(on_cpu * 1000, 2),
+                         "model_off_cpu_ms": round(off_cpu * 1000, 2), "first": _first(with_model, text)}
         out[str(n)] = row
     out["load_average_at_end"] = [round(x, 2) for x in os.getloadavg()]
     print(json.dumps(out, indent=1))

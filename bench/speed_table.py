@@ -70,14 +70,22 @@ COLD_ROWS = (
     ("all_cold_helper", "… training in the helper process (`TRACEBOT_TRAIN_HELPER=1`)", ""),
     ("all_cold_in_process", "… training in the process itself (`TRACEBOT_TRAIN_HELPER=0`)", ""),
     ("no_cache_no_model", "no cache at all (`TRACEBOT_CACHE=`), model off", ""),
+    ("long_log_all_cold", "1 MB log (over 200 lines: no model), cache empty", ""),
+    ("long_log_warm", "1 MB log, warm cache", ""),
 )
 
 
 def cold_table(r: dict) -> list[str]:
-    rows = [f"| `tracebot diagnose`, 2 KB paste, {r['entries']:,} entries | wall | CPU | target |", "|---|---|---|---|"]
+    """One row per case; with a baseline (``--baseline``), its wall time and the ratio beside."""
+    base = r.get("baseline_runs", {})
+    head = f"| `tracebot diagnose`, 2 KB paste unless said, {r['entries']:,} entries | wall | CPU | target |"
+    rows = [head + (" baseline wall | ÷ baseline |" if base else ""), "|---|---|---|---|" + ("---|---|" if base else "")]
     for key, label, target in COLD_ROWS:
         if key in r:
-            rows.append(f"| {label} | {_s(r[key]['wall_s'])} | {_s(r[key]['cpu_s'])} | {target} |")
+            row = f"| {label} | {_s(r[key]['wall_s'])} | {_s(r[key]['cpu_s'])} | {target} |"
+            if base:
+                row += f" {_s(base[key]['wall_s'])} | {_x(r[key].get('ratio_to_baseline'))} |" if key in base else " — | — |"
+            rows.append(row)
     if "load_average" in r:
         load = r["load_average"]
         rows += ["", f"Load average (1, 5, 15 min) before: {load['before']}, after: {load['after']} ({r.get('cores', 2)} cores)."]

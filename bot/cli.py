@@ -35,13 +35,14 @@ if TYPE_CHECKING:
 MAX_STDIN_BYTES = 512 << 20
 
 
-def _kb(args: argparse.Namespace) -> tuple[KnowledgeBase, Matcher]:
+def _kb(args: argparse.Namespace, *, helper: bool = True) -> tuple[KnowledgeBase, Matcher]:
+    """``helper``: a training helper process may be started (False: no text will need the model)."""
     from tracebot.matcher import load_matcher
 
     cfg = _config(args)
     if getattr(args, "threshold", None) is not None:
         cfg.confidence_threshold = args.threshold
-    kb, matcher, errors = load_matcher(cfg.knowledge_dir, cfg.confidence_threshold)
+    kb, matcher, errors = load_matcher(cfg.knowledge_dir, cfg.confidence_threshold, helper=helper)
     if errors:
         print(f"warning: {len(errors)} knowledge-base problem(s); run `tracebot kb lint`", file=sys.stderr)
     if not kb.entries:
@@ -78,7 +79,11 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
     from tracebot.matcher.core import FULL_SCAN_CHARS
     from tracebot.render.text import render_diagnosis
 
-    kb, matcher = _kb(args)
+    given = Path(args.file) if args.file not in (None, "-") and not args.batch else None
+    # a file over FULL_SCAN_CHARS on disk (plain, or gzip that inflates to more) is streamed: the line
+    # rules answer it, so no helper process imports scikit-learn for a model nobody will read
+    streamed = given is not None and given.is_file() and given.stat().st_size > FULL_SCAN_CHARS
+    kb, matcher = _kb(args, helper=not streamed)
     if args.batch:
         return _diagnose_batch(matcher, Path(args.batch))
     progress = _Progress(sys.stderr.isatty())

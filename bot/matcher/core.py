@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import os
 import re
+import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -148,7 +150,36 @@ class Matcher:
             model = os.environ.get("TRACEBOT_MODEL", "1") != "0"
         if model is True:
             model = self.train_model() if self.can_train else None
-        self.model: RankingModel | None = model or None
+        self._model: RankingModel | None = model or None
+        self._pending: Callable[[], RankingModel | None] | None = None
+        self._model_lock = threading.Lock()
+
+    @property
+    def model(self) -> RankingModel | None:
+        """The ranking model; a deferred one (:meth:`defer_model`) is made here, on first use."""
+        if self._pending is not None:
+            with self._model_lock:  # two threads asking at once train it once
+                if self._pending is not None:
+                    # set only once made: a failure is raised again at the next use, never silently
+                    # turned into answers without the model
+                    self._model = self._pending()
+                    self._pending = None
+        return self._model
+
+    @model.setter
+    def model(self, value: RankingModel | None) -> None:
+        self._model, self._pending = value, None
+
+    @property
+    def model_pending(self) -> bool:
+        """Whether the model is deferred and not made yet (a long log never makes it)."""
+        return self._pending is not None
+
+    def defer_model(self, make: Callable[[], RankingModel | None]) -> None:
+        """Make the model with ``make`` when a text first needs it, not now: only a text a person
+        pastes (under :data:`MODEL_MAX_LINES` lines) is ranked by it, so ``tracebot diagnose big.log``
+        with nothing cached does not train a model it will not read."""
+        self._model, self._pending = None, make
 
     @property
     def can_train(self) -> bool:
@@ -412,7 +443,8 @@ class Matcher:
         probs: dict[int, float] = {}
         sure: dict[int, float] = {}  # the confidence model's probabilities (RankingModel.answer)
         guesses: set[int] = set()  # below MODEL_MIN_PROBABILITY, kept as closest guesses
-        if self.model is not None and named and stats.lines_total < MODEL_MAX_LINES:
+        # the model last: a long log must not make a deferred model it will not read
+        if named and stats.lines_total < MODEL_MAX_LINES and self.model is not None:
             from tracebot.matcher.features import text_info
 
             model_text = _model_text(named, prose, aggs)

@@ -9,14 +9,17 @@ key; an unreadable cache file is rebuilt. The trained ranking model is cached by
 (:func:`tracebot.matcher.model.load_or_train`), under :func:`~tracebot.matcher.keys.model_key`: a hash of the entries' content
 that does not depend on where the directory is, so copies of one knowledge base share it and an edit
 that changes no entry (a comment) keeps it. It is computed when the matcher is built and cached with it,
-so a warm start hashes nothing more than the files. When the matcher is not cached, the model is trained
-in a helper process started before parsing (:mod:`tracebot.matcher.trainer`), when a core is idle.
+so a warm start hashes nothing more than the files. :func:`load_matcher` loads (or trains) the model only
+when a text first needs it: a long log is answered by the line rules and never waits for training. When
+the matcher is not cached, a helper process started before parsing (:mod:`tracebot.matcher.trainer`),
+when a core is idle, imports the training code meanwhile and trains once the model is needed.
 """
 
 from __future__ import annotations
 
 import os
 import sys
+import weakref
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -29,29 +32,34 @@ from tracebot.matcher.keys import code_hash, model_key, versions
 if TYPE_CHECKING:
     from tracebot.matcher.core import Matcher
     from tracebot.matcher.index import CompiledKB
+    from tracebot.matcher.model import RankingModel
 
 CACHE_VERSION = 1
 
 
 def load_matcher(
-    directory: Path, threshold: float = DEFAULT_THRESHOLD, *, model: bool | None = None
+    directory: Path, threshold: float = DEFAULT_THRESHOLD, *, model: bool | None = None, helper: bool = True
 ) -> tuple[KnowledgeBase, Matcher, list[LoadError]]:
     """The knowledge base under ``directory``, its matcher, and every problem met while loading it.
 
-    ``model``: use the ranking model (``None``: unless ``$TRACEBOT_MODEL`` is ``0``). When the matcher
-    is not cached, a child process imports the training code while this one parses and builds, and
-    trains the model if it is not cached either (:mod:`tracebot.matcher.trainer`)."""
+    ``model``: use the ranking model (``None``: unless ``$TRACEBOT_MODEL`` is ``0``), made when a text
+    first needs it. When the matcher is not cached, a child process imports the training code while this
+    one parses and builds, and trains the model then if it is not cached either
+    (:mod:`tracebot.matcher.trainer`); ``helper=False`` starts none (the caller knows that no text will
+    need the model soon: ``tracebot diagnose`` on a file it will stream)."""
     directory = Path(directory)
     key = matcher_key(directory) if directory.is_dir() else None
-    helper = None
-    if _model_wanted(model) and key is not None:
-        helper = trainer.start(cache_file("matcher", key))
+    child = None
+    if helper and _model_wanted(model) and key is not None:
+        child = trainer.start(cache_file("matcher", key))
     try:
         kb, errors, index = load_compiled(directory, key)
-        return kb, matcher_of(kb, index, threshold, model=model, helper=helper), errors
-    finally:
-        if helper is not None:
-            helper.stop()
+        matcher = matcher_of(kb, index, threshold, model=model, helper=child, deferred=True)
+    except BaseException:
+        if child is not None:
+            child.stop()
+        raise
+    return kb, matcher, errors
 
 
 def matcher_of(
@@ -61,19 +69,42 @@ def matcher_of(
     *,
     model: bool | None = None,
     helper: trainer.Helper | None = None,
+    deferred: bool = False,
 ) -> Matcher:
     """The matcher over ``index`` (from :func:`load_compiled`), with its ranking model from the model's
-    own cache (trained and stored when missing, by ``helper`` when one was started)."""
+    own cache (trained and stored when missing, by ``helper`` when one was started). ``deferred``: the
+    model is loaded or trained when a text first needs it (:meth:`Matcher.defer_model`), and ``helper``
+    waits until then (it is ended when the matcher is no longer used, or at exit); otherwise now (the
+    bot's reload: a paste must never wait for training)."""
     from tracebot.matcher.core import Matcher
 
-    model_file = cache_file("model", index.model_key) if index.model_key else None
-    if helper is not None and model_file is not None and _model_wanted(model):
-        helper.go(model_file)  # this process meanwhile imports what answering needs (numpy: ~0.1 s)
     matcher = Matcher(kb, threshold=threshold, model=False, index=index)
-    if _model_wanted(model) and matcher.can_train:
+    if not (_model_wanted(model) and matcher.can_train):
         if helper is not None:
-            helper.wait()
-        matcher.model = matcher.train_model()
+            helper.stop()
+        return matcher
+    model_file = cache_file("model", index.model_key) if index.model_key else None
+
+    def make() -> RankingModel:
+        try:
+            if helper is not None and model_file is not None:
+                helper.go(model_file)
+                import tracebot.matcher.model  # noqa: F401 — meanwhile, what answering needs (numpy: ~0.1 s)
+
+                helper.wait()
+            return matcher.train_model()
+        finally:
+            if helper is not None:
+                helper.stop()
+
+    if not deferred:
+        matcher.model = make()
+        return matcher
+    if helper is not None:
+        # a matcher that never needed its model (a long log) ends the idle helper when it goes, at the
+        # latest when the process exits
+        weakref.finalize(matcher, helper.stop)
+    matcher.defer_model(make)
     return matcher
 
 

@@ -123,11 +123,11 @@ class Vocab:
             times.append(n)
         if not arrays:
             return np.zeros(0, dtype=np.int64), np.zeros(0)
-        counts = np.bincount(
-            np.concatenate(arrays), weights=np.repeat(times, [len(a) for a in arrays]), minlength=len(self.idf)
-        )
-        idx = np.flatnonzero(counts)
-        return idx, counts[idx]
+        # counted over the text's own features, not over a vocabulary-long array (44,000 character n-grams
+        # at the bench's 1,000 entries, more in a real knowledge base; allocating and scanning it, a 2 KB
+        # paste's counting took 80-110 us, now 18 us); whole counts, so the same sums
+        idx, at = np.unique(np.concatenate(arrays), return_inverse=True)
+        return idx, np.bincount(at, weights=np.repeat(times, [len(a) for a in arrays]), minlength=len(idx))
 
 
 # Scratch arrays for the products' large temporaries, kept per thread: on this 2-core machine fresh

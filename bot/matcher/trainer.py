@@ -4,10 +4,12 @@ A cold start (nothing cached) used to do everything in one process, one thing af
 the knowledge base and build the matcher (~1 s at 1,000 entries), import scikit-learn and SciPy (~0.9 s),
 train (~1.3 s). Importing scikit-learn needs nothing from the knowledge base, so :func:`start` launches
 a child process (:mod:`tracebot.matcher.train_child`) while the parent is still parsing; the child imports the training code,
-then waits. Once the parent has built the matcher and stored it in the cache, :meth:`Helper.go` tells
-the child to go: the child loads that matcher from the cache and trains and stores the model exactly as
-the parent would have (:func:`tracebot.matcher.loading.matcher_of`), and the parent loads it from the
-cache. Anything that goes wrong (no cache, a crash, a timeout) only means the parent trains as before.
+then waits. The parent builds the matcher and stores it in the cache; when a text first needs the model
+(the matcher defers it: a long log never does), :meth:`Helper.go` tells the child to go: the child loads
+that matcher from the cache and trains and stores the model exactly as the parent would have
+(:func:`tracebot.matcher.loading.matcher_of`), and the parent loads it from the cache. A child never told
+to go is ended (:meth:`Helper.stop`) when its matcher is dropped or the parent exits. Anything that goes
+wrong (no cache, a crash, a timeout) only means the parent trains as before.
 """
 
 from __future__ import annotations
@@ -36,13 +38,14 @@ class Helper:
     def go(self, model_file: Path) -> None:
         """Have the child train the model into ``model_file`` (the model's cache file); nothing when the
         model is cached already or the parent could not store the matcher. :meth:`wait` waits for it."""
-        if model_file.is_file() or not self.matcher_file.is_file() or self.proc.stdin is None:
+        stdin = self.proc.stdin
+        if model_file.is_file() or not self.matcher_file.is_file() or stdin is None or stdin.closed:
             return
         # the matcher's cache key (its file's name): the child need not hash every file again to find it
         key = self.matcher_file.stem.partition("-")[2]
         with contextlib.suppress(OSError):
-            self.proc.stdin.write(f"go {key}\n".encode())
-            self.proc.stdin.close()
+            stdin.write(f"go {key}\n".encode())
+            stdin.close()
             self.going = True
 
     def wait(self) -> None:
@@ -60,6 +63,9 @@ class Helper:
         if self.proc.poll() is None:
             with contextlib.suppress(OSError):
                 self.proc.kill()
+        if self.proc.stdin is not None:
+            with contextlib.suppress(OSError):
+                self.proc.stdin.close()
         with contextlib.suppress(OSError, subprocess.TimeoutExpired):
             self.proc.wait(timeout=10)
 

@@ -3,6 +3,7 @@ vectors, the same candidates, the same probabilities, and no scikit-learn (or sc
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import subprocess
@@ -127,7 +128,8 @@ def test_a_model_trained_by_the_helper_process_answers_as_one_trained_in_process
     monkeypatch.setenv("TRACEBOT_CACHE", str(tmp_path / "helper"))
     monkeypatch.setenv(trainer.HELPER_ENV, "1")  # however busy the machine is
     _, by_helper, _ = load_matcher(KNOWLEDGE)
-    assert started[0] is not None and started[0].proc.returncode == 0 and by_helper.model is not None
+    assert by_helper.model is not None  # the first use has the helper train it
+    assert started[0] is not None and started[0].proc.returncode == 0
     monkeypatch.undo()
     monkeypatch.setenv("TRACEBOT_CACHE", str(tmp_path / "here"))
     monkeypatch.setenv(trainer.HELPER_ENV, "0")
@@ -144,9 +146,95 @@ def test_when_the_helper_process_fails_the_parent_trains_the_model_itself(tmp_pa
     monkeypatch.setenv("TRACEBOT_CACHE", str(tmp_path / "cache"))
     monkeypatch.setenv(trainer.HELPER_ENV, "1")
     _, m, _ = load_matcher(KNOWLEDGE)
-    assert started[0] is not None and started[0].proc.returncode not in (None, 0)
     assert m.model is not None
+    assert started[0] is not None and started[0].proc.returncode not in (None, 0)
     assert m.diagnose("my training job runs out of GPU memory at step 100, how can I fix it?").best is not None
+
+
+LONG_LOG = "\n".join(
+    [*(f"[rank{r % 8}]: iteration {r} | loss 1.{r:04d}" for r in range(300)),
+     "[rank3]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB"]
+)
+PASTE = "my training job runs out of GPU memory at step 100, how can I fix it?"
+
+
+@pytest.mark.parametrize("helper", ["0", "1"])
+def test_a_long_log_is_answered_without_training_the_model(tmp_path, monkeypatch, helper):
+    started: list[trainer.Helper | None] = []
+    start = trainer.start
+    monkeypatch.setattr(trainer, "start", lambda *a: started.append(start(*a)) or started[-1])
+    monkeypatch.setenv("TRACEBOT_CACHE", str(tmp_path))
+    monkeypatch.setenv(trainer.HELPER_ENV, helper)
+    _, m, _ = load_matcher(KNOWLEDGE)
+    d = m.diagnose(LONG_LOG)  # 301 lines: the line rules answer, the model is never read
+    assert d.best is not None and d.best.entry_id == "cuda-oom" and d.best.probability is None
+    assert m.model_pending and not list(tmp_path.glob("model-*.pkl"))
+    # the first paste makes it (trained now, stored in the cache) and is ranked by it
+    assert m.diagnose(PASTE).best.probability is not None
+    assert not m.model_pending and len(list(tmp_path.glob("model-*.pkl"))) == 1
+
+
+def test_a_deferred_model_that_fails_to_train_fails_every_paste_not_only_the_first(tmp_path, monkeypatch):
+    monkeypatch.setenv("TRACEBOT_CACHE", str(tmp_path))
+    monkeypatch.setenv(trainer.HELPER_ENV, "0")
+    _, m, _ = load_matcher(KNOWLEDGE)
+
+    def broken(*_a, **_k):
+        raise RuntimeError("training broke")
+
+    monkeypatch.setattr(training, "train", broken)
+    for _ in range(2):  # never a quiet fall back to answers without the model
+        with pytest.raises(RuntimeError, match="training broke"):
+            m.diagnose(PASTE)
+    assert m.diagnose(LONG_LOG).best.entry_id == "cuda-oom"  # the line rules need no model
+    monkeypatch.undo()
+    monkeypatch.setenv("TRACEBOT_CACHE", str(tmp_path))
+    assert m.diagnose(PASTE).best.probability is not None and not m.model_pending
+
+
+def test_the_idle_helper_process_ends_with_the_matcher_that_never_needed_it(tmp_path, monkeypatch):
+    started: list[trainer.Helper | None] = []
+    start = trainer.start
+    monkeypatch.setattr(trainer, "start", lambda *a: started.append(start(*a)) or started[-1])
+    monkeypatch.setenv("TRACEBOT_CACHE", str(tmp_path))
+    monkeypatch.setenv(trainer.HELPER_ENV, "1")
+    _, m, _ = load_matcher(KNOWLEDGE)
+    m.diagnose(LONG_LOG)
+    proc = started[0].proc
+    del m
+    gc.collect()  # the matcher and its deferred model refer to each other
+    assert proc.returncode is not None  # killed and reaped, not left waiting for a "go"
+    assert not list(tmp_path.glob("model-*.pkl"))
+
+
+def test_tracebot_diagnose_starts_no_helper_for_a_file_it_will_stream(tmp_path, monkeypatch):
+    from tracebot.cli import main
+    from tracebot.matcher.core import FULL_SCAN_CHARS
+
+    started: list[object] = []
+    start = trainer.start
+    monkeypatch.setattr(trainer, "start", lambda *a: started.append(start(*a)) or started[-1])
+    monkeypatch.setenv("TRACEBOT_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv(trainer.HELPER_ENV, "1")  # however busy the machine is
+    big, small = tmp_path / "big.log", tmp_path / "small.log"
+    big.write_text("\n".join([f"[rank1]: step {i} | loss 1.0" for i in range(FULL_SCAN_CHARS // 20)] + [LONG_LOG]))
+    small.write_text(LONG_LOG)
+    assert main(["diagnose", "--knowledge", str(KNOWLEDGE), str(big)]) == 0
+    assert started == []  # streamed: the line rules answer, no model will be read
+    monkeypatch.setenv("TRACEBOT_CACHE", str(tmp_path / "empty"))  # nothing cached again
+    assert main(["diagnose", "--knowledge", str(KNOWLEDGE), str(small)]) == 0
+    assert len(started) == 1 and started[0] is not None  # a file held in memory may need the model
+    started[0].stop()  # (its matcher, never needing it, would end it when collected)
+
+
+def test_tracebot_diagnose_on_a_long_log_with_nothing_cached_trains_no_model(tmp_path):
+    log = tmp_path / "big.log"
+    log.write_text(LONG_LOG)
+    env = dict(os.environ, TRACEBOT_CACHE=str(tmp_path / "cache"), **{trainer.HELPER_ENV: "1"})
+    out = subprocess.run([sys.executable, "-m", "tracebot.cli", "diagnose", "--json", "--knowledge", str(KNOWLEDGE), str(log)],
+                         env=env, capture_output=True, text=True, check=True, timeout=600)
+    assert json.loads(out.stdout)["matches"][0]["entry_id"] == "cuda-oom"
+    assert list((tmp_path / "cache").glob("matcher-*.pkl")) and not list((tmp_path / "cache").glob("model-*.pkl"))
 
 
 def test_the_helper_process_never_imports_a_package_planted_in_the_working_directory(tmp_path, monkeypatch):
@@ -166,9 +254,9 @@ def test_the_helper_process_never_imports_a_package_planted_in_the_working_direc
     monkeypatch.setenv("PYTHONPATH", str(tmp_path / "cwd"))  # ignored by the helper too
     monkeypatch.chdir(tmp_path / "cwd")
     _, m, _ = load_matcher(KNOWLEDGE)
+    assert m.model is not None
     assert started[0] is not None and started[0].proc.returncode == 0  # the helper trained
     assert not ran.exists(), ran.read_text()
-    assert m.model is not None
 
 
 def test_centroids_with_common_ngrams_kept_dense_are_the_sparse_ones(trained):

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import os
+import re
+import shutil
 
 import pytest
 
+from tests.conftest import KNOWLEDGE
 from tests.slack import payloads
 from tests.slack.blocks import texts
 from tests.slack.tiny_kb import ENTRIES, OOM_LINE, write_tiny_kb
@@ -122,3 +125,21 @@ def test_a_hostile_file_beside_the_entries_keeps_the_last_good_knowledge_base(tm
     (root / name).unlink()
     assert holder.reload_if_changed()
     assert holder.errors == [] and not holder.current.rejected
+
+
+def test_a_reload_swaps_in_a_matcher_whose_ranking_model_is_already_trained(tmp_path, monkeypatch):
+    # the CLI trains the model at the first paste that needs it; the bot must not make a user's paste wait
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("TRACEBOT_CACHE", str(cache))
+    root = tmp_path / "kb"
+    shutil.copytree(KNOWLEDGE, root)
+    holder = KnowledgeHolder(root)
+    assert not holder.matcher.model_pending and holder.matcher.model is not None
+    edited = root / "cuda" / "cuda-oom.yaml"
+    edited.write_text(re.sub(r"^title: .*$", "title: CUDA ran out of GPU memory", edited.read_text(), count=1, flags=re.M))
+    _touch_later(edited)
+    assert holder.reload_if_changed() and not holder.current.rejected
+    assert not holder.matcher.model_pending  # trained before it was swapped in
+    assert len(list(cache.glob("model-*.pkl"))) == 2  # the edited knowledge base's model, beside the first
+    answer = holder.matcher.diagnose("my training job runs out of GPU memory at step 100, how can I fix it?").best
+    assert answer.entry_id == "cuda-oom" and answer.probability is not None
