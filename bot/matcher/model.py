@@ -45,6 +45,7 @@ SEED = 7
 # the development sets, as 98 % was.
 TARGET_PRECISION = 0.99
 CANDIDATES = 8  # entries compared per text besides those with line or phrase evidence
+HARDEST_WRONG = 3  # the ranking model learns from the right answer against this many closest wrong ones
 MAX_TRAIN_PER_ENTRY = 20  # examples (and phrases) per entry used as training texts
 MAX_TRAIN_TEXTS = 3000  # in all: with many entries, fewer of each entry's texts
 MAX_TRAIN_ENTRIES = 250  # past this, every stride-th entry's texts train (all entries are in the TF-IDF spaces)
