@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from tracebot.config import Config
+from tracebot.matcher import ModelUnavailable
 from tracebot.secrets import Scrubber, ScrubbingStream, install_log_filter
 
 if TYPE_CHECKING:
@@ -719,6 +720,9 @@ def main(argv: list[str] | None = None) -> int:
             return int(args.func(args) or 0)
         except KeyboardInterrupt:
             return 130
+        except ModelUnavailable as exc:  # made when a text first needed it (tracebot.matcher.loading)
+            print(f"error: {exc}", file=sys.stderr)
+            return 1
         except BrokenPipeError:
             return 0
         except SystemExit as exc:

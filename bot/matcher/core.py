@@ -24,6 +24,7 @@ from rapidfuzz import fuzz
 from tracebot.config import DEFAULT_THRESHOLD
 from tracebot.knowledge.entry import Entry
 from tracebot.knowledge.loader import KnowledgeBase
+from tracebot.matcher import ModelUnavailable
 from tracebot.matcher.facts import read_facts
 from tracebot.matcher.index import CompiledKB, looks_like_error, tokens
 from tracebot.matcher.normalize import CleanLine, LocalRanks, clean, mask, to_text
@@ -161,8 +162,15 @@ class Matcher:
             with self._model_lock:  # two threads asking at once train it once
                 if self._pending is not None:
                     # set only once made: a failure is raised again at the next use, never silently
-                    # turned into answers without the model
-                    self._model = self._pending()
+                    # turned into answers without the model; raised as one the CLI explains (the
+                    # caller is answering a text, and a traceback from scikit-learn says nothing of that)
+                    try:
+                        self._model = self._pending()
+                    except Exception as exc:
+                        raise ModelUnavailable(
+                            f"the ranking model could not be trained ({type(exc).__name__}: {exc}); "
+                            "TRACEBOT_MODEL=0 answers without it"
+                        ) from exc
                     self._pending = None
         return self._model
 

@@ -192,6 +192,22 @@ def test_a_deferred_model_that_fails_to_train_fails_every_paste_not_only_the_fir
     assert m.diagnose(PASTE).best.probability is not None and not m.model_pending
 
 
+def test_the_cli_explains_a_model_that_failed_to_train_instead_of_a_traceback(tmp_path, monkeypatch, capsys):
+    from tracebot.cli import main
+
+    monkeypatch.setenv("TRACEBOT_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv(trainer.HELPER_ENV, "0")
+    monkeypatch.setattr(training, "train", lambda *_a, **_k: (_ for _ in ()).throw(MemoryError("no room to train")))
+    paste, cases = tmp_path / "paste.txt", tmp_path / "cases.jsonl"
+    paste.write_text(PASTE)
+    cases.write_text(json.dumps({"id": "a", "text": PASTE}) + "\n")
+    for argv in (["diagnose", str(paste)], ["diagnose", "--batch", str(cases)]):
+        assert main([*argv[:1], "--knowledge", str(KNOWLEDGE), *argv[1:]]) == 1
+        err = capsys.readouterr().err
+        assert "the ranking model could not be trained (MemoryError: no room to train)" in err
+        assert "TRACEBOT_MODEL=0" in err  # what the user can do meanwhile
+
+
 def test_the_idle_helper_process_ends_with_the_matcher_that_never_needed_it(tmp_path, monkeypatch):
     started: list[trainer.Helper | None] = []
     start = trainer.start
