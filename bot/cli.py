@@ -159,7 +159,7 @@ def cmd_kb_lint(args: argparse.Namespace) -> int:
 
 
 def cmd_kb_list(args: argparse.Namespace) -> int:
-    kb, _ = _kb(args)
+    kb, _ = _kb(args, helper=False)
     if args.json:
         rows = [{"id": e.id, "title": e.title, "role": e.role, "tags": e.tags} for e in kb.entries]
         print(json.dumps(rows, ensure_ascii=False, indent=2))
@@ -171,7 +171,7 @@ def cmd_kb_list(args: argparse.Namespace) -> int:
 
 
 def cmd_kb_show(args: argparse.Namespace) -> int:
-    kb, _ = _kb(args)
+    kb, _ = _kb(args, helper=False)
     e = kb.get(args.id)
     if e is None:
         print(f"error: no entry '{args.id}' (see `tracebot kb list`)", file=sys.stderr)
@@ -193,7 +193,7 @@ def cmd_kb_show(args: argparse.Namespace) -> int:
 
 
 def cmd_kb_search(args: argparse.Namespace) -> int:
-    kb, matcher = _kb(args)
+    kb, matcher = _kb(args, helper=False)
     query = " ".join(args.text)
     hits = matcher.search(query, limit=args.limit)
     if args.json:

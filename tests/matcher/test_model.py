@@ -246,6 +246,20 @@ def test_tracebot_diagnose_starts_no_helper_for_a_file_it_will_stream(tmp_path, 
     started[0].stop()  # (its matcher, never needing it, would end it when collected)
 
 
+@pytest.mark.parametrize("argv", [["list"], ["show", "cuda-oom"], ["search", "out", "of", "memory"]])
+def test_kb_commands_that_answer_no_text_start_no_helper(tmp_path, monkeypatch, argv):
+    # they never read the model: a helper would import scikit-learn on the other core for nothing
+    from tracebot.cli import main
+
+    started: list[object] = []
+    start = trainer.start
+    monkeypatch.setattr(trainer, "start", lambda *a: started.append(start(*a)) or started[-1])
+    monkeypatch.setenv("TRACEBOT_CACHE", str(tmp_path))
+    monkeypatch.setenv(trainer.HELPER_ENV, "1")  # however busy the machine is
+    assert main(["kb", argv[0], "--knowledge", str(KNOWLEDGE), *argv[1:]]) == 0
+    assert started == []
+
+
 def test_tracebot_diagnose_on_a_long_log_with_nothing_cached_trains_no_model(tmp_path):
     log = tmp_path / "big.log"
     log.write_text(LONG_LOG)
