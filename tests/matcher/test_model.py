@@ -192,6 +192,46 @@ def test_a_deferred_model_that_fails_to_train_fails_every_paste_not_only_the_fir
     assert m.diagnose(PASTE).best.probability is not None and not m.model_pending
 
 
+def test_threads_that_need_a_deferred_model_at_once_train_it_once_and_share_it(tmp_path, monkeypatch):
+    # the Bolt worker threads of anything serving a load_matcher matcher: one trains, the others wait
+    import threading
+
+    monkeypatch.setenv("TRACEBOT_CACHE", str(tmp_path))
+    monkeypatch.setenv(trainer.HELPER_ENV, "0")
+    _, m, _ = load_matcher(KNOWLEDGE)
+    real, calls, training_now, second_waits = training.train, [], threading.Event(), threading.Event()
+
+    def slow(*a, **k):
+        calls.append(1)
+        training_now.set()
+        assert second_waits.wait(60)  # the second thread is at the lock while this one trains
+        return real(*a, **k)
+
+    class Watched:  # the matcher's lock, telling when the second thread comes to it
+        def __init__(self, lock):
+            self.lock = lock
+
+        def __enter__(self):
+            if training_now.is_set():
+                second_waits.set()
+            return self.lock.__enter__()
+
+        def __exit__(self, *exc):
+            return self.lock.__exit__(*exc)
+
+    monkeypatch.setattr(training, "train", slow)
+    m._model_lock = Watched(m._model_lock)
+    got: list[object] = []
+    first = threading.Thread(target=lambda: got.append(m.model))
+    first.start()
+    assert training_now.wait(60)
+    second = threading.Thread(target=lambda: got.append(m.model))
+    second.start()
+    first.join(120)
+    second.join(120)
+    assert len(calls) == 1 and len(got) == 2 and got[0] is got[1] is not None
+
+
 def test_the_cli_explains_a_model_that_failed_to_train_instead_of_a_traceback(tmp_path, monkeypatch, capsys):
     from tracebot.cli import main
 
