@@ -20,10 +20,6 @@ if TYPE_CHECKING:
 
 __all__ = ["Matcher", "ModelUnavailable", "combine", "entry_match", "load_matcher", "rank"]
 
-
-class ModelUnavailable(RuntimeError):
-    """The ranking model, deferred until a text needed it (:meth:`Matcher.defer_model`), failed to load or
-    train. Here, not in ``core``: the CLI catches it to explain it, without importing the matcher."""
 # Imported on first use (PEP 562): the log scanner needs none of the matcher's model (scikit-learn,
 # SciPy: ~100 MB and a second of start-up), so a /trace job's scan does not pay for it.
 _HOME = {"Matcher": "core", "entry_match": "core", "load_matcher": "loading", "combine": "ranking", "rank": "ranking"}
@@ -33,3 +29,8 @@ def __getattr__(name: str) -> Any:
     if name in _HOME:
         return getattr(import_module(f"tracebot.matcher.{_HOME[name]}"), name)
     raise AttributeError(f"module 'tracebot.matcher' has no attribute {name!r}")
+
+
+class ModelUnavailable(RuntimeError):
+    """The ranking model, deferred until a text needed it (:meth:`Matcher.defer_model`), failed to load or
+    train. Here, not in ``core``: the CLI catches it to explain it, without importing the matcher."""

@@ -157,7 +157,8 @@ class Matcher:
 
     @property
     def model(self) -> RankingModel | None:
-        """The ranking model; a deferred one (:meth:`defer_model`) is made here, on first use."""
+        """The ranking model; a deferred one (:meth:`defer_model`) is made here, on first use (failing:
+        :class:`~tracebot.matcher.ModelUnavailable`, at every use until it is made)."""
         if self._pending is not None:
             with self._model_lock:  # two threads asking at once train it once
                 if self._pending is not None:
