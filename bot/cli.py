@@ -668,6 +668,9 @@ def _trace_knowledge(config: Config) -> tuple[_Knowledge | None, str | None]:
 
     try:
         kb, matcher, _errors = load_matcher(config.knowledge_dir, config.confidence_threshold)
+        # made now, not at a plugin's first match(): that runs inside the plugin's deadline, and
+        # training there (seconds with nothing cached) could time the trace out and lose its findings
+        _ = matcher.model
     except Exception as exc:  # a broken KB must not stop an admin from tracing a hung job
         return None, f"knowledge base unavailable ({type(exc).__name__}: {exc}); no entries matched"
     if not kb.entries:

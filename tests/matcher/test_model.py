@@ -232,6 +232,25 @@ def test_threads_that_need_a_deferred_model_at_once_train_it_once_and_share_it(t
     assert len(calls) == 1 and len(got) == 2 and got[0] is got[1] is not None
 
 
+def test_tracebot_trace_has_the_model_before_a_plugin_runs(tmp_path, monkeypatch):
+    # a plugin's match() runs inside its deadline: training there (seconds cold, up to the helper's
+    # timeout) could time the whole trace out and lose what the plugin found
+    from tracebot.cli import _trace_knowledge
+    from tracebot.config import Config
+
+    monkeypatch.setenv("TRACEBOT_CACHE", str(tmp_path))
+    monkeypatch.setenv(trainer.HELPER_ENV, "0")
+    config = Config.from_env({"TRACEBOT_KNOWLEDGE": str(KNOWLEDGE)})
+    knowledge, note = _trace_knowledge(config)
+    assert note is None and knowledge is not None and not knowledge.matcher.model_pending
+    assert knowledge.matcher.model is not None
+    # a model that fails to train is said before the plugins run, as a broken knowledge base is
+    monkeypatch.setenv("TRACEBOT_CACHE", str(tmp_path / "empty"))
+    monkeypatch.setattr(training, "train", lambda *_a, **_k: (_ for _ in ()).throw(MemoryError("no room to train")))
+    knowledge, note = _trace_knowledge(config)
+    assert knowledge is None and "the ranking model could not be trained (MemoryError: no room to train)" in note
+
+
 def test_the_cli_explains_a_model_that_failed_to_train_instead_of_a_traceback(tmp_path, monkeypatch, capsys):
     from tracebot.cli import main
 
