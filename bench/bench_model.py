@@ -32,16 +32,6 @@ from tracebot.matcher import Matcher  # noqa: E402
 QUESTION = "my training job gets slower and slower and then NCCL times out on one node, how do I debug this?"
 
 
-def cpu_timed(fn, repeat: int) -> list[float]:
-    """CPU seconds of each of ``repeat`` calls (this process's, not the machine's)."""
-    out = []
-    for _ in range(repeat):
-        t = time.process_time()
-        fn()
-        out.append(time.process_time() - t)
-    return out
-
-
 def _first(m: Matcher, text: str) -> str | None:
     d = m.diagnose(text)
     return d.matches[0].entry_id if d.matches else None
@@ -68,8 +58,8 @@ def main() -> None:
             on = statistics.median(timed(lambda text=text, m=with_model: m.diagnose(text), 50))
             off = statistics.median(timed(lambda text=text, m=plain: m.diagnose(text), 50))
             # CPU time too: on a shared machine a burst of other work inflates every wall sample of a run
-            on_cpu = statistics.median(cpu_timed(lambda text=text, m=with_model: m.diagnose(text), 200))
-            off_cpu = statistics.median(cpu_timed(lambda text=text, m=plain: m.diagnose(text), 200))
+            on_cpu = statistics.median(timed(lambda text=text, m=with_model: m.diagnose(text), 200, time.process_time))
+            off_cpu = statistics.median(timed(lambda text=text, m=plain: m.diagnose(text), 200, time.process_time))
             row[name] = {"median_ms": round(on * 1000, 2), "model_off_ms": round(off * 1000, 2),
                          "model_ms": round((on - off) * 1000, 2), "median_cpu_ms": round(on_cpu * 1000, 2),
                          "model_off_cpu_ms": round(off_cpu * 1000, 2), "first": _first(with_model, text)}

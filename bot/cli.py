@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from tracebot.config import Config
+from tracebot.matcher import ModelUnavailable
 from tracebot.secrets import Scrubber, ScrubbingStream, install_log_filter
 
 if TYPE_CHECKING:
@@ -158,7 +159,7 @@ def cmd_kb_lint(args: argparse.Namespace) -> int:
 
 
 def cmd_kb_list(args: argparse.Namespace) -> int:
-    kb, _ = _kb(args)
+    kb, _ = _kb(args, helper=False)
     if args.json:
         rows = [{"id": e.id, "title": e.title, "role": e.role, "tags": e.tags} for e in kb.entries]
         print(json.dumps(rows, ensure_ascii=False, indent=2))
@@ -170,7 +171,7 @@ def cmd_kb_list(args: argparse.Namespace) -> int:
 
 
 def cmd_kb_show(args: argparse.Namespace) -> int:
-    kb, _ = _kb(args)
+    kb, _ = _kb(args, helper=False)
     e = kb.get(args.id)
     if e is None:
         print(f"error: no entry '{args.id}' (see `tracebot kb list`)", file=sys.stderr)
@@ -192,7 +193,7 @@ def cmd_kb_show(args: argparse.Namespace) -> int:
 
 
 def cmd_kb_search(args: argparse.Namespace) -> int:
-    kb, matcher = _kb(args)
+    kb, matcher = _kb(args, helper=False)
     query = " ".join(args.text)
     hits = matcher.search(query, limit=args.limit)
     if args.json:
@@ -667,6 +668,9 @@ def _trace_knowledge(config: Config) -> tuple[_Knowledge | None, str | None]:
 
     try:
         kb, matcher, _errors = load_matcher(config.knowledge_dir, config.confidence_threshold)
+        # made now, not at a plugin's first match(): that runs inside the plugin's deadline, and
+        # training there (seconds with nothing cached) could time the trace out and lose its findings
+        _ = matcher.model
     except Exception as exc:  # a broken KB must not stop an admin from tracing a hung job
         return None, f"knowledge base unavailable ({type(exc).__name__}: {exc}); no entries matched"
     if not kb.entries:
@@ -719,6 +723,9 @@ def main(argv: list[str] | None = None) -> int:
             return int(args.func(args) or 0)
         except KeyboardInterrupt:
             return 130
+        except ModelUnavailable as exc:  # made when a text first needed it (tracebot.matcher.loading)
+            print(f"error: {exc}", file=sys.stderr)
+            return 1
         except BrokenPipeError:
             return 0
         except SystemExit as exc:

@@ -24,6 +24,7 @@ from rapidfuzz import fuzz
 from tracebot.config import DEFAULT_THRESHOLD
 from tracebot.knowledge.entry import Entry
 from tracebot.knowledge.loader import KnowledgeBase
+from tracebot.matcher import ModelUnavailable
 from tracebot.matcher.facts import read_facts
 from tracebot.matcher.index import CompiledKB, looks_like_error, tokens
 from tracebot.matcher.normalize import CleanLine, LocalRanks, clean, mask, to_text
@@ -151,18 +152,26 @@ class Matcher:
         if model is True:
             model = self.train_model() if self.can_train else None
         self._model: RankingModel | None = model or None
-        self._pending: Callable[[], RankingModel | None] | None = None
+        self._pending: Callable[[Matcher], RankingModel | None] | None = None
         self._model_lock = threading.Lock()
 
     @property
     def model(self) -> RankingModel | None:
-        """The ranking model; a deferred one (:meth:`defer_model`) is made here, on first use."""
+        """The ranking model; a deferred one (:meth:`defer_model`) is made here, on first use (failing:
+        :class:`~tracebot.matcher.ModelUnavailable`, at every use until it is made)."""
         if self._pending is not None:
             with self._model_lock:  # two threads asking at once train it once
                 if self._pending is not None:
                     # set only once made: a failure is raised again at the next use, never silently
-                    # turned into answers without the model
-                    self._model = self._pending()
+                    # turned into answers without the model; raised as one the CLI explains (the
+                    # caller is answering a text, and a traceback from scikit-learn says nothing of that)
+                    try:
+                        self._model = self._pending(self)
+                    except Exception as exc:
+                        raise ModelUnavailable(
+                            f"the ranking model could not be trained ({type(exc).__name__}: {exc}); "
+                            "TRACEBOT_MODEL=0 answers without it"
+                        ) from exc
                     self._pending = None
         return self._model
 
@@ -175,10 +184,12 @@ class Matcher:
         """Whether the model is deferred and not made yet (a long log never makes it)."""
         return self._pending is not None
 
-    def defer_model(self, make: Callable[[], RankingModel | None]) -> None:
-        """Make the model with ``make`` when a text first needs it, not now: only a text a person
+    def defer_model(self, make: Callable[[Matcher], RankingModel | None]) -> None:
+        """Make the model with ``make(self)`` when a text first needs it, not now: only a text a person
         pastes (under :data:`MODEL_MAX_LINES` lines) is ranked by it, so ``tracebot diagnose big.log``
-        with nothing cached does not train a model it will not read."""
+        with nothing cached does not train a model it will not read. ``make`` is handed the matcher
+        rather than holding it: a matcher that refers to itself would outlive its last use until a
+        garbage collection, and with it whatever ``make`` holds (an idle helper process)."""
         self._model, self._pending = None, make
 
     @property

@@ -85,20 +85,20 @@ def matcher_of(
         return matcher
     model_file = cache_file("model", index.model_key) if index.model_key else None
 
-    def make() -> RankingModel:
+    def make(made_for: Matcher) -> RankingModel:  # handed the matcher: no reference cycle (defer_model)
         try:
             if helper is not None and model_file is not None:
                 helper.go(model_file)
                 import tracebot.matcher.model  # noqa: F401 — meanwhile, what answering needs (numpy: ~0.1 s)
 
                 helper.wait()
-            return matcher.train_model()
+            return made_for.train_model()
         finally:
             if helper is not None:
                 helper.stop()
 
     if not deferred:
-        matcher.model = make()
+        matcher.model = make(matcher)
         return matcher
     if helper is not None:
         # a matcher that never needed its model (a long log) ends the idle helper when it goes, at the

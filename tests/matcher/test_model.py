@@ -192,6 +192,81 @@ def test_a_deferred_model_that_fails_to_train_fails_every_paste_not_only_the_fir
     assert m.diagnose(PASTE).best.probability is not None and not m.model_pending
 
 
+def test_threads_that_need_a_deferred_model_at_once_train_it_once_and_share_it(tmp_path, monkeypatch):
+    # the Bolt worker threads of anything serving a load_matcher matcher: one trains, the others wait
+    import threading
+
+    monkeypatch.setenv("TRACEBOT_CACHE", str(tmp_path))
+    monkeypatch.setenv(trainer.HELPER_ENV, "0")
+    _, m, _ = load_matcher(KNOWLEDGE)
+    real, calls, training_now, second_waits = training.train, [], threading.Event(), threading.Event()
+
+    def slow(*a, **k):
+        calls.append(1)
+        training_now.set()
+        assert second_waits.wait(60)  # the second thread is at the lock while this one trains
+        return real(*a, **k)
+
+    class Watched:  # the matcher's lock, telling when the second thread comes to it
+        def __init__(self, lock):
+            self.lock = lock
+
+        def __enter__(self):
+            if training_now.is_set():
+                second_waits.set()
+            return self.lock.__enter__()
+
+        def __exit__(self, *exc):
+            return self.lock.__exit__(*exc)
+
+    monkeypatch.setattr(training, "train", slow)
+    m._model_lock = Watched(m._model_lock)
+    got: list[object] = []
+    first = threading.Thread(target=lambda: got.append(m.model))
+    first.start()
+    assert training_now.wait(60)
+    second = threading.Thread(target=lambda: got.append(m.model))
+    second.start()
+    first.join(120)
+    second.join(120)
+    assert len(calls) == 1 and len(got) == 2 and got[0] is got[1] is not None
+
+
+def test_tracebot_trace_has_the_model_before_a_plugin_runs(tmp_path, monkeypatch):
+    # a plugin's match() runs inside its deadline: training there (seconds cold, up to the helper's
+    # timeout) could time the whole trace out and lose what the plugin found
+    from tracebot.cli import _trace_knowledge
+    from tracebot.config import Config
+
+    monkeypatch.setenv("TRACEBOT_CACHE", str(tmp_path))
+    monkeypatch.setenv(trainer.HELPER_ENV, "0")
+    config = Config.from_env({"TRACEBOT_KNOWLEDGE": str(KNOWLEDGE)})
+    knowledge, note = _trace_knowledge(config)
+    assert note is None and knowledge is not None and not knowledge.matcher.model_pending
+    assert knowledge.matcher.model is not None
+    # a model that fails to train is said before the plugins run, as a broken knowledge base is
+    monkeypatch.setenv("TRACEBOT_CACHE", str(tmp_path / "empty"))
+    monkeypatch.setattr(training, "train", lambda *_a, **_k: (_ for _ in ()).throw(MemoryError("no room to train")))
+    knowledge, note = _trace_knowledge(config)
+    assert knowledge is None and "the ranking model could not be trained (MemoryError: no room to train)" in note
+
+
+def test_the_cli_explains_a_model_that_failed_to_train_instead_of_a_traceback(tmp_path, monkeypatch, capsys):
+    from tracebot.cli import main
+
+    monkeypatch.setenv("TRACEBOT_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv(trainer.HELPER_ENV, "0")
+    monkeypatch.setattr(training, "train", lambda *_a, **_k: (_ for _ in ()).throw(MemoryError("no room to train")))
+    paste, cases = tmp_path / "paste.txt", tmp_path / "cases.jsonl"
+    paste.write_text(PASTE)
+    cases.write_text(json.dumps({"id": "a", "text": PASTE}) + "\n")
+    for argv in (["diagnose", str(paste)], ["diagnose", "--batch", str(cases)]):
+        assert main([*argv[:1], "--knowledge", str(KNOWLEDGE), *argv[1:]]) == 1
+        err = capsys.readouterr().err
+        assert "the ranking model could not be trained (MemoryError: no room to train)" in err
+        assert "TRACEBOT_MODEL=0" in err  # what the user can do meanwhile
+
+
 def test_the_idle_helper_process_ends_with_the_matcher_that_never_needed_it(tmp_path, monkeypatch):
     started: list[trainer.Helper | None] = []
     start = trainer.start
@@ -201,9 +276,12 @@ def test_the_idle_helper_process_ends_with_the_matcher_that_never_needed_it(tmp_
     _, m, _ = load_matcher(KNOWLEDGE)
     m.diagnose(LONG_LOG)
     proc = started[0].proc
-    del m
-    gc.collect()  # the matcher and its deferred model refer to each other
-    assert proc.returncode is not None  # killed and reaped, not left waiting for a "go"
+    gc.disable()  # ended when the last reference goes, not at some later collection: a process that
+    try:  # loads matchers again and again (the test suite, a tool) must not gather idle helpers
+        del m
+        assert proc.returncode is not None  # killed and reaped, not left waiting for a "go"
+    finally:
+        gc.enable()
     assert not list(tmp_path.glob("model-*.pkl"))
 
 
@@ -225,6 +303,20 @@ def test_tracebot_diagnose_starts_no_helper_for_a_file_it_will_stream(tmp_path, 
     assert main(["diagnose", "--knowledge", str(KNOWLEDGE), str(small)]) == 0
     assert len(started) == 1 and started[0] is not None  # a file held in memory may need the model
     started[0].stop()  # (its matcher, never needing it, would end it when collected)
+
+
+@pytest.mark.parametrize("argv", [["list"], ["show", "cuda-oom"], ["search", "out", "of", "memory"]])
+def test_kb_commands_that_answer_no_text_start_no_helper(tmp_path, monkeypatch, argv):
+    # they never read the model: a helper would import scikit-learn on the other core for nothing
+    from tracebot.cli import main
+
+    started: list[object] = []
+    start = trainer.start
+    monkeypatch.setattr(trainer, "start", lambda *a: started.append(start(*a)) or started[-1])
+    monkeypatch.setenv("TRACEBOT_CACHE", str(tmp_path))
+    monkeypatch.setenv(trainer.HELPER_ENV, "1")  # however busy the machine is
+    assert main(["kb", argv[0], "--knowledge", str(KNOWLEDGE), *argv[1:]]) == 0
+    assert started == []
 
 
 def test_tracebot_diagnose_on_a_long_log_with_nothing_cached_trains_no_model(tmp_path):

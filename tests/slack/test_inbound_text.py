@@ -21,3 +21,8 @@ def test_channels_and_special_mentions_read_as_names_and_mentions_as_nothing():
 def test_the_users_own_angle_brackets_are_kept():
     # Slack escapes what the user typed: "&lt;" is theirs, and stays a bracket
     assert plain_text("Tried to allocate &lt;20 MiB&gt; &amp; failed <x>") == "Tried to allocate <20 MiB> & failed <x>"
+    # ...even when what they typed looks like Slack's markup: only Slack's own (unescaped) brackets are
+    # undone, so the order (markup first, entities after) is what this holds
+    typed = "see &lt;http://train.py|train.py&gt; and &lt;#C0TRAIN|training&gt; &lt;!here&gt; &lt;mailto:a@b.c&gt;"
+    assert plain_text(typed) == "see <http://train.py|train.py> and <#C0TRAIN|training> <!here> <mailto:a@b.c>"
+    assert plain_text("<http://a.b|x &lt;http://c.d|y&gt;>") == "x <http://c.d|y>"  # a label's brackets are theirs
