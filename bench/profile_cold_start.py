@@ -99,7 +99,7 @@ def run(directory: Path, paste: str, clock: Clock) -> None:
     model.coef, model.intercept = clf.coef_[0].astype(np.float64), float(clf.intercept_[0])
     model.conf_coef, model.conf_intercept = conf.coef_[0].astype(np.float64), float(conf.intercept_[0])
     clock.mark("two_logistic_regressions")
-    model.p_confident, model.report = training._calibrate(samples, xs, ys)
+    model.p_confident, model.p_statement, model.report = training._calibrate(samples, xs, ys)
     clock.mark("calibration_5_folds")
     store("model", index.model_key, model)
     clock.mark("store_model")

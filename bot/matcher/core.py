@@ -454,6 +454,7 @@ class Matcher:
         probs: dict[int, float] = {}
         sure: dict[int, float] = {}  # the confidence model's probabilities (RankingModel.answer)
         guesses: set[int] = set()  # below MODEL_MIN_PROBABILITY, kept as closest guesses
+        asked = stated = False
         # the model last: a long log must not make a deferred model it will not read
         if named and stats.lines_total < MODEL_MAX_LINES and self.model is not None:
             from tracebot.matcher.features import text_info
@@ -461,6 +462,8 @@ class Matcher:
             model_text = _model_text(named, prose, aggs)
             info = text_info(model_text, prose)
             asked = info.asks
+            # a person stating a problem, not a thank-you or a reply saying what fixed it
+            stated = info.states and not _RESOLVED.search(prose)
             probs, sure = self.model.answer(model_text, info, _evidence(aggs))
             # (exact evidence is reported and confident whatever its probability: never a mere guess)
             guesses = _guesses(probs) - {ei for ei, a in aggs.items() if a.kind in ("anchor", "regex")}
@@ -482,13 +485,16 @@ class Matcher:
             if probs and a.kind in ("anchor", "regex"):
                 # The model reorders and adds answers; it never talks exact evidence out of confidence.
                 score = max(score, round(a.score, 1))
-            if probs and (ei in guesses or not asked and (a.kind == "similar" or (a.kind == "phrase" and a.score < requested))):
+            if probs and (ei in guesses or not asked and (a.kind == "similar" or (a.kind == "phrase" and a.score < requested))
+                          and not (stated and sure[ei] >= self.model.p_statement)):
                 # Resembling an entry's text is not evidence in a log or an error line: healthy
                 # nvidia-smi output reads like the ECC entry, a launch command with NCCL_* settings like the
                 # network hang, DeepSpeed's OVERFLOW info line like its loss scale at minimum, a reply saying
                 # what fixed it like the entry it fixed. Only a text that asks something may be answered on
-                # wording alone; elsewhere a phrase must be close enough to be confident by itself. (A
-                # closest guess below MODEL_MIN_PROBABILITY is never confident.)
+                # wording alone, or one that states a problem in a person's words ("training script
+                # creates too many checkpoints and runs out of disk space", an issue's title and body) when
+                # the confidence model is surer than it ever was when wrong on such texts out of fold
+                # (RankingModel.p_statement); elsewhere a phrase must be close enough to be confident by itself. (A closest guess below MODEL_MIN_PROBABILITY is never confident.)
                 score = min(score, thr - 0.1, requested - 0.1)
             m = entry_match(idx.entries[ei], score=score, confident=score >= thr, kind=a.kind,
                             signature=a.signature, filled=filled, lang=lang)

@@ -35,6 +35,8 @@ _ERROR_CONTENT = re.compile(
     r"|エラー|落ち|止ま|メモリ|固ま",
     re.IGNORECASE,
 )
+# A tool's line names the source line that printed it ("[W reducer.cpp:1346] Warning: …", "foo.py:12: UserWarning").
+_SOURCE_LOCATION = re.compile(r"[\w-]\.(?:py|pyx|c|cc|cpp|cu|cuh|h|hpp|rs|go|java):\d+")
 _WORD = re.compile(r"\w+")
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff]")
 
@@ -47,6 +49,10 @@ class TextInfo:
     exception: str  # "Type: message" of the last exception line, or ""
     exception_type: str  # the type's last dotted part (OutOfMemoryError), or ""
     asks: bool = False  # the prose asks something (a question mark, how / why, 教えて …)
+    # A person states a problem without asking: the text opens with their own words (a title, a sentence),
+    # is more than a chat line, names a failure, and holds no exception line and no tool line citing a
+    # source location (an info or warning line a person pasted reads as prose, but a tool wrote it).
+    states: bool = False
 
 
 def text_info(text: str, prose: str) -> TextInfo:
@@ -69,7 +75,9 @@ def text_info(text: str, prose: str) -> TextInfo:
         kind = "chat" if words <= 8 and not has_error and not exc else "line"
     # Japanese (or Chinese) prose describing a failure is a request for help, with or without a question mark.
     asks = bool(prose) and (bool(_QUESTION.search(prose)) or len(_CJK.findall(prose)) >= 8)
-    return TextInfo(kind, len(lines), has_error, exc, exc_type, asks)
+    opens = bool(lines) and lines[0].strip() in {x.strip() for x in prose.splitlines()} if prose else False
+    states = opens and kind != "chat" and has_error and not exc and not _SOURCE_LOCATION.search(stripped)
+    return TextInfo(kind, len(lines), has_error, exc, exc_type, asks, states)
 
 
 def entry_parts(e: Entry, *, with_examples: bool = True) -> list[str]:

@@ -25,6 +25,7 @@ from sklearn.pipeline import Pipeline, make_pipeline
 from sklearn.preprocessing import FunctionTransformer
 from threadpoolctl import threadpool_limits
 
+from tracebot.config import DEFAULT_THRESHOLD
 from tracebot.knowledge.entry import Entry
 from tracebot.knowledge.silence import Silence, normalise_url
 from tracebot.matcher.features import TextInfo, described, entry_parts
@@ -40,6 +41,7 @@ from tracebot.matcher.model import (
     MAX_TRAIN_TEXTS,
     PER_TEXT,
     SEED,
+    STATEMENT_PRECISION,
     TARGET_PRECISION,
     Bayes,
     Evidence,
@@ -354,7 +356,7 @@ class Trained:
 def train(entries: list[Entry], gather: Gather, info_of: TextInfoOf, **leave_out) -> RankingModel:
     """:func:`fit`, then the confidence point calibrated on out-of-fold first answers."""
     t = fit(entries, gather, info_of, **leave_out)
-    t.model.p_confident, t.model.report = _calibrate(t.samples, t.xs, t.ys)
+    t.model.p_confident, t.model.p_statement, t.model.report = _calibrate(t.samples, t.xs, t.ys)
     return t.model
 
 
@@ -576,15 +578,21 @@ def _words(e: Entry) -> str:
     return f" {' '.join(sorted({w.rsplit('.', 1)[-1] for w in text.replace(':', ' ').split()}))} "
 
 
-def _calibrate(samples: list[Sample], xs: list[np.ndarray], ys: list[np.ndarray]) -> tuple[float, dict]:
+_ASKS, _STRONG, _PHRASE = (FEATURES.index(f) for f in ("asks", "strong", "phrase"))
+
+
+def _calibrate(samples: list[Sample], xs: list[np.ndarray], ys: list[np.ndarray]) -> tuple[float, float, dict]:
     """Out-of-fold first answers of the confidence model (the features without naive Bayes) on the training
     texts → the lowest probability at which they were right at least TARGET_PRECISION of the time (kept
-    within 0.5..0.95)."""
+    within 0.5..0.95), and the lowest at which the first answers to texts that do not ask and have no
+    exact or close-phrase evidence for that answer (those ``core._finish`` caps) were right at least
+    STATEMENT_PRECISION of the time (never below the first; 2.0 when there is none)."""
     strat = [int(s.gold >= 0) + 2 * int(s.only >= 0) for s in samples]
     # Folds by entry: a text and its blind twin, and an entry's other texts, never sit on both sides, so
     # the out-of-fold answers are as unseen as a new paste.
     folds = StratifiedGroupKFold(n_splits=5, shuffle=True, random_state=SEED)
     firsts: list[tuple[float, bool]] = []  # (probability of the first answer, it is right)
+    unasked: list[tuple[float, bool]] = []  # the same, for texts that do not ask, without evidence
     for fit_on, test in folds.split(np.zeros(len(samples)), strat, [s.group for s in samples]):
         conf = _fit([xs[i] for i in fit_on], [ys[i] for i in fit_on], [samples[i] for i in fit_on], CONFIDENCE_COLUMNS)
         # The confidence model's own first answers: calibrating on the full model's (right more often)
@@ -597,14 +605,25 @@ def _calibrate(samples: list[Sample], xs: list[np.ndarray], ys: list[np.ndarray]
             q = qs[j]
             # a no_match answered by its entry is wrong; otherwise the first answer is right when it is gold
             firsts.append((float(q), samples[i].only < 0 and bool(ys[i][j])))
-    firsts.sort(reverse=True)
-    best = 1.0
-    right = sure = 0
-    for n, (p, ok) in enumerate(firsts, 1):
-        right += ok
-        if right / n >= TARGET_PRECISION:
-            best, sure = p, right
+            row = xs[i][j]
+            if not row[_ASKS] and not row[_STRONG] and row[_PHRASE] < DEFAULT_THRESHOLD / 100:
+                unasked.append(firsts[-1])
+    best, sure = _point(firsts, TARGET_PRECISION, 1.0)
+    stated, _ = _point(unasked, STATEMENT_PRECISION, 2.0)
     positives = max(1, sum(1 for s in samples if s.gold >= 0))
     top1 = sum(ok for _, ok in firsts) / positives
-    report = {"oof_first_right": round(top1, 4), "oof_confident_right": round(sure / positives, 4), "p_confident": round(best, 4)}
-    return min(max(best, 0.5), 0.95), report
+    report = {"oof_first_right": round(top1, 4), "oof_confident_right": round(sure / positives, 4), "p_confident": round(best, 4),
+              "p_statement": round(stated, 4)}
+    point = min(max(best, 0.5), 0.95)
+    return point, max(stated, point), report
+
+
+def _point(firsts: list[tuple[float, bool]], precision: float, none: float) -> tuple[float, int]:
+    """The lowest probability at which the first answers at or above it were right at least ``precision``
+    of the time (``none`` when there is none), and how many were right there."""
+    best, right, sure = none, 0, 0
+    for n, (p, ok) in enumerate(sorted(firsts, reverse=True), 1):
+        right += ok
+        if right / n >= precision:
+            best, sure = p, right
+    return best, sure

@@ -75,3 +75,49 @@ def test_no_guess_stands_beside_a_confident_answer(matcher: Matcher, text: str, 
     d = matcher.diagnose(text)
     assert d.confident
     assert all(m.probability >= MODEL_MIN_PROBABILITY or m.kind in ("anchor", "regex") for m in d.matches)
+
+
+# A person stating a problem without asking (a GitHub-style title and body), written here; and texts a
+# tool wrote or a reply saying what fixed it, which resemble an entry but state no problem of the reader's.
+STATEMENTS = [
+    "Distributed training on two nodes hangs in init_process_group\n\n"
+    "The master keeps waiting for the workers until the rendezvous times out.",
+    "GPU memory is not released after the training process is killed\n\n"
+    "After I kill the run with Ctrl-C, nvidia-smi still shows the memory in use on every GPU.",
+]
+NOT_STATEMENTS = [
+    # DeepSpeed's info line: a tool's line, it cites the source line that printed it
+    "[2024-01-01 10:00:00,000] [INFO] [loss_scaler.py:183:update_scale] [deepspeed] OVERFLOW! Rank 0 Skipping step. "
+    "Attempted loss scale: 1, reducing to 1",
+    # a launch command with NCCL settings
+    "NCCL_DEBUG=INFO NCCL_IB_DISABLE=1 NCCL_SOCKET_IFNAME=eth0 torchrun --nnodes 2 --nproc_per_node 8 train.py",
+    # a reply saying what fixed it
+    "Fixed it: the job hung because NCCL_IB_DISABLE was set on one node, removing it solved the hang, thanks!",
+]
+
+
+@pytest.mark.parametrize("text", STATEMENTS)
+def test_a_problem_stated_in_a_persons_words_reads_as_a_statement(matcher: Matcher, text: str):
+    from tracebot.matcher.features import text_info
+
+    _, prose = matcher._evidence_of(text)
+    info = text_info(text, prose)
+    assert info.states and not info.asks
+    d = matcher.diagnose(text)
+    assert d.best is not None and d.best.confident
+
+
+@pytest.mark.parametrize("text", NOT_STATEMENTS)
+def test_a_tools_line_a_command_or_a_fix_report_stays_unconfident_even_at_the_loosest_statement_point(
+    matcher: Matcher, text: str
+):
+    # The statement point is calibrated never below the confidence point; even there, these texts keep the
+    # cap on answers from wording alone (the form decides, not how sure the model is).
+    model = matcher.model
+    assert model is not None and model.p_statement >= model.p_confident
+    saved = model.p_statement
+    model.p_statement = model.p_confident
+    try:
+        assert not matcher.diagnose(text).confident
+    finally:
+        model.p_statement = saved
