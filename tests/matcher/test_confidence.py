@@ -120,6 +120,10 @@ _REPORT = (
 RESOLVED_REPORTS = [
     _REPORT + "Replacing GPU 3 solved it, thanks!",
     _REPORT + "Works now after the vendor replaced that GPU.",
+    # saying what fixed it, without "thanks", "solved" or "fixed it"
+    _REPORT + "Replacing GPU 3 fixed the hang.",
+    _REPORT + "Fixed by replacing GPU 3.",
+    _REPORT + "The vendor replaced GPU 3 and the hang went away.",
 ]
 
 
