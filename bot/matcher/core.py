@@ -463,7 +463,7 @@ class Matcher:
             info = text_info(model_text, prose)
             asked = info.asks
             # a person stating a problem, not a thank-you or a reply saying what fixed it
-            stated = info.states and not _RESOLVED.search(prose)
+            stated = info.states and not _RESOLVED.search(prose) and not _FIX_REPORT.search(prose)
             probs, sure = self.model.answer(model_text, info, _evidence(aggs))
             # (exact evidence is reported and confident whatever its probability: never a mere guess)
             guesses = _guesses(probs) - {ei for ei, a in aggs.items() if a.kind in ("anchor", "regex")}
@@ -491,10 +491,10 @@ class Matcher:
                 # nvidia-smi output reads like the ECC entry, a launch command with NCCL_* settings like the
                 # network hang, DeepSpeed's OVERFLOW info line like its loss scale at minimum, a reply saying
                 # what fixed it like the entry it fixed. Only a text that asks something may be answered on
-                # wording alone, or one that states a problem in a person's words ("training script
-                # creates too many checkpoints and runs out of disk space", an issue's title and body) when
-                # the confidence model is surer than it ever was when wrong on such texts out of fold
-                # (RankingModel.p_statement); elsewhere a phrase must be close enough to be confident by itself. (A closest guess below MODEL_MIN_PROBABILITY is never confident.)
+                # wording alone, or one that states a problem in a person's words (an issue's title and
+                # body; a title of a dozen words alone is a chat line, no statement) when the confidence
+                # model is at least as sure as where such texts' first answers were right 99.5 % of the time
+                # out of fold (RankingModel.p_statement); elsewhere a phrase must be close enough to be confident by itself. (A closest guess below MODEL_MIN_PROBABILITY is never confident.)
                 score = min(score, thr - 0.1, requested - 0.1)
             m = entry_match(idx.entries[ei], score=score, confident=score >= thr, kind=a.kind,
                             signature=a.signature, filled=filled, lang=lang)
@@ -558,6 +558,14 @@ _LOGLIKE = re.compile(
 _RESOLVED = re.compile(
     r"\b(?:thanks|thank you|thx|solved|resolved|fixed (?:it|now)|works now|working now)\b"
     r"|ありがと|解決|直りました|なおりました|出なくなりました|治りました|謝謝|谢谢|已解决",
+    re.IGNORECASE,
+)
+# A reply saying what fixed it in words _RESOLVED leaves out ("Replacing GPU 3 fixed the hang", "fixed by
+# …", "the error went away"): never a statement of a problem. Only the statement test reads it; the
+# thank-you rule keeps _RESOLVED alone (a wider rule there would silence short texts it answers today).
+_FIX_REPORT = re.compile(
+    r"\bfixed\b|\b(?:went|goes|has gone) away\b|\b(?:is|are) gone\b"
+    r"|\bno longer (?:happens|occurs|appears|shows up|hangs|crashes|fails)\b",
     re.IGNORECASE,
 )
 _ASKING = re.compile(r"[?？]|in advance|any (?:idea|help|hint)|please|help|どうすれば|教えて|でしょうか", re.IGNORECASE)

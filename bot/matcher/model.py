@@ -45,10 +45,10 @@ SEED = 7
 # the development sets, as 98 % was.
 TARGET_PRECISION = 0.99
 # A text that does not ask and has no line evidence (``core._finish`` caps those below the threshold) is
-# confident only when it states a problem and the confidence model is surer than it ever was when wrong on
-# such texts out of fold (:attr:`RankingModel.p_statement`): a statement of another tool's bug (a
-# workflow manager's issue about resubmitting SLURM jobs) reads like the entry it is not about. On the
-# bundled knowledge base the point is ~0.98 (the confidence point: 0.95).
+# confident only when it states a problem and the confidence model is at least as sure as where, out of fold,
+# the first answers to such texts were right this often (:attr:`RankingModel.p_statement`): a statement of
+# another tool's bug (a workflow manager's issue about resubmitting SLURM jobs) reads like the entry it is
+# not about. On the bundled knowledge base the point is ~0.97 (the confidence point: 0.95).
 STATEMENT_PRECISION = 0.995
 CANDIDATES = 8  # entries compared per text besides those with line or phrase evidence
 HARDEST_WRONG = 3  # the ranking model learns from the right answer against this many closest wrong ones

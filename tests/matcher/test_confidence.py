@@ -4,10 +4,14 @@ shows its three closest guesses, none of them confident (and no guess stands bes
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 import pytest
 
 from tracebot.matcher import Matcher
 from tracebot.matcher.core import MODEL_GUESS_PROBABILITY, MODEL_GUESSES, MODEL_MIN_PROBABILITY
+from tracebot.matcher.model import RankingModel
 
 # Written here, in the words of someone who has not read the entries (none is an entry's text).
 QUESTIONS = [
@@ -89,11 +93,68 @@ NOT_STATEMENTS = [
     # DeepSpeed's info line: a tool's line, it cites the source line that printed it
     "[2024-01-01 10:00:00,000] [INFO] [loss_scaler.py:183:update_scale] [deepspeed] OVERFLOW! Rank 0 Skipping step. "
     "Attempted loss scale: 1, reducing to 1",
+    # DDP's warning line: read as prose, but it cites the source line that printed it
+    "[W reducer.cpp:1346] Warning: find_unused_parameters=True was specified in DDP constructor, but did not "
+    "find any unused parameters in the forward pass. This flag results in an extra traversal of the autograd "
+    "graph every iteration, which can adversely affect performance.",
     # a launch command with NCCL settings
     "NCCL_DEBUG=INFO NCCL_IB_DISABLE=1 NCCL_SOCKET_IFNAME=eth0 torchrun --nnodes 2 --nproc_per_node 8 train.py",
     # a reply saying what fixed it
     "Fixed it: the job hung because NCCL_IB_DISABLE was set on one node, removing it solved the hang, thanks!",
 ]
+
+
+# A statement whose entry has no close phrase (its answer rests on wording alone): the statement point
+# decides. The same report with a last line saying what fixed it is a resolved reply, capped wherever the
+# point is (four lines: the thank-you rule for three lines or fewer does not cover it).
+STATED_ON_WORDING = (
+    "When our multi-GPU run hangs we suspect one GPU pair of the node\n\n"
+    "Running a small distributed test on subsets of the GPUs, the subset with GPU 3 always fails.",
+    "isolate-bad-gpus",
+)
+_REPORT = (
+    "When our multi-GPU run hung we suspected one GPU pair of the node\n"
+    "Running a small distributed test on subsets of the GPUs\n"
+    "the subset with GPU 3 always failed.\n"
+)
+RESOLVED_REPORTS = [
+    _REPORT + "Replacing GPU 3 solved it, thanks!",
+    _REPORT + "Works now after the vendor replaced that GPU.",
+    # saying what fixed it, without "thanks", "solved" or "fixed it"
+    _REPORT + "Replacing GPU 3 fixed the hang.",
+    _REPORT + "Fixed by replacing GPU 3.",
+    _REPORT + "The vendor replaced GPU 3 and the hang went away.",
+]
+
+
+@contextmanager
+def statement_point(model: RankingModel, p: float) -> Iterator[None]:
+    saved, model.p_statement = model.p_statement, p
+    try:
+        yield
+    finally:
+        model.p_statement = saved
+
+
+def test_a_statement_on_wording_alone_is_confident_only_above_the_statement_point(matcher: Matcher):
+    text, entry = STATED_ON_WORDING
+    model = matcher.model
+    assert model is not None
+    d = matcher.diagnose(text)
+    assert d.best is not None and d.best.entry_id == entry and d.best.confident
+    with statement_point(model, 2.0):  # no statement point: the cap on answers from wording alone holds
+        d = matcher.diagnose(text)
+    assert d.best is not None and d.best.entry_id == entry and not d.best.confident
+
+
+@pytest.mark.parametrize("text", RESOLVED_REPORTS)
+def test_a_resolved_report_is_no_statement_even_at_the_loosest_point(matcher: Matcher, text: str):
+    model = matcher.model
+    assert model is not None
+    with statement_point(model, model.p_confident):
+        d = matcher.diagnose(text)
+    assert d.best is not None and d.best.entry_id == STATED_ON_WORDING[1]  # it reads like the entry
+    assert not d.confident
 
 
 @pytest.mark.parametrize("text", STATEMENTS)
@@ -115,9 +176,5 @@ def test_a_tools_line_a_command_or_a_fix_report_stays_unconfident_even_at_the_lo
     # cap on answers from wording alone (the form decides, not how sure the model is).
     model = matcher.model
     assert model is not None and model.p_statement >= model.p_confident
-    saved = model.p_statement
-    model.p_statement = model.p_confident
-    try:
+    with statement_point(model, model.p_confident):
         assert not matcher.diagnose(text).confident
-    finally:
-        model.p_statement = saved
