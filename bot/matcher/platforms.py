@@ -11,13 +11,17 @@ from __future__ import annotations
 import re
 from functools import cache
 from pathlib import Path
+from typing import Any
 
+import re2
 import yaml
 
 PLATFORMS = Path(__file__).with_name("platforms.yaml")
-# a word of the trade is whole: no letter, digit or underscore on either side (Japanese around it is fine:
-# "SageMakerのジョブ")
-_BEFORE, _AFTER = r"(?<![A-Za-z0-9_])", r"(?![A-Za-z0-9_])"
+# A word of the trade is whole: no ASCII letter, digit or underscore on either side (Japanese around it is
+# fine: "SageMakerのジョブ"). RE2 has no lookaround, so the pattern takes the neighbouring character (a
+# search only asks whether there is a match); RE2's automaton reads a 2 KB paste once for all the terms,
+# where Python's backtracking alternation tried every term at every position (1.2 ms a paste).
+_EDGE = "[^A-Za-z0-9_]"
 
 
 def _term(term: str) -> str:
@@ -25,19 +29,22 @@ def _term(term: str) -> str:
         return re.escape(term)
     prefix = term.endswith("*")
     words = [re.escape(w) for w in term.rstrip("*").split()]
-    body = r"[\s_-]+".join(words) + (r"[\w.]*" if prefix else "")
-    return _BEFORE + body + _AFTER
+    return r"[\s_-]+".join(words) + (r"[\w.]*" if prefix else "")
 
 
 @cache
-def patterns(path: Path = PLATFORMS) -> dict[str, re.Pattern[str]]:
+def patterns(path: Path = PLATFORMS) -> dict[str, Any]:
     """Per platform, one case-insensitive pattern of all its terms."""
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     table = yaml.load(path.read_text(encoding="utf-8"), Loader=loader)  # noqa: S506 (our own file, safe loader)
-    return {
-        str(name): re.compile("|".join(_term(str(t)) for t in sorted(terms, key=len, reverse=True)), re.IGNORECASE)
-        for name, terms in table.items()
-    }
+    out = {}
+    for name, terms in table.items():
+        words = "|".join(_term(str(t)) for t in terms if str(t).isascii())
+        others = "|".join(_term(str(t)) for t in terms if not str(t).isascii())
+        alternatives = [f"(?:^|{_EDGE})(?:{words})(?:{_EDGE}|$)"] if words else []
+        alternatives += [f"(?:{others})"] if others else []
+        out[str(name)] = re2.compile("(?i)" + "|".join(alternatives))
+    return out
 
 
 def mentioned(text: str) -> frozenset[str]:
