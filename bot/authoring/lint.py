@@ -1,7 +1,7 @@
 """``tracebot kb lint``: everything wrong with the knowledge base, each problem with file and line.
 
 Schema, ids, pattern safety (loader), then every entry's own examples run through the real matcher:
-``examples.match`` must come out first and confident, ``examples.no_match`` must not be a confident
+entries' ``platform`` names, ``examples.match`` must come out first and confident, ``examples.no_match`` must not be a confident
 match for the entry, ``examples.todo_match`` must still fail (strict xfail: a fixed gap must be moved),
 and no text of ``silence.yaml`` may get a confident answer from any entry.
 """
@@ -18,7 +18,7 @@ from tracebot.authoring.pattern_safety import backtracking_problems
 from tracebot.knowledge.entry import Entry
 from tracebot.knowledge.loader import KnowledgeBase, LoadError, load_knowledge_base
 from tracebot.knowledge.silence import SILENCE_FILE
-from tracebot.matcher import Matcher
+from tracebot.matcher import Matcher, platforms
 
 TODO_MARK = "TODO"
 
@@ -146,9 +146,21 @@ def todo_problems(kb: KnowledgeBase) -> list[LoadError]:
     return out
 
 
+def platform_problems(kb: KnowledgeBase) -> list[LoadError]:
+    """An entry's ``platform`` must be one the matcher knows the words of (``platforms.yaml``): an unknown
+    name is never mentioned, so the entry would count as off-platform for every text."""
+    known = set(platforms.patterns())
+    return [
+        LoadError(_where(e), e.line_of("platform"), f"platform {name!r} is not in platforms.yaml ({', '.join(sorted(known))})")
+        for e in kb.entries
+        for name in e.platform
+        if name not in known
+    ]
+
+
 def lint(root: Path, *, examples: bool = True) -> tuple[KnowledgeBase, list[LoadError]]:
     kb, problems = load_knowledge_base(root)
-    problems = list(problems) + todo_problems(kb)
+    problems = list(problems) + todo_problems(kb) + platform_problems(kb)
     if kb.entries:
         matcher = Matcher(kb)
         if examples:

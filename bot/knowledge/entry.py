@@ -25,7 +25,7 @@ MAX_TEXT_CHARS = 8_000
 MIN_ANCHOR_CHARS = 6
 
 REQUIRED = ("id", "title", "summary", "role", "recognise", "cause", "fix", "sources", "examples")
-KNOWN_KEYS = set(REQUIRED) | {"priority", "tags", "related", "trace", "ja"}
+KNOWN_KEYS = set(REQUIRED) | {"priority", "tags", "platform", "related", "trace", "ja"}
 # ``ja:`` carries the entry's reader-facing texts in Japanese; anything missing falls back to English.
 JA_KEYS = ("title", "summary", "cause", "fix")
 RECOGNISE_KEYS = ("anchors", "regex", "exemplars", "phrases", "unless")
@@ -43,6 +43,9 @@ class Entry:
     sources: list[dict[str, str]]
     priority: int = 50
     tags: list[str] = field(default_factory=list)
+    # The platforms the failure exists only on (``platform: sagemaker``; names from the matcher's
+    # ``platforms.yaml``): a text that mentions none of them is rarely about this entry.
+    platform: list[str] = field(default_factory=list)
     related: list[str] = field(default_factory=list)
     trace: list[str] = field(default_factory=list)
     anchors: list[str] = field(default_factory=list)
@@ -103,6 +106,11 @@ def _str(data: dict[str, Any], key: str, errors: list[SchemaError], limit: int =
     if len(value) > limit:
         errors.append(SchemaError(key, f"'{key}' is {len(value)} characters; the limit is {limit}"))
     return value.strip()
+
+
+def _listed(value: Any) -> Any:
+    """One string as a one-item list (``platform: sagemaker``); anything else as it is."""
+    return [value] if isinstance(value, str) else value
 
 
 def _str_list(
@@ -212,6 +220,7 @@ def build_entry(data: Any) -> tuple[Entry | None, list[SchemaError]]:
         sources=clean_sources,
         priority=priority,
         tags=_str_list(data.get("tags"), "tags", errors, limit=40, max_items=20),
+        platform=_str_list(_listed(data.get("platform")), "platform", errors, limit=40, max_items=5),
         related=_str_list(data.get("related"), "related", errors, limit=80, max_items=20),
         trace=_str_list(data.get("trace"), "trace", errors, limit=200, max_items=10),
         anchors=kinds["anchors"],

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from tracebot.knowledge.entry import Entry
 from tracebot.matcher.index import looks_like_error
+from tracebot.matcher.platforms import mentioned
 
 KINDS = ("line", "traceback", "log", "question", "chat")
 
@@ -53,6 +54,7 @@ class TextInfo:
     # is more than a chat line, names a failure, and holds no exception line and no tool line citing a
     # source location (an info or warning line a person pasted reads as prose, but a tool wrote it).
     states: bool = False
+    platforms: frozenset[str] = frozenset()  # the platforms whose words it uses (platforms.yaml)
 
 
 def text_info(text: str, prose: str) -> TextInfo:
@@ -77,7 +79,7 @@ def text_info(text: str, prose: str) -> TextInfo:
     asks = bool(prose) and (bool(_QUESTION.search(prose)) or len(_CJK.findall(prose)) >= 8)
     opens = bool(lines) and lines[0].strip() in {x.strip() for x in prose.splitlines()} if prose else False
     states = opens and kind != "chat" and has_error and not exc and not _SOURCE_LOCATION.search(stripped)
-    return TextInfo(kind, len(lines), has_error, exc, exc_type, asks, states)
+    return TextInfo(kind, len(lines), has_error, exc, exc_type, asks, states, mentioned(stripped))
 
 
 def entry_parts(e: Entry, *, with_examples: bool = True) -> list[str]:

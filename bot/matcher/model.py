@@ -80,6 +80,7 @@ FEATURES = (
     "word_margin", "char_top", "near_char", "near_word", "near_margin", "exc_char", "exception", "root_cause", "has_error",
     *(f"kind_{k}" for k in KINDS),
     "question_char", "question_phrase", "log_strong", "chat_char", "noerr_char", "asks", "nb_top", "nb_margin",
+    "off_platform",
 )
 # The same for every candidate of a text: a comparison between two candidates cannot learn from them, so
 # they enter only the second, pointwise step that turns the comparison's score into a probability.
@@ -116,6 +117,8 @@ class RankingModel:
     intercept: float
     entry_words: list[str]  # per entry, its distinct words between spaces (" a b c "): cheap to unpickle
     roles: np.ndarray
+    # per entry, the platforms its failure exists only on (Entry.platform); empty: any
+    platforms: list[frozenset[str]] = field(default_factory=list)
     # The word space as a naive Bayes classifier over the entries (see :class:`Bayes`).
     bayes: Bayes | None = None
     # the confidence model: a logistic regression over the CONFIDENCE_COLUMNS of the same rows
@@ -213,11 +216,21 @@ def rows(
         (not info.has_error) * c,
         np.full(n, float(info.asks)),
         *_bayes(nb, c_idx),
+        _off_platform(model, info, cands),
     ]
     return np.column_stack(cols) if n else np.zeros((0, len(FEATURES)))
 
 
 _NONE = Evidence()
+
+
+def _off_platform(model: RankingModel, info: TextInfo, cands: list[int]) -> np.ndarray:
+    """Whether each candidate is an entry for a platform (``Entry.platform``) whose words the text never
+    uses (:mod:`tracebot.matcher.platforms`): a SageMaker entry answering a plain PyTorch question."""
+    own = model.platforms
+    if not own:
+        return np.zeros(len(cands))
+    return np.array([bool(own[ei]) and not own[ei] & info.platforms for ei in cands], dtype=np.float64)
 
 
 def _margin(v: np.ndarray, idx: np.ndarray) -> np.ndarray:

@@ -381,6 +381,7 @@ def fit(
         intercept=0.0,
         entry_words=[_words(e) for e in entries],
         roles=np.array([e.role == "root-cause" for e in entries], dtype=float),
+        platforms=[frozenset(e.platform) for e in entries],
         bayes=spaces.bayes(),
     )
     xs, ys = training_rows(model, spaces, samples, gather, info_of)

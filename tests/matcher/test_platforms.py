@@ -1,0 +1,55 @@
+"""A platform's words of the trade say a text is about that platform; an entry that names its platform
+is an unlikely answer to a text that never uses them (the ranking model's ``off_platform``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from tests.support import entry_dict, write_kb
+from tracebot.authoring.lint import platform_problems
+from tracebot.knowledge.loader import load_knowledge_base
+from tracebot.matcher.features import text_info
+from tracebot.matcher.model import FEATURES, RankingModel, rows
+from tracebot.matcher.platforms import mentioned, patterns
+
+KNOWLEDGE = Path(__file__).resolve().parents[2] / "knowledge"
+
+
+def test_a_platforms_words_are_found_whole_in_any_case_and_beside_japanese():
+    assert mentioned("Our SageMaker job on ml.p4d.24xlarge hangs") == {"sagemaker"}
+    assert mentioned("SageMakerのジョブが止まる") == {"sagemaker"}
+    assert mentioned("import torch_xla; XLA_FLAGS=--xla_dump_to=/tmp") == {"xla"}
+    assert mentioned("slurmstepd: error: *** JOB 42 CANCELLED AT 12:00 ***") == {"slurm"}
+    assert mentioned("the Training  Compiler and srun") == {"xla", "slurm"}
+
+
+def test_plain_training_text_mentions_no_platform():
+    assert mentioned("distributed checkpoint set_state_dict hangs on rank 3 of our training job") == frozenset()
+    assert mentioned("mysagemakerlike tool, xsrun, xla2, smpl") == frozenset()
+
+
+def test_the_text_info_carries_the_platforms_the_model_reads():
+    assert text_info("smp.save hangs on rank 0", "smp.save hangs on rank 0").platforms == {"sagemaker"}
+
+
+def test_off_platform_marks_only_entries_whose_platform_the_text_does_not_name():
+    model = RankingModel(spaces=[], coef=np.zeros(0), intercept=0.0, entry_words=[" ", " "], roles=np.zeros(2),
+                         platforms=[frozenset({"sagemaker"}), frozenset()])
+    col = FEATURES.index("off_platform")
+    zeros = [np.zeros(2)] * 6  # no similarity to either entry: only the platforms differ
+    for text, want in (("checkpoint save hangs", [1.0, 0.0]), ("SageMaker checkpoint save hangs", [0.0, 0.0])):
+        x = rows(model, text_info(text, text), {}, zeros, [0, 1])
+        assert x[:, col].tolist() == want, text
+
+
+def test_the_bundled_entries_name_known_platforms_and_lint_refuses_an_unknown_one(tmp_path: Path):
+    kb, _ = load_knowledge_base(KNOWLEDGE)
+    assert platform_problems(kb) == []
+    assert {p for e in kb.entries for p in e.platform} <= set(patterns())
+    root = write_kb(tmp_path / "kb", [entry_dict("good", platform="sagemaker"), entry_dict("bad", platform="kubeflow")])
+    kb2, errors = load_knowledge_base(root)
+    assert errors == [] and kb2.get("good").platform == ["sagemaker"]
+    (problem,) = platform_problems(kb2)
+    assert str(problem).startswith(f"{root / 'bad.yaml'}:") and "platform 'kubeflow' is not in platforms.yaml" in str(problem)
