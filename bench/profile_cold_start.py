@@ -57,8 +57,6 @@ def main() -> None:
 
 
 def run(directory: Path, paste: str, clock: Clock) -> None:
-    import numpy as np
-
     import tracebot.cli  # noqa: F401 — what the command imports before it loads anything
     from tracebot.knowledge.cache import cache_file, lookup, store
     from tracebot.knowledge.loader import load_knowledge_base
@@ -80,25 +78,17 @@ def run(directory: Path, paste: str, clock: Clock) -> None:
     clock.mark("store_matcher")
     from tracebot.matcher import training
     from tracebot.matcher.features import text_info
-    from tracebot.matcher.model import CONFIDENCE_COLUMNS, RankingModel
 
     clock.mark("import_scikit_learn_scipy")
     samples, parts, owners = training.training_texts(index.entries, (), (), (), kb.silence)
     spaces = training.FittedSpaces(parts, owners, len(index.entries))
     clock.mark("fit_tfidf_spaces")
-    model = RankingModel(
-        spaces=spaces.export(), coef=np.zeros(0), intercept=0.0,
-        entry_words=[training._words(e) for e in index.entries],
-        roles=np.array([e.role == "root-cause" for e in index.entries], dtype=float), bayes=spaces.bayes(),
-    )
+    model = training.untrained_model(index.entries, spaces)
     clock.mark("export_spaces")
     xs, ys = training.training_rows(model, spaces, samples, matcher._evidence_of, text_info)
     clock.mark("training_rows")
-    clf = training._fit(xs, ys, samples)
-    conf = training._fit(xs, ys, samples, CONFIDENCE_COLUMNS)
-    model.coef, model.intercept = clf.coef_[0].astype(np.float64), float(clf.intercept_[0])
-    model.conf_coef, model.conf_intercept = conf.coef_[0].astype(np.float64), float(conf.intercept_[0])
-    clock.mark("two_logistic_regressions")
+    training.fit_regressions(model, xs, ys, samples)
+    clock.mark("two_logistic_regressions")  # the ranking and the confidence model (names kept: bench/results compare by step)
     model.p_confident, model.p_statement, model.report = training._calibrate(samples, xs, ys)
     clock.mark("calibration_5_folds")
     store("model", index.model_key, model)

@@ -375,7 +375,15 @@ def fit(
     from a source in ``leave_out_sources``) and ``extra`` (text, expected entry id or None) cases."""
     samples, parts, owners = training_texts(entries, leave_out_sources, leave_out_examples, extra, silence)
     spaces = FittedSpaces(parts, owners, len(entries))
-    model = RankingModel(
+    model = untrained_model(entries, spaces)
+    xs, ys = training_rows(model, spaces, samples, gather, info_of)
+    clf = fit_regressions(model, xs, ys, samples)
+    return Trained(model, spaces, clf, samples, parts, xs, ys)
+
+
+def untrained_model(entries: list[Entry], spaces: FittedSpaces) -> RankingModel:
+    """The model's fitted spaces and what it knows of each entry, before its regressions are fitted."""
+    return RankingModel(
         spaces=spaces.export(),
         coef=np.zeros(0),
         intercept=0.0,
@@ -384,11 +392,15 @@ def fit(
         platforms=[frozenset(e.platform) for e in entries],
         bayes=spaces.bayes(),
     )
-    xs, ys = training_rows(model, spaces, samples, gather, info_of)
+
+
+def fit_regressions(model: RankingModel, xs: list[np.ndarray], ys: list[np.ndarray], samples: list[Sample]) -> Pipeline:
+    """Fit the ranking and the confidence regressions (:func:`_fit`) into ``model``; the ranking one's
+    pipeline is returned (what scikit-learn computes, for tests to hold the model to)."""
     clf = _fit(xs, ys, samples, hardest=HARDEST_WRONG)
     model.coef, model.intercept = _linear(clf)
     model.conf_coef, model.conf_intercept = _linear(_fit(xs, ys, samples, CONFIDENCE_COLUMNS))
-    return Trained(model, spaces, clf, samples, parts, xs, ys)
+    return clf
 
 
 def training_texts(
