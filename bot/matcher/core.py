@@ -494,7 +494,8 @@ class Matcher:
                 # wording alone, or one that states a problem in a person's words (an issue's title and
                 # body; a title of a dozen words alone is a chat line, no statement) when the confidence
                 # model is at least as sure as where such texts' first answers were right 99.5 % of the time
-                # out of fold (RankingModel.p_statement); elsewhere a phrase must be close enough to be confident by itself. (A closest guess below MODEL_MIN_PROBABILITY is never confident.)
+                # out of fold (RankingModel.p_statement); elsewhere a phrase must be close enough to be
+                # confident by itself. (A closest guess below MODEL_MIN_PROBABILITY is never confident.)
                 score = min(score, thr - 0.1, requested - 0.1)
             m = entry_match(idx.entries[ei], score=score, confident=score >= thr, kind=a.kind,
                             signature=a.signature, filled=filled, lang=lang)
