@@ -143,7 +143,7 @@ def main() -> None:
             versions["baseline"] = Version(args.baseline.resolve(), tmp, "baseline")
 
         edits = iter(range(1_000_000))
-        edited = sorted(p for p in kb.rglob("*.yaml") if p.name != "sources.yaml")[0]
+        edited = sorted(p for p in kb.rglob("*.yaml") if p.parent != kb)[0]  # an entry, not a side file
 
         def edit_one_entry(_v: Version) -> None:
             text = edited.read_text(encoding="utf-8")
