@@ -20,8 +20,13 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from tracebot.knowledge.cache import cache_file
+
 if TYPE_CHECKING:
     import subprocess
+    import threading
+
+    from tracebot.knowledge.loader import KnowledgeBase
 
 HELPER_ENV = "TRACEBOT_TRAIN_HELPER"  # "0": never (the child sets it for itself), "1": always; unset: a core is free
 TIMEOUT_S = 120.0  # a child still training after this is stopped, and the parent trains (~40x a cold start)
@@ -34,10 +39,39 @@ class Helper:
         self.proc = proc
         self.matcher_file = matcher_file
         self.going = False
+        self._handing: threading.Thread | None = None
+
+    def hand(self, kb: KnowledgeBase, model_key: str) -> None:
+        """Give the child the parsed entries and silence texts (whose model's cache key is ``model_key``)
+        while this process builds the matcher: the child fits the TF-IDF spaces meanwhile, the half of
+        training that needs no matcher (:func:`tracebot.matcher.training.prepare`). Nothing when that
+        model is cached already. Written by a thread: the child reads them only once it has imported
+        scikit-learn, and a pipe holds 64 KB."""
+        model_file = cache_file("model", model_key)
+        stdin = self.proc.stdin
+        if model_file is None or model_file.is_file() or stdin is None:
+            return
+        import pickle
+        import threading
+
+        data = pickle.dumps((model_key, kb.entries, kb.silence), protocol=pickle.HIGHEST_PROTOCOL)
+        self._handing = threading.Thread(target=self._write, args=(b"kb %d\n" % len(data), data), daemon=True)
+        self._handing.start()
+
+    def _write(self, *chunks: bytes) -> None:
+        stdin = self.proc.stdin
+        with contextlib.suppress(OSError, ValueError):  # the child ended (or was stopped): the parent trains
+            for chunk in chunks:
+                stdin.write(chunk)  # type: ignore[union-attr]
+            stdin.flush()  # type: ignore[union-attr]
 
     def go(self, model_file: Path) -> None:
         """Have the child train the model into ``model_file`` (the model's cache file); nothing when the
         model is cached already or the parent could not store the matcher. :meth:`wait` waits for it."""
+        if self._handing is not None:  # the entries first, whole
+            self._handing.join(TIMEOUT_S)
+            if self._handing.is_alive():  # the child reads nothing: the parent trains
+                return
         stdin = self.proc.stdin
         if model_file.is_file() or not self.matcher_file.is_file() or stdin is None or stdin.closed:
             return
