@@ -3,8 +3,10 @@
 A cold start (nothing cached) used to do everything in one process, one thing after the other: parse
 the knowledge base and build the matcher (~1 s at 1,000 entries), import scikit-learn and SciPy (~0.9 s),
 train (~1.3 s). Importing scikit-learn needs nothing from the knowledge base, so :func:`start` launches
-a child process (:mod:`tracebot.matcher.train_child`) while the parent is still parsing; the child imports the training code,
-then waits. The parent builds the matcher and stores it in the cache; when a text first needs the model
+a child process (:mod:`tracebot.matcher.train_child`) while the parent is still parsing; the child imports the training code.
+Between parsing and building the matcher the parent hands it the parsed entries (:meth:`Helper.hand`),
+and the child fits the TF-IDF spaces on them while the parent builds the matcher and stores it in the
+cache (at 1,000 entries the fit is about as long as the build); when a text first needs the model
 (the matcher defers it: a long log never does), :meth:`Helper.go` tells the child to go: the child loads
 that matcher from the cache and trains and stores the model exactly as the parent would have
 (:func:`tracebot.matcher.loading.matcher_of`), and the parent loads it from the cache. A child never told
@@ -88,6 +90,7 @@ class Helper:
 
         if self.going:
             with contextlib.suppress(OSError, subprocess.TimeoutExpired):  # then the parent trains
+                _until_ended(self.proc.pid, TIMEOUT_S)
                 self.proc.wait(timeout=TIMEOUT_S)
 
     def stop(self) -> None:
@@ -102,6 +105,21 @@ class Helper:
                 self.proc.stdin.close()
         with contextlib.suppress(OSError, subprocess.TimeoutExpired):
             self.proc.wait(timeout=10)
+
+
+def _until_ended(pid: int, timeout: float) -> None:
+    """Block until process ``pid`` ends (or ``timeout`` seconds): on Linux its pidfd wakes this process at
+    once, where ``Popen.wait(timeout)`` polls and noticed the end up to 50 ms late."""
+    import select
+
+    try:
+        fd = os.pidfd_open(pid)
+    except (AttributeError, OSError):  # not Linux (Popen.wait polls then), or already reaped
+        return
+    try:
+        select.select([fd], [], [], timeout)
+    finally:
+        os.close(fd)
 
 
 def core_free() -> bool:
