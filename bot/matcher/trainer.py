@@ -56,7 +56,10 @@ class Helper:
         import pickle
         import threading
 
-        data = pickle.dumps((model_key, kb.entries, kb.silence), protocol=pickle.HIGHEST_PROTOCOL)
+        try:
+            data = pickle.dumps((model_key, kb.entries, kb.silence), protocol=pickle.HIGHEST_PROTOCOL)
+        except Exception:  # noqa: BLE001 — only the head start is lost: the child prepares after "go"
+            return
         self._handing = threading.Thread(target=self._write, args=(b"kb %d\n" % len(data), data), daemon=True)
         self._handing.start()
 
@@ -100,6 +103,8 @@ class Helper:
         if self.proc.poll() is None:
             with contextlib.suppress(OSError):
                 self.proc.kill()
+        if self._handing is not None:  # its write fails now that the child is gone
+            self._handing.join(10)
         if self.proc.stdin is not None:
             with contextlib.suppress(OSError):
                 self.proc.stdin.close()
