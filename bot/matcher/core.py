@@ -44,6 +44,7 @@ from tracebot.result import Diagnosis, Match, Source
 
 if TYPE_CHECKING:
     from tracebot.matcher.model import Evidence, RankingModel
+    from tracebot.matcher.training import Prepared
 
 STRONG_SCORE = 92.0
 FULL_SCAN_CHARS = 256 * 1024  # texts up to this size get every line examined
@@ -199,9 +200,11 @@ class Matcher:
 
         return len(self.index.entries) >= MIN_ENTRIES
 
-    def train_model(self, *, leave_out_sources=(), leave_out_examples=(), extra=()) -> RankingModel:
+    def train_model(self, *, leave_out_sources=(), leave_out_examples=(), extra=(), prepared: Prepared | None = None) -> RankingModel:
         """The ranking model for this knowledge base (see :mod:`tracebot.matcher.model`); with nothing
-        left out and nothing extra, from the cache when this knowledge base was trained before."""
+        left out and nothing extra, from the cache when this knowledge base was trained before.
+        ``prepared``: :func:`tracebot.matcher.training.prepare` of these entries and silence texts, done
+        already (the training helper's)."""
         from tracebot.matcher.features import text_info
         from tracebot.matcher.model import load_or_train
 
@@ -219,6 +222,7 @@ class Matcher:
                 leave_out_examples=leave_out_examples,
                 extra=extra,
                 silence=silence,
+                prepared=prepared,
             )
 
         full = not (leave_out_sources or leave_out_examples or extra)
