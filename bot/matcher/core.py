@@ -205,28 +205,30 @@ class Matcher:
         left out and nothing extra, from the cache when this knowledge base was trained before.
         ``prepared``: :func:`tracebot.matcher.training.prepare` of these entries and silence texts, done
         already (the training helper's)."""
+        from tracebot.knowledge.cache import prewrite
         from tracebot.matcher.features import text_info
+        from tracebot.matcher.keys import model_key
         from tracebot.matcher.model import load_or_train
 
         entries = self.index.entries
         silence = list(getattr(self.index.kb, "silence", []))  # texts no entry may answer
+        full = not (leave_out_sources or leave_out_examples or extra)
+        key = (self.index.model_key or model_key(entries, silence)) if full else ""
 
         def train() -> RankingModel:
+            from tracebot.matcher.training import prepare
             from tracebot.matcher.training import train as fit  # scikit-learn: only when training
 
-            return fit(
-                entries,
-                self._evidence_of,
-                text_info,
-                leave_out_sources=leave_out_sources,
-                leave_out_examples=leave_out_examples,
-                extra=extra,
-                silence=silence,
-                prepared=prepared,
+            p = prepared or prepare(
+                entries, leave_out_sources=leave_out_sources, leave_out_examples=leave_out_examples, extra=extra, silence=silence
             )
+            if full:
+                # the model's TF-IDF spaces (~100 MB at 1,000 entries) are final now: a thread writes them
+                # into its cache file while the training rows, the regressions and the calibration are computed
+                prewrite("model", key, p.model)
+            return fit(entries, self._evidence_of, text_info, prepared=p)
 
-        full = not (leave_out_sources or leave_out_examples or extra)
-        return load_or_train(entries, train, self.index.model_key, silence) if full else train()
+        return load_or_train(entries, train, key, silence) if full else train()
 
     # ---- public API -------------------------------------------------------------------------------
     @property
