@@ -94,3 +94,34 @@ def test_a_relative_cache_folder_is_made_absolute(tmp_path: Path, monkeypatch: p
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("TRACEBOT_CACHE", "rel")
     assert cache.cache_dir() == tmp_path / "rel"
+
+
+def test_a_prewritten_file_is_the_file_written_whole(cache_dir: Path) -> None:
+    """A build that hands its large arrays over early (``prewrite``) leaves byte for byte the file a build
+    that does not leaves; a result whose arrays are not the draft's is still stored right."""
+    draft = value()
+
+    def finished() -> dict:
+        cache.prewrite("t", "early", draft)
+        return {**draft, "name": "finished", "small": np.arange(4.0)}  # the same large arrays, more besides
+
+    def other() -> dict:
+        cache.prewrite("t", "other", draft)
+        return {**draft, "big": draft["big"] * 2}  # not the draft's array
+
+    cache.cached("t", "early", finished)
+    cache.cached("t", "whole", lambda: {**draft, "name": "finished", "small": np.arange(4.0)})
+    assert (cache_dir / "t-early.pkl").read_bytes() == (cache_dir / "t-whole.pkl").read_bytes()
+    cache.cached("t", "other", other)
+    again = cache.cached("t", "other", lambda: pytest.fail("built again although cached"))
+    np.testing.assert_array_equal(again["big"], draft["big"] * 2)
+
+
+def test_a_failed_build_leaves_no_prewritten_file(cache_dir: Path) -> None:
+    def fails() -> dict:
+        cache.prewrite("t", "k3", value())
+        raise RuntimeError("training failed")
+
+    with pytest.raises(RuntimeError):
+        cache.cached("t", "k3", fails)
+    assert sorted(p.name for p in cache_dir.iterdir()) == []
