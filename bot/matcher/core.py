@@ -43,7 +43,7 @@ from tracebot.matcher.triage import (
 from tracebot.result import Diagnosis, Match, Source
 
 if TYPE_CHECKING:
-    from tracebot.matcher.model import Evidence, RankingModel
+    from tracebot.matcher.model import Evidence, Gather, RankingModel
     from tracebot.matcher.training import Prepared
 
 STRONG_SCORE = 92.0
@@ -200,11 +200,14 @@ class Matcher:
 
         return len(self.index.entries) >= MIN_ENTRIES
 
-    def train_model(self, *, leave_out_sources=(), leave_out_examples=(), extra=(), prepared: Prepared | None = None) -> RankingModel:
+    def train_model(
+        self, *, leave_out_sources=(), leave_out_examples=(), extra=(), prepared: Prepared | None = None, gather: Gather | None = None
+    ) -> RankingModel:
         """The ranking model for this knowledge base (see :mod:`tracebot.matcher.model`); with nothing
         left out and nothing extra, from the cache when this knowledge base was trained before.
         ``prepared``: :func:`tracebot.matcher.training.prepare` of these entries and silence texts, done
-        already (the training helper's)."""
+        already (the training helper's); ``gather``: the training texts' evidence, in place of
+        :meth:`evidence_of` (the training helper's, handed over by its parent)."""
         from tracebot.knowledge.cache import prewrite
         from tracebot.matcher.features import text_info
         from tracebot.matcher.keys import model_key
@@ -226,7 +229,7 @@ class Matcher:
                 # the model's TF-IDF spaces (~100 MB at 1,000 entries) are final now: a thread writes them
                 # into its cache file while the training rows, the regressions and the calibration are computed
                 prewrite("model", key, p.model)
-            return fit(entries, self._evidence_of, text_info, prepared=p)
+            return fit(entries, gather or self.evidence_of, text_info, prepared=p)
 
         return load_or_train(entries, train, key, silence) if full else train()
 
@@ -327,7 +330,7 @@ class Matcher:
                         a.score = h.score
         return aggs, prose
 
-    def _evidence_of(self, text: str, *, phrases: bool = True) -> tuple[dict[int, Evidence], str]:
+    def evidence_of(self, text: str, *, phrases: bool = True) -> tuple[dict[int, Evidence], str]:
         """The model's evidence for ``text`` (for training); without ``phrases`` the prose is not compared
         with the entries' phrases, which changes no anchor or regex evidence."""
         aggs, prose = self._gather(text, ScanStats(), phrases=phrases)

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     import threading
 
     from tracebot.knowledge.loader import KnowledgeBase
+    from tracebot.matcher.core import Matcher
 
 HELPER_ENV = "TRACEBOT_TRAIN_HELPER"  # "0": never (the child sets it for itself), "1": always; unset: a core is free
 TIMEOUT_S = 120.0  # a child still training after this is stopped, and the parent trains (~40x a cold start)
@@ -72,7 +73,8 @@ class Helper:
 
     def go(self, model_file: Path) -> None:
         """Have the child train the model into ``model_file`` (the model's cache file); nothing when the
-        model is cached already or the parent could not store the matcher. :meth:`wait` waits for it."""
+        model is cached already or the parent could not store the matcher. Then :meth:`evidence`, and
+        :meth:`wait` waits for it."""
         if self._handing is not None:  # the entries first, whole
             self._handing.join(TIMEOUT_S)
             if self._handing.is_alive():  # the child reads nothing: the parent trains
@@ -84,8 +86,31 @@ class Helper:
         key = self.matcher_file.stem.partition("-")[2]
         with contextlib.suppress(OSError):
             stdin.write(f"go {key}\n".encode())
-            stdin.close()
+            stdin.flush()
             self.going = True
+
+    def evidence(self, matcher: Matcher) -> None:
+        """Gather the training texts' evidence with this process's ``matcher`` (the one the child loads
+        from the cache; this process would otherwise wait idle) and hand it to the child, which meanwhile
+        computes what needs none; then close the child's input. The child gathers whatever it lacks."""
+        stdin = self.proc.stdin
+        if stdin is None or stdin.closed:
+            return
+        try:
+            if self.going:
+                import pickle
+
+                from tracebot.matcher.samples import gathered, training_texts
+
+                entries = matcher.index.entries
+                silence = list(getattr(matcher.index.kb, "silence", []))
+                data = pickle.dumps(gathered(training_texts(entries, (), (), (), silence)[0], matcher.evidence_of), protocol=pickle.HIGHEST_PROTOCOL)
+                self._write(b"evidence %d\n" % len(data), data)
+        except Exception:  # noqa: BLE001, S110 — the child gathers it itself
+            pass
+        finally:
+            with contextlib.suppress(OSError):
+                stdin.close()
 
     def wait(self) -> None:
         """Wait for the child told to :meth:`go` (until it ends, or :data:`TIMEOUT_S`)."""
