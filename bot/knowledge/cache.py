@@ -177,22 +177,25 @@ def _layout(raws: list[memoryview]) -> tuple[list[int], int]:
     return offsets, at
 
 
+def _pwrite(fd: int, data: bytes | memoryview, offset: int) -> None:
+    """All of ``data`` at ``offset`` (a write may take less than it is given)."""
+    done = 0
+    with memoryview(data).cast("B") as flat:
+        while done < len(flat):
+            done += os.pwrite(fd, flat[done:], offset + done)
+
+
 def _write_buffers(fd: int, raws: list[memoryview], offsets: list[int]) -> None:
     for raw, offset in zip(raws, offsets, strict=True):
-        done = 0
-        with raw.cast("B") as flat:
-            while done < len(flat):
-                done += os.pwrite(fd, flat[done:], offset + done)
+        _pwrite(fd, raw, offset)
 
 
 def _write_rest(fd: int, data: bytes, raws: list[memoryview], offsets: list[int], at: int) -> None:
     """The pickle at ``at`` and the header (the buffers are written)."""
     table = [n for raw, offset in zip(raws, offsets, strict=True) for n in (offset, raw.nbytes)]
     header = MAGIC + b"".join(_U64.pack(n) for n in (at, len(data), len(raws), *table))
-    for chunk, offset in ((data, at), (header, 0)):
-        done = 0
-        while done < len(chunk):
-            done += os.pwrite(fd, chunk[done:], offset + done)
+    _pwrite(fd, data, at)
+    _pwrite(fd, header, 0)
 
 
 def _dump(value: object, f) -> None:

@@ -9,7 +9,9 @@ and the child fits the TF-IDF spaces on them while the parent builds the matcher
 cache (at 1,000 entries the fit is about as long as the build); when a text first needs the model
 (the matcher defers it: a long log never does), :meth:`Helper.go` tells the child to go: the child loads
 that matcher from the cache and trains and stores the model exactly as the parent would have
-(:func:`tracebot.matcher.loading.matcher_of`), and the parent loads it from the cache. A child never told
+(:func:`tracebot.matcher.loading.matcher_of`). Meanwhile the parent, idle otherwise, gathers the training
+texts' evidence with the matcher it built and hands it over (:meth:`Helper.evidence`), while the child
+computes the parts of the rows that need none; then it loads the model from the cache. A child never told
 to go is ended (:meth:`Helper.stop`) when its matcher is dropped or the parent exits. Anything that goes
 wrong (no cache, a crash, a timeout) only means the parent trains as before.
 """
