@@ -201,17 +201,27 @@ class Matcher:
         return len(self.index.entries) >= MIN_ENTRIES
 
     def train_model(
-        self, *, leave_out_sources=(), leave_out_examples=(), extra=(), prepared: Prepared | None = None, gather: Gather | None = None
+        self,
+        *,
+        leave_out_sources=(),
+        leave_out_examples=(),
+        extra=(),
+        prepared: Prepared | None = None,
+        gather: Gather | None = None,
+        prewrite: bool | None = None,
     ) -> RankingModel:
         """The ranking model for this knowledge base (see :mod:`tracebot.matcher.model`); with nothing
         left out and nothing extra, from the cache when this knowledge base was trained before.
         ``prepared``: :func:`tracebot.matcher.training.prepare` of these entries and silence texts, done
         already (the training helper's); ``gather``: the training texts' evidence, in place of
-        :meth:`evidence_of` (the training helper's, handed over by its parent)."""
-        from tracebot.knowledge.cache import prewrite
+        :meth:`evidence_of` (the training helper's, handed over by its parent); ``prewrite``: write the
+        model's TF-IDF spaces into its cache file on a thread while the rest is trained (``None``: when a
+        core is idle; on a busy machine the thread only slows the training it overlaps)."""
+        from tracebot.knowledge.cache import prewrite as write_early
         from tracebot.matcher.features import text_info
         from tracebot.matcher.keys import model_key
         from tracebot.matcher.model import load_or_train
+        from tracebot.matcher.trainer import core_free
 
         entries = self.index.entries
         silence = list(getattr(self.index.kb, "silence", []))  # texts no entry may answer
@@ -225,10 +235,10 @@ class Matcher:
             p = prepared or prepare(
                 entries, leave_out_sources=leave_out_sources, leave_out_examples=leave_out_examples, extra=extra, silence=silence
             )
-            if full:
+            if full and (prewrite if prewrite is not None else core_free()):
                 # the model's TF-IDF spaces (~100 MB at 1,000 entries) are final now: a thread writes them
                 # into its cache file while the training rows, the regressions and the calibration are computed
-                prewrite("model", key, p.model)
+                write_early("model", key, p.model)
             return fit(entries, gather or self.evidence_of, text_info, prepared=p)
 
         return load_or_train(entries, train, key, silence) if full else train()

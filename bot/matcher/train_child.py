@@ -56,7 +56,9 @@ def main() -> int:
         return 0
     # what was prepared serves only the same entries and silence texts (the same model key)
     matcher.train_model(  # trains and stores
-        prepared=prepared if key is not None and key == index.model_key else None, gather=Handed(stdin, matcher.evidence_of)
+        prepared=prepared if key is not None and key == index.model_key else None,
+        gather=Handed(stdin, matcher.evidence_of),
+        prewrite=True,  # the parent waits idle meanwhile: its core writes the model's spaces
     )
     return 0
 
