@@ -6,7 +6,8 @@ must not answer; the knowledge base's silence texts (``knowledge/silence.yaml``:
 fixed it, neighbouring questions, errors no entry covers) must get no answer at all. For each (text,
 candidate entry) pair :meth:`RankingModel.rows` computes the signals — anchor/regex hits, fuzzy exemplar
 and prose-phrase scores from the matcher, TF-IDF similarity to everything the entry says (with the text
-itself left out of the entry when it is one of its examples), the exception type, the kind of text, the
+itself left out of the entry when it is one of its examples; its margins also with each entry's hubness taken
+off, :func:`hub_margins`), the exception type, the kind of text, the
 entry's role — and logistic regressions (scikit-learn, fixed seed, no hand-written optimiser) learn
 P(this entry is the right first answer): a score from within-text comparisons (the right candidate's row
 against each wrong one's), then a probability from that score and the text's own features. Its probability is calibrated on cross-validation over the same
