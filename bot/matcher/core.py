@@ -605,16 +605,19 @@ _FAILURE_WORDS = re.compile(
 )
 
 
+_FIRST_LINE = re.compile(r"\S.*")
+
+
 def describes_change(text: str) -> bool:
     """Whether ``text`` describes a change (a pull request, a commit, a review) rather than a problem someone
     has: it carries a pull-request template's or a commit's marks (:data:`_CHANGE_MARK`), or its first line
     reads as a change's title (:data:`_CHANGE_TITLE`) and nothing after it tells of a failure. A pull request
     whose body goes on to describe the bug it fixes ("… will hang when training with uneven data") is read
     as that bug's report."""
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
     if _CHANGE_MARK.search(text):
         return True
-    return bool(lines) and bool(_CHANGE_TITLE.match(lines[0])) and not any(_FAILURE_WORDS.search(x) for x in lines[1:])
+    first = _FIRST_LINE.search(text)  # not every line split: a paste may be a long log
+    return first is not None and bool(_CHANGE_TITLE.match(first.group())) and not _FAILURE_WORDS.search(text, first.end())
 
 
 _ASKING = re.compile(r"[?？]|in advance|any (?:idea|help|hint)|please|help|どうすれば|教えて|でしょうか", re.IGNORECASE)
