@@ -40,6 +40,7 @@ from tracebot.matcher.model import (
     MAX_TRAIN_PER_ENTRY,
     MAX_TRAIN_TEXTS,
     PER_TEXT,
+    POINT_RANGE,
     SEED,
     STATEMENT_PRECISION,
     TARGET_PRECISION,
@@ -625,7 +626,7 @@ _ASKS, _STRONG, _PHRASE = (FEATURES.index(f) for f in ("asks", "strong", "phrase
 def _calibrate(samples: list[Sample], xs: list[np.ndarray], ys: list[np.ndarray]) -> tuple[float, float, dict]:
     """Out-of-fold first answers of the confidence model (the features without naive Bayes) on the training
     texts → the lowest probability at which they were right at least TARGET_PRECISION of the time (kept
-    within 0.5..0.95), and the lowest at which the first answers to texts that do not ask and have no
+    within POINT_RANGE), and the lowest at which the first answers to texts that do not ask and have no
     exact or close-phrase evidence for that answer (those ``core._finish`` caps) were right at least
     STATEMENT_PRECISION of the time (never below the first; 2.0 when there is none)."""
     strat = [int(s.gold >= 0) + 2 * int(s.only >= 0) for s in samples]
@@ -655,7 +656,7 @@ def _calibrate(samples: list[Sample], xs: list[np.ndarray], ys: list[np.ndarray]
     top1 = sum(ok for _, ok in firsts) / positives
     report = {"oof_first_right": round(top1, 4), "oof_confident_right": round(sure / positives, 4), "p_confident": round(best, 4),
               "p_statement": round(stated, 4)}
-    point = min(max(best, 0.5), 0.95)
+    point = min(max(best, POINT_RANGE[0]), POINT_RANGE[1])
     return point, max(stated, point), report
 
 
