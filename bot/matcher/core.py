@@ -44,6 +44,7 @@ from tracebot.result import Diagnosis, Match, Source
 
 if TYPE_CHECKING:
     from tracebot.matcher.model import Evidence, RankingModel
+    from tracebot.matcher.training import Prepared
 
 STRONG_SCORE = 92.0
 FULL_SCAN_CHARS = 256 * 1024  # texts up to this size get every line examined
@@ -199,9 +200,11 @@ class Matcher:
 
         return len(self.index.entries) >= MIN_ENTRIES
 
-    def train_model(self, *, leave_out_sources=(), leave_out_examples=(), extra=()) -> RankingModel:
+    def train_model(self, *, leave_out_sources=(), leave_out_examples=(), extra=(), prepared: Prepared | None = None) -> RankingModel:
         """The ranking model for this knowledge base (see :mod:`tracebot.matcher.model`); with nothing
-        left out and nothing extra, from the cache when this knowledge base was trained before."""
+        left out and nothing extra, from the cache when this knowledge base was trained before.
+        ``prepared``: :func:`tracebot.matcher.training.prepare` of these entries and silence texts, done
+        already (the training helper's)."""
         from tracebot.matcher.features import text_info
         from tracebot.matcher.model import load_or_train
 
@@ -219,6 +222,7 @@ class Matcher:
                 leave_out_examples=leave_out_examples,
                 extra=extra,
                 silence=silence,
+                prepared=prepared,
             )
 
         full = not (leave_out_sources or leave_out_examples or extra)
@@ -451,6 +455,11 @@ class Matcher:
             # "CUDA OOM is gone after halving the batch, thanks!" names the error but needs no answer.
             thr = max(thr, 101.0)
             notes.append("reads as a thank-you / resolved report: nothing posted unprompted")
+        elif named and describes_change(named) and not _ASKING.search(prose):
+            # "Handle Slurm's OUT_OF_MEMORY job state", "LGTM — we now catch OutOfMemoryError": a pull
+            # request, a commit or a review names the error it handles; nobody in the thread has it.
+            thr = max(thr, 101.0)
+            notes.append("reads as a change (a pull request, a commit, a review): nothing posted unprompted")
         probs: dict[int, float] = {}
         sure: dict[int, float] = {}  # the confidence model's probabilities (RankingModel.answer)
         guesses: set[int] = set()  # below MODEL_MIN_PROBABILITY, kept as closest guesses
@@ -569,6 +578,52 @@ _FIX_REPORT = re.compile(
     r"|\bno longer (?:happens|occurs|appears|shows up|hangs|crashes|fails)\b",
     re.IGNORECASE,
 )
+# A text that describes a change to code rather than a problem: a pull request's or commit's title (an
+# imperative change verb first, "Add …", "Handle …", "Support …", or a conventional-commit or bracketed tag,
+# "fix(xid): …", "[bugfix] …"), a pull request's description ("This PR …", a template's "Description of
+# changes"), a commit trailer, a review's approval. Slack unfurls a pasted pull-request link into its title
+# and description; they name the error they handle, so they read like the entry that describes it.
+_CHANGE_TITLE = re.compile(
+    r"""\A(?:\[[^\]\n]{1,40}\]\s*)*
+    (?:(?:feat|feature|fix|bugfix|hotfix|change|chore|docs?|refactor|perf|test|build|ci)(?:\([^)\n]{0,60}\))?!?:\s
+      |(?:add|adds|handle|handles|support|supports|enable|enables|implement|implements|allow|allows|introduce
+         |introduces|expose|exposes|document|documents|remove|removes|fix|fixes|bump|revert|deprecate|rename
+         |improve|improves)\s
+      |this\s+(?:pr|pull\s+request|commit|patch)\b
+      |lgtm\b)""",
+    re.IGNORECASE | re.VERBOSE,
+)
+_CHANGE_MARK = re.compile(
+    r"description\s+of\s+changes|^\s*signed-off-by:|^\s*(?:fixes|closes|resolves)\s+(?:#|https?://)\S",
+    re.IGNORECASE | re.MULTILINE,
+)
+
+
+# A failure told in words, or something that does not do what it should: a change's body that says so is a
+# report of the bug the change fixes.
+_FAILURE_WORDS = re.compile(
+    r"\b(?:hang|hangs|hung|hanging|stuck|freezes|froze|crash\w*|fail\w*|error\w*|exception|timed? ?out|killed"
+    r"|oom|out of memory|deadlock\w*|segfault|broken|cannot|never"
+    r"|(?:does|do|did|is|are|was|were|can|could|will|would)(?:n't|n’t| not))\b",
+    re.IGNORECASE,
+)
+
+
+_FIRST_LINE = re.compile(r"\S.*")
+
+
+def describes_change(text: str) -> bool:
+    """Whether ``text`` describes a change (a pull request, a commit, a review) rather than a problem someone
+    has: it carries a pull-request template's or a commit's marks (:data:`_CHANGE_MARK`), or its first line
+    reads as a change's title (:data:`_CHANGE_TITLE`) and nothing after it tells of a failure. A pull request
+    whose body goes on to describe the bug it fixes ("… will hang when training with uneven data") is read
+    as that bug's report."""
+    if _CHANGE_MARK.search(text):
+        return True
+    first = _FIRST_LINE.search(text)  # not every line split: a paste may be a long log
+    return first is not None and bool(_CHANGE_TITLE.match(first.group())) and not _FAILURE_WORDS.search(text, first.end())
+
+
 _ASKING = re.compile(r"[?？]|in advance|any (?:idea|help|hint)|please|help|どうすれば|教えて|でしょうか", re.IGNORECASE)
 _FUNCTION_WORDS_TEXT = (
     "an the is are was were be been my our we it its this that these there how why what when where which who "

@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 import sys
 import weakref
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -53,7 +54,7 @@ def load_matcher(
     if helper and _model_wanted(model) and key is not None:
         child = trainer.start(cache_file("matcher", key))
     try:
-        kb, errors, index = load_compiled(directory, key)
+        kb, errors, index = load_compiled(directory, key, parsed=child.hand if child is not None else None)
         matcher = matcher_of(kb, index, threshold, model=model, helper=child, deferred=True)
     except BaseException:
         if child is not None:
@@ -112,15 +113,21 @@ def _model_wanted(model: bool | None) -> bool:
     return os.environ.get("TRACEBOT_MODEL", "1") != "0" if model is None else model
 
 
-def load_compiled(directory: Path, key: str | None = None) -> tuple[KnowledgeBase, list[LoadError], CompiledKB]:
+def load_compiled(
+    directory: Path, key: str | None = None, *, parsed: Callable[[KnowledgeBase, str], None] | None = None
+) -> tuple[KnowledgeBase, list[LoadError], CompiledKB]:
     """(knowledge base, load errors, compiled index), from the cache when nothing changed (``key``:
-    :func:`matcher_key`, when the caller has it)."""
+    :func:`matcher_key`, when the caller has it). When it is built, ``parsed(kb, model key)`` is called
+    between parsing and building the index (the training helper starts on the entries meanwhile)."""
     from tracebot.matcher.index import CompiledKB
 
     def build() -> tuple[KnowledgeBase, list[LoadError], CompiledKB]:
         kb, errors = load_knowledge_base(directory, whole=False)  # the matcher's cache file holds it
+        mkey = model_key(kb.entries, kb.silence)
+        if parsed is not None:
+            parsed(kb, mkey)
         index = CompiledKB(kb)
-        index.model_key = model_key(index.entries, kb.silence)
+        index.model_key = mkey
         return kb, errors, index
 
     if not directory.is_dir():

@@ -1,32 +1,55 @@
 """The child process :mod:`tracebot.matcher.trainer` starts: ``python -I -m tracebot.matcher.train_child``.
 
 It imports the training code (scikit-learn, SciPy) at once, while its parent parses the knowledge base
-and builds the matcher; it trains when it reads ``go KEY`` on its standard input (the parent has stored the
-matcher in the cache by then, under KEY) and exits quietly on end of input.
+and builds the matcher. Its standard input then holds, from the parent:
+
+- ``kb N`` and N bytes (optional): the parsed entries and silence texts, pickled, with their model's
+  cache key, sent between parsing and building the matcher; the child fits the TF-IDF spaces on them
+  (:func:`tracebot.matcher.training.prepare`) while the parent builds;
+- ``go KEY``: the parent has stored the matcher in the cache under KEY and needs the model: the child
+  trains it (with what it prepared, when that was for the same model key) and stores it.
+
+It exits quietly on end of input or on anything else.
 """
 
 from __future__ import annotations
 
 import os
+import pickle
 import re
 import sys
 
+MAX_KB_BYTES = 1 << 30  # a knowledge base's pickle is ~8 MB at 1,000 entries
+
 
 def main() -> int:
-    import tracebot.matcher.training  # noqa: F401 — scikit-learn and SciPy: the import this process exists for
     from tracebot.knowledge.cache import cache_dir, lookup
-    from tracebot.matcher.loading import matcher_of
+    from tracebot.matcher import training  # scikit-learn and SciPy: the import this process exists for
+    from tracebot.matcher.core import Matcher
 
-    told = sys.stdin.readline().split()  # "go KEY": the matcher is in the cache under KEY
-    if len(told) != 2 or told[0] != "go" or not re.fullmatch(r"[0-9a-f]{24}", told[1]) or cache_dir() is None:
+    stdin = sys.stdin.buffer
+    told = stdin.readline().split()
+    prepared, key = None, None
+    if len(told) == 2 and told[0] == b"kb" and told[1].isdigit() and int(told[1]) <= MAX_KB_BYTES:
+        data = stdin.read(int(told[1]))
+        key, entries, silence = pickle.loads(data)  # noqa: S301 — written by the parent, through its own pipe
+        del data
+        prepared = training.prepare(entries, silence=silence)
+        told = stdin.readline().split()
+    # "go KEY": the matcher is in the cache under KEY
+    if len(told) != 2 or told[0] != b"go" or not re.fullmatch(rb"[0-9a-f]{24}", told[1]) or cache_dir() is None:
         return 0  # end of input (the parent needs nothing) or not what the parent writes: the parent trains
     # only read under that key, never built: the directory may have changed since the parent hashed it,
     # and a matcher of the new files stored under the old files' key would be served for them
-    found = lookup("matcher", told[1])
+    found = lookup("matcher", told[1].decode())
     if found is None:  # gone meanwhile (pruned): the parent trains
         return 0
     kb, _errors, index = found
-    matcher_of(kb, index, model=True)  # trains and stores the model in the cache, as the parent would
+    matcher = Matcher(kb, model=False, index=index)
+    if not matcher.can_train:
+        return 0
+    # what was prepared serves only the same entries and silence texts (the same model key)
+    matcher.train_model(prepared=prepared if key is not None and key == index.model_key else None)  # trains and stores
     return 0
 
 

@@ -3,8 +3,10 @@
 A cold start (nothing cached) used to do everything in one process, one thing after the other: parse
 the knowledge base and build the matcher (~1 s at 1,000 entries), import scikit-learn and SciPy (~0.9 s),
 train (~1.3 s). Importing scikit-learn needs nothing from the knowledge base, so :func:`start` launches
-a child process (:mod:`tracebot.matcher.train_child`) while the parent is still parsing; the child imports the training code,
-then waits. The parent builds the matcher and stores it in the cache; when a text first needs the model
+a child process (:mod:`tracebot.matcher.train_child`) while the parent is still parsing; the child imports the training code.
+Between parsing and building the matcher the parent hands it the parsed entries (:meth:`Helper.hand`),
+and the child fits the TF-IDF spaces on them while the parent builds the matcher and stores it in the
+cache (at 1,000 entries the fit is about as long as the build); when a text first needs the model
 (the matcher defers it: a long log never does), :meth:`Helper.go` tells the child to go: the child loads
 that matcher from the cache and trains and stores the model exactly as the parent would have
 (:func:`tracebot.matcher.loading.matcher_of`), and the parent loads it from the cache. A child never told
@@ -20,8 +22,13 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from tracebot.knowledge.cache import cache_file
+
 if TYPE_CHECKING:
     import subprocess
+    import threading
+
+    from tracebot.knowledge.loader import KnowledgeBase
 
 HELPER_ENV = "TRACEBOT_TRAIN_HELPER"  # "0": never (the child sets it for itself), "1": always; unset: a core is free
 TIMEOUT_S = 120.0  # a child still training after this is stopped, and the parent trains (~40x a cold start)
@@ -34,10 +41,42 @@ class Helper:
         self.proc = proc
         self.matcher_file = matcher_file
         self.going = False
+        self._handing: threading.Thread | None = None
+
+    def hand(self, kb: KnowledgeBase, model_key: str) -> None:
+        """Give the child the parsed entries and silence texts (whose model's cache key is ``model_key``)
+        while this process builds the matcher: the child fits the TF-IDF spaces meanwhile, the half of
+        training that needs no matcher (:func:`tracebot.matcher.training.prepare`). Nothing when that
+        model is cached already. Written by a thread: the child reads them only once it has imported
+        scikit-learn, and a pipe holds 64 KB."""
+        model_file = cache_file("model", model_key)
+        stdin = self.proc.stdin
+        if model_file is None or model_file.is_file() or stdin is None:
+            return
+        import pickle
+        import threading
+
+        try:
+            data = pickle.dumps((model_key, kb.entries, kb.silence), protocol=pickle.HIGHEST_PROTOCOL)
+        except Exception:  # noqa: BLE001 — only the head start is lost: the child prepares after "go"
+            return
+        self._handing = threading.Thread(target=self._write, args=(b"kb %d\n" % len(data), data), daemon=True)
+        self._handing.start()
+
+    def _write(self, *chunks: bytes) -> None:
+        stdin = self.proc.stdin
+        with contextlib.suppress(OSError, ValueError):  # the child ended (or was stopped): the parent trains
+            for chunk in chunks:
+                stdin.write(chunk)  # type: ignore[union-attr]
+            stdin.flush()  # type: ignore[union-attr]
 
     def go(self, model_file: Path) -> None:
         """Have the child train the model into ``model_file`` (the model's cache file); nothing when the
         model is cached already or the parent could not store the matcher. :meth:`wait` waits for it."""
+        if self._handing is not None:  # the entries first, whole
+            self._handing.join(TIMEOUT_S)
+            if self._handing.is_alive():  # the child reads nothing: the parent trains
+                return
         stdin = self.proc.stdin
         if model_file.is_file() or not self.matcher_file.is_file() or stdin is None or stdin.closed:
             return
@@ -54,6 +93,7 @@ class Helper:
 
         if self.going:
             with contextlib.suppress(OSError, subprocess.TimeoutExpired):  # then the parent trains
+                _until_ended(self.proc.pid, TIMEOUT_S)
                 self.proc.wait(timeout=TIMEOUT_S)
 
     def stop(self) -> None:
@@ -63,11 +103,28 @@ class Helper:
         if self.proc.poll() is None:
             with contextlib.suppress(OSError):
                 self.proc.kill()
+        if self._handing is not None:  # its write fails now that the child is gone
+            self._handing.join(10)
         if self.proc.stdin is not None:
             with contextlib.suppress(OSError):
                 self.proc.stdin.close()
         with contextlib.suppress(OSError, subprocess.TimeoutExpired):
             self.proc.wait(timeout=10)
+
+
+def _until_ended(pid: int, timeout: float) -> None:
+    """Block until process ``pid`` ends (or ``timeout`` seconds): on Linux its pidfd wakes this process at
+    once, where ``Popen.wait(timeout)`` polls and noticed the end up to 50 ms late."""
+    import select
+
+    try:
+        fd = os.pidfd_open(pid)
+    except (AttributeError, OSError):  # not Linux (Popen.wait polls then), or already reaped
+        return
+    try:
+        select.select([fd], [], [], timeout)
+    finally:
+        os.close(fd)
 
 
 def core_free() -> bool:

@@ -41,6 +41,7 @@ from tracebot.matcher.model import (
     MAX_TRAIN_PER_ENTRY,
     MAX_TRAIN_TEXTS,
     PER_TEXT,
+    POINT_RANGE,
     SEED,
     STATEMENT_PRECISION,
     TARGET_PRECISION,
@@ -176,6 +177,16 @@ def _idf(counts: sparse.csr_matrix, copies: np.ndarray) -> np.ndarray:
     return idf
 
 
+def _row_sq_norms(m: sparse.csr_matrix) -> np.ndarray:
+    """Each row's sum of squares, added as ``m.multiply(m).sum(axis=1)`` adds them (``np.add.reduceat``
+    over each non-empty row's values: the same floats), without building the squared matrix (2.4 million
+    values at 1,000 entries)."""
+    out = np.zeros(m.shape[0])
+    filled = np.flatnonzero(np.diff(m.indptr))
+    out[filled] = np.add.reduceat(m.data * m.data, m.indptr[filled])
+    return out
+
+
 def _sorted(m: sparse.csr_matrix) -> sparse.csr_matrix:
     """``m`` with each row's columns in order (CountVectorizer renumbers its features after counting), so
     the copies made of its rows are too, and exporting them sorts nothing."""
@@ -225,7 +236,7 @@ class FittedSpaces:
         # and features × entries, transposed once: every product with the sums (and the export) reads them
         # so, and scipy transposed the character sums (2.4 million values at 1,000 entries) at each one
         self.sums_t = [_sorted(s.T.tocsr()) for s in self.sums]
-        self.sq_norms = [np.asarray(s.multiply(s).sum(axis=1)).ravel() for s in self.sums]
+        self.sq_norms = [_row_sq_norms(s) for s in self.sums]
         self.part_columns = [_columns(m) for m in mats]  # parts × features, as exported
         self.starts = np.append(np.searchsorted(np.asarray(owners), np.arange(n_entries)), len(parts))
         # naive Bayes over the word space: the entries' summed vectors are its counts
@@ -354,32 +365,49 @@ class Trained:
     ys: list[np.ndarray]
 
 
-def train(entries: list[Entry], gather: Gather, info_of: TextInfoOf, **leave_out) -> RankingModel:
+@dataclass
+class Prepared:
+    """What training takes from the entries alone, before any text is compared with the matcher: the
+    training texts, the fitted TF-IDF spaces and the model before its regressions (:func:`prepare`)."""
+
+    samples: list[Sample]
+    parts: list[str]
+    spaces: FittedSpaces
+    model: RankingModel
+
+
+def train(entries: list[Entry], gather: Gather, info_of: TextInfoOf, *, prepared: Prepared | None = None, **leave_out) -> RankingModel:
     """:func:`fit`, then the confidence point calibrated on out-of-fold first answers."""
-    t = fit(entries, gather, info_of, **leave_out)
+    t = fit(entries, gather, info_of, prepared=prepared, **leave_out)
     t.model.p_confident, t.model.p_statement, t.model.report = _calibrate(t.samples, t.xs, t.ys)
     return t.model
 
 
-def fit(
+def prepare(
     entries: list[Entry],
-    gather: Gather,
-    info_of: TextInfoOf,
     *,
     leave_out_sources: Iterable[str] = (),
     leave_out_examples: Iterable[str] = (),
     extra: Iterable[tuple[str, str | None]] = (),
     silence: Iterable[Silence] = (),
-) -> Trained:
-    """Train on ``entries`` (their examples, minus those of entries citing a source in
-    ``leave_out_sources`` and those in ``leave_out_examples``), the ``silence`` texts (minus those copied
-    from a source in ``leave_out_sources``) and ``extra`` (text, expected entry id or None) cases."""
+) -> Prepared:
+    """Training's first half, which needs no matcher: the training texts of ``entries`` (their examples,
+    minus those of entries citing a source in ``leave_out_sources`` and those in ``leave_out_examples``),
+    the ``silence`` texts (minus those copied from a source in ``leave_out_sources``) and ``extra`` (text,
+    expected entry id or None) cases; the TF-IDF spaces fitted on the entries. The training helper
+    (:mod:`tracebot.matcher.train_child`) does this while its parent is still building the matcher."""
     samples, parts, owners = training_texts(entries, leave_out_sources, leave_out_examples, extra, silence)
     spaces = FittedSpaces(parts, owners, len(entries))
-    model = untrained_model(entries, spaces)
-    xs, ys = training_rows(model, spaces, samples, gather, info_of)
-    clf = fit_regressions(model, xs, ys, samples)
-    return Trained(model, spaces, clf, samples, parts, xs, ys)
+    return Prepared(samples, parts, spaces, untrained_model(entries, spaces))
+
+
+def fit(entries: list[Entry], gather: Gather, info_of: TextInfoOf, *, prepared: Prepared | None = None, **leave_out) -> Trained:
+    """Train on ``entries`` (what :func:`prepare` takes, with ``leave_out``; or ``prepared``, what it
+    returned for them): the training texts' feature rows, then the regressions."""
+    p = prepared or prepare(entries, **leave_out)
+    xs, ys = training_rows(p.model, p.spaces, p.samples, gather, info_of)
+    clf = fit_regressions(p.model, xs, ys, p.samples)
+    return Trained(p.model, p.spaces, clf, p.samples, p.parts, xs, ys)
 
 
 def untrained_model(entries: list[Entry], spaces: FittedSpaces) -> RankingModel:
@@ -616,7 +644,8 @@ def _one_blas_thread():
 def _words(e: Entry) -> str:
     text = " ".join([e.title, e.summary, e.cause, *e.anchors, *e.exemplars, *e.examples_match]).lower()
     # One string, not a set: a thousand entries' sets were ~120,000 strings to unpickle on every start.
-    return f" {' '.join(sorted({w.rsplit('.', 1)[-1] for w in text.replace(':', ' ').split()}))} "
+    # Each distinct word is cut at its last dot once (an entry's examples repeat most of their words).
+    return f" {' '.join(sorted({w.rsplit('.', 1)[-1] for w in set(text.replace(':', ' ').split())}))} "
 
 
 _ASKS, _STRONG, _PHRASE = (FEATURES.index(f) for f in ("asks", "strong", "phrase"))
@@ -625,7 +654,7 @@ _ASKS, _STRONG, _PHRASE = (FEATURES.index(f) for f in ("asks", "strong", "phrase
 def _calibrate(samples: list[Sample], xs: list[np.ndarray], ys: list[np.ndarray]) -> tuple[float, float, dict]:
     """Out-of-fold first answers of the confidence model (the features without naive Bayes) on the training
     texts → the lowest probability at which they were right at least TARGET_PRECISION of the time (kept
-    within 0.5..0.95), and the lowest at which the first answers to texts that do not ask and have no
+    within POINT_RANGE), and the lowest at which the first answers to texts that do not ask and have no
     exact or close-phrase evidence for that answer (those ``core._finish`` caps) were right at least
     STATEMENT_PRECISION of the time (never below the first; 2.0 when there is none)."""
     strat = [int(s.gold >= 0) + 2 * int(s.only >= 0) for s in samples]
@@ -655,7 +684,7 @@ def _calibrate(samples: list[Sample], xs: list[np.ndarray], ys: list[np.ndarray]
     top1 = sum(ok for _, ok in firsts) / positives
     report = {"oof_first_right": round(top1, 4), "oof_confident_right": round(sure / positives, 4), "p_confident": round(best, 4),
               "p_statement": round(stated, 4)}
-    point = min(max(best, 0.5), 0.95)
+    point = min(max(best, POINT_RANGE[0]), POINT_RANGE[1])
     return point, max(stated, point), report
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import gc
 import json
 import os
+import pickle
 import subprocess
 import sys
 
@@ -130,12 +131,38 @@ def test_a_model_trained_by_the_helper_process_answers_as_one_trained_in_process
     _, by_helper, _ = load_matcher(KNOWLEDGE)
     assert by_helper.model is not None  # the first use has the helper train it
     assert started[0] is not None and started[0].proc.returncode == 0
+    assert started[0]._handing is not None  # it was handed the parsed entries before the matcher was built
     monkeypatch.undo()
     monkeypatch.setenv("TRACEBOT_CACHE", str(tmp_path / "here"))
     monkeypatch.setenv(trainer.HELPER_ENV, "0")
     _, here, _ = load_matcher(KNOWLEDGE)
     texts = [*(s.text for s in here.kb.silence), *(x for e in here.index.entries for x in e.examples_match[:1])]
     assert [by_helper.diagnose(t).to_dict() for t in texts] == [here.diagnose(t).to_dict() for t in texts]
+    # the same model, to the byte: the spaces the helper fitted while the parent built the matcher are
+    # the ones the parent would have fitted
+    [a], [b] = ((tmp_path / d).glob("model-*.pkl") for d in ("helper", "here"))
+    assert a.name == b.name and a.read_bytes() == b.read_bytes()
+
+
+def test_a_helper_handed_other_entries_than_the_matchers_trains_on_the_matchers(tmp_path, monkeypatch):
+    # what the child prepared serves only the model key it was handed with; the matcher it is told to
+    # train for is what counts (here: handed the first ten entries under another key)
+    monkeypatch.setenv(trainer.HELPER_ENV, "0")
+    monkeypatch.setenv("TRACEBOT_CACHE", str(tmp_path / "here"))
+    load_matcher(KNOWLEDGE)[1].model  # noqa: B018 — trains in this process and stores the model
+    cache = tmp_path / "child"
+    monkeypatch.setenv("TRACEBOT_CACHE", str(cache))
+    kb, _, _ = load_matcher(KNOWLEDGE, model=False)  # stores the matcher only
+    [matcher_file] = cache.glob("matcher-*.pkl")
+    handed = pickle.dumps(("f" * 24, kb.entries[:10], kb.silence))
+    done = subprocess.run(  # noqa: S603 — our own module, argv list
+        [sys.executable, "-I", "-m", "tracebot.matcher.train_child"],
+        input=b"kb %d\n" % len(handed) + handed + f"go {matcher_file.stem.partition('-')[2]}\n".encode(),
+        env={**os.environ, "TRACEBOT_CACHE": str(cache)}, capture_output=True, timeout=300, check=False,
+    )
+    assert done.returncode == 0, done.stderr.decode()
+    [a], [b] = (d.glob("model-*.pkl") for d in (cache, tmp_path / "here"))
+    assert a.name == b.name and a.read_bytes() == b.read_bytes()
 
 
 def test_when_the_helper_process_fails_the_parent_trains_the_model_itself(tmp_path, monkeypatch):
