@@ -6,7 +6,8 @@ must not answer; the knowledge base's silence texts (``knowledge/silence.yaml``:
 fixed it, neighbouring questions, errors no entry covers) must get no answer at all. For each (text,
 candidate entry) pair :meth:`RankingModel.rows` computes the signals — anchor/regex hits, fuzzy exemplar
 and prose-phrase scores from the matcher, TF-IDF similarity to everything the entry says (with the text
-itself left out of the entry when it is one of its examples), the exception type, the kind of text, the
+itself left out of the entry when it is one of its examples; its margins also with each entry's hubness taken
+off, :func:`hub_margins`), the exception type, the kind of text, the
 entry's role — and logistic regressions (scikit-learn, fixed seed, no hand-written optimiser) learn
 P(this entry is the right first answer): a score from within-text comparisons (the right candidate's row
 against each wrong one's), then a probability from that score and the text's own features. Its probability is calibrated on cross-validation over the same
@@ -66,6 +67,10 @@ MAX_PART_CHARS = 1500  # of one example in the TF-IDF sums (a long log's head sa
 MIN_ENTRIES = 8
 BAYES_ALPHA = 0.01  # naive Bayes' smoothing, in units of an L2-normalised TF-IDF vector's weights
 BLIND_WEIGHT = 0.5  # below this there is too little to learn from: the matcher's own scores are used
+# An entry's hubness (:attr:`RankingModel.hubness`) is its mean centroid cosine with this many of the
+# training texts of other entries closest to it. The seven development sets moved by at most one case
+# between 5 and 50 (docs/HISTORY.md); more neighbours average more noise away.
+HUB_NEIGHBOURS = 50
 
 @dataclass
 class Evidence:
@@ -87,14 +92,16 @@ FEATURES = (
     "word_margin", "char_top", "near_char", "near_word", "near_margin", "exc_char", "exception", "root_cause", "has_error",
     *(f"kind_{k}" for k in KINDS),
     "question_char", "question_phrase", "log_strong", "chat_char", "noerr_char", "asks", "nb_top", "nb_margin",
-    "off_platform",
+    "off_platform", "char_hub_margin", "word_hub_margin",
 )
 # The same for every candidate of a text: a comparison between two candidates cannot learn from them, so
 # they enter only the second, pointwise step that turns the comparison's score into a probability.
 PER_TEXT = frozenset({"has_error", "asks", *(f"kind_{k}" for k in KINDS)})
 # How sure to be is learned without naive Bayes: it orders candidates well, but its margin on a few words
 # that tell two entries apart would make a question about a version or a memory reading sure of an entry.
-CONFIDENCE_COLUMNS = np.array([i for i, f in enumerate(FEATURES) if not f.startswith("nb")])
+# Nor with the hub-corrected margins (:func:`hub_margins`): they order, but in the confidence model they made
+# one more neighbouring bug title confident on the seven development sets and no more right answers.
+CONFIDENCE_COLUMNS = np.array([i for i, f in enumerate(FEATURES) if not f.startswith("nb") and "hub" not in f])
 
 
 @dataclass
@@ -135,6 +142,9 @@ class RankingModel:
     # the stricter point for a problem statement without evidence (see STATEMENT_PRECISION); above 1: never
     p_statement: float = 2.0
     report: dict = field(default_factory=dict)
+    # per entry, its hubness in the character and word spaces (2 × entries): how close it is to texts about
+    # other problems (see :func:`hub_margins`); empty: no correction
+    hubness: np.ndarray = field(default_factory=lambda: np.zeros((2, 0)))
 
     def probabilities(self, text: str, info: TextInfo, evidence: dict[int, Evidence]) -> dict[int, float]:
         """P(entry is the right first answer) for the entries with evidence and the closest few."""
@@ -224,6 +234,7 @@ def rows(
         np.full(n, float(info.asks)),
         *_bayes(nb, c_idx),
         _off_platform(model, info, cands),
+        *hub_margins(model.hubness, (char, word), c_idx),
     ]
     return np.column_stack(cols) if n else np.zeros((0, len(FEATURES)))
 
@@ -247,6 +258,18 @@ def _margin(v: np.ndarray, idx: np.ndarray) -> np.ndarray:
     top = int(np.argmax(v))
     second = float(np.partition(v, -2)[-2])
     return (v[idx] - np.where(idx == top, second, v[top])).astype(np.float64)
+
+
+def hub_margins(hubness: np.ndarray, cosines: tuple[np.ndarray, np.ndarray], idx: np.ndarray) -> list[np.ndarray]:
+    """The centroid cosines' margins (:func:`_margin`) after each entry's hubness is taken off, character
+    and word. An entry whose text covers many topics (a broad entry about hung multi-GPU jobs) is close to
+    every text, and a raw cosine puts it first for prose about other problems: the hubness problem of
+    nearest-neighbour retrieval, corrected as CSLS does (Conneau et al. 2018, "Word translation without
+    parallel data": ``2 cos(t, e) - r_e - r_t``; ``r_t``, the same for every entry of a text, cannot change
+    a margin)."""
+    if hubness.shape[1] != len(cosines[0]):
+        hubness = np.zeros((2, len(cosines[0])))
+    return [_margin(cos - hub, idx) for cos, hub in zip(cosines, hubness, strict=True)]
 
 
 def _bayes(ll: np.ndarray, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

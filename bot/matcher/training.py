@@ -35,6 +35,7 @@ from tracebot.matcher.model import (
     CONFIDENCE_COLUMNS,
     FEATURES,
     HARDEST_WRONG,
+    HUB_NEIGHBOURS,
     MAX_PART_CHARS,
     MAX_TRAIN_ENTRIES,
     MAX_TRAIN_PER_ENTRY,
@@ -508,6 +509,8 @@ def training_rows(
     infos = [info_of(s.text, prose) for s, (_, prose) in zip(samples, gathered, strict=True)]
     vecs = fitted.vectors([s.text for s in samples])
     cent_c, cent_w, exc = fitted.centroids(vecs, infos, samples)
+    # the rows read each entry's hubness: from these texts, as answering reads it from the trained model
+    model.hubness = hubness(samples, (cent_c, cent_w))
     cands_of = []
     for si, s in enumerate(samples):
         if s.only >= 0:
@@ -527,6 +530,31 @@ def training_rows(
         xs.append(rows(model, infos[si], evidence, [a[si] for a in sims], cands))
         ys.append(np.array([ei == s.gold for ei in cands], dtype=int))
     return xs, ys
+
+
+def hubness(samples: list[Sample], cosines: tuple[np.ndarray, ...], k: int = HUB_NEIGHBOURS) -> np.ndarray:
+    """Per space and entry (``cosines``: texts × entries, one array per space), the mean cosine of the
+    entry with the ``k`` texts of other entries closest to it: CSLS's ``r_e``
+    (:func:`~tracebot.matcher.model.hub_margins`). Each distinct text with a right answer counts once
+    (a blind twin is the same text); silence and ``no_match`` texts do not count."""
+    first: dict[str, int] = {}
+    for i, s in enumerate(samples):
+        if s.gold >= 0 and s.only < 0:
+            first.setdefault(s.text, i)
+    at = np.array(sorted(first.values()), dtype=np.int64)
+    gold = np.array([samples[i].gold for i in at], dtype=np.int64)
+    out = np.zeros((len(cosines), cosines[0].shape[1]))
+    k = min(k, len(at) - 1)
+    if k < 1:
+        return out
+    for space, cos in enumerate(cosines):
+        own_out = cos[at].astype(np.float64)
+        own_out[np.arange(len(at)), gold] = -np.inf  # an entry's own texts are not other problems
+        closest = -np.partition(-own_out, k - 1, axis=0)[:k]
+        # an entry with fewer than k other entries' texts (never with a real knowledge base): those it has
+        found = np.isfinite(closest)
+        out[space] = np.where(found, closest, 0.0).sum(axis=0) / np.maximum(found.sum(axis=0), 1)
+    return out
 
 
 def _fit(

@@ -402,3 +402,13 @@ def test_the_helper_told_a_key_whose_matcher_is_gone_builds_and_stores_nothing(t
     )
     assert done.returncode == 0, done.stderr.decode()
     assert sorted(p.name for p in cache.iterdir()) == []
+
+
+def test_the_broad_hung_job_entry_is_among_the_hubbiest_of_the_bundled_knowledge_base(trained):
+    # distributed-hang-py-spy (hung multi-GPU jobs in general, 20 examples) is the entry real prose about
+    # other problems most often got first: its word-space hubness is near the top, where the model reads it
+    matcher, _, model, *_ = trained
+    ids = [e.id for e in matcher.index.entries]
+    word = model.hubness[1]
+    assert model.hubness.shape == (2, len(ids))
+    assert ids.index("distributed-hang-py-spy") in np.argsort(-word)[:3]
