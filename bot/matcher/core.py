@@ -599,12 +599,23 @@ _CHANGE_MARK = re.compile(
 )
 
 
-# A failure told in words, or something that does not do what it should: a change's body that says so is a
-# report of the bug the change fixes.
+# A failure told in words, or something that does not do what it should, or a log's failure (an exception's
+# name, a traceback, a fatal or aborted line, a signal): a change's body that says so is a report of the bug
+# the change fixes, and a paste whose first line only looks like a title ("test: …", "Add …") goes on to one.
 _FAILURE_WORDS = re.compile(
-    r"\b(?:hang|hangs|hung|hanging|stuck|freezes|froze|crash\w*|fail\w*|error\w*|exception|timed? ?out|killed"
-    r"|oom|out of memory|deadlock\w*|segfault|broken|cannot|never"
+    r"\b(?:hang|hangs|hung|hanging|stuck|freezes|froze|crash\w*|fail\w*|\w*error\w*|\w*exception|timed? ?out|killed"
+    r"|oom|out of memory|deadlock\w*|segfault|broken|cannot|never|traceback|fatal|abort\w*|core dumped"
+    r"|sig(?:segv|abrt|kill|term|bus)"
     r"|(?:does|do|did|is|are|was|were|can|could|will|would)(?:n't|n’t| not))\b",
+    re.IGNORECASE,
+)
+# A first line that starts like a change's title but tells of someone's problem: what they still see, what
+# broke, a fix that did not work, said by them ("Enable gradient checkpointing, still CUDA out of memory",
+# "This commit broke our training: …", "Fixes from the thread didn't work"). A change's title names the error
+# it handles, so the first line's failure words alone cannot tell (_FAILURE_WORDS reads what follows it).
+_REPORT_WORDS = re.compile(
+    r"\b(?:still|anymore|broke|(?:is|are|was|were|got) broken|not working"
+    r"|(?:does|do|did)(?:n't|n’t| not) (?:help|work|fix|change|solve)\w*|my|me|i'm|i've|(?-i:I))\b",
     re.IGNORECASE,
 )
 
@@ -615,13 +626,19 @@ _FIRST_LINE = re.compile(r"\S.*")
 def describes_change(text: str) -> bool:
     """Whether ``text`` describes a change (a pull request, a commit, a review) rather than a problem someone
     has: it carries a pull-request template's or a commit's marks (:data:`_CHANGE_MARK`), or its first line
-    reads as a change's title (:data:`_CHANGE_TITLE`) and nothing after it tells of a failure. A pull request
+    reads as a change's title (:data:`_CHANGE_TITLE`), not as someone's problem (:data:`_REPORT_WORDS`), and
+    nothing after it tells of a failure (:data:`_FAILURE_WORDS`). A pull request
     whose body goes on to describe the bug it fixes ("… will hang when training with uneven data") is read
     as that bug's report."""
     if _CHANGE_MARK.search(text):
         return True
     first = _FIRST_LINE.search(text)  # not every line split: a paste may be a long log
-    return first is not None and bool(_CHANGE_TITLE.match(first.group())) and not _FAILURE_WORDS.search(text, first.end())
+    return (
+        first is not None
+        and bool(_CHANGE_TITLE.match(first.group()))
+        and not _REPORT_WORDS.search(first.group())
+        and not _FAILURE_WORDS.search(text, first.end())
+    )
 
 
 _ASKING = re.compile(r"[?？]|in advance|any (?:idea|help|hint)|please|help|どうすれば|教えて|でしょうか", re.IGNORECASE)

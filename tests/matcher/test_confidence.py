@@ -212,6 +212,30 @@ def test_a_change_that_handles_an_error_gets_no_unprompted_answer(matcher: Match
     assert not d.confident and any("reads as a change" in n for n in d.notes)
 
 
+# Someone's problem whose first line starts the way a change's title does: a log under a line that only looks
+# like a title ("test: …", "Add …"), a fix that did not work, something that broke, without a question mark.
+PROBLEMS_LIKE_CHANGES = [
+    ("test: tests/test_ckpt.py::test_save\nOSError: [Errno 28] No space left on device", "disk-full-on-save"),
+    ("Add 8 more nodes\nTraceback (most recent call last):\n  File \"train.py\", line 9, in <module>\n"
+     "    dist.init_process_group('nccl')\nRuntimeError: Address already in use", "master-port-in-use"),
+    ("Enable gradient checkpointing, still CUDA out of memory on the 70B model", "cuda-oom"),
+    ("Fixes from the thread didn't work, torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB",
+     "cuda-oom"),
+    ("This commit broke our training: NCCL watchdog timeout on every rank since yesterday", "nccl-watchdog-timeout"),
+    ("Support for H100 is broken: RuntimeError: CUDA error: no kernel image is available for execution on the device",
+     "cuda-no-kernel-image"),
+]
+
+
+@pytest.mark.parametrize(("text", "entry"), PROBLEMS_LIKE_CHANGES)
+def test_a_problem_that_starts_like_a_change_is_still_answered_confidently(matcher: Matcher, text: str, entry: str):
+    from tracebot.matcher.core import describes_change
+
+    assert not describes_change(text)
+    d = matcher.diagnose(text)
+    assert d.best is not None and d.best.entry_id == entry and d.best.confident, d.notes
+
+
 @pytest.mark.parametrize("text", OOM_PROBLEMS)
 def test_the_same_error_as_someones_problem_is_still_answered_confidently(matcher: Matcher, text: str):
     d = matcher.diagnose(text)
