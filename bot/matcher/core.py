@@ -606,7 +606,9 @@ _FAILURE_WORDS = re.compile(
     r"\b(?:hang|hangs|hung|hanging|stuck|freezes|froze|crash\w*|fail\w*|\w*error\w*|\w*exception|timed? ?out|killed"
     r"|oom|out of memory|deadlock\w*|segfault|broken|cannot|never|traceback|fatal|abort\w*|core dumped"
     r"|sig(?:segv|abrt|kill|term|bus)"
-    r"|(?:does|do|did|is|are|was|were|can|could|will|would)(?:n't|n’t| not))\b",
+    r"|(?:does|do|did|is|are|was|were|can|could|will|would)(?:n't|n’t| not))\b"
+    # the same told in Japanese (no word boundaries there): an error, falls over, stops, fails, hangs
+    r"|エラー|落ち|止ま|失敗|固ま|ハング|タイムアウト|動かな|できな",
     re.IGNORECASE,
 )
 # A first line that starts like a change's title but tells of someone's problem: what they still see, what

@@ -222,6 +222,7 @@ PROBLEMS_LIKE_CHANGES = [
     ("Fixes from the thread didn't work, torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB",
      "cuda-oom"),
     ("This commit broke our training: NCCL watchdog timeout on every rank since yesterday", "nccl-watchdog-timeout"),
+    ("Add 2 nodes\nsbatch したジョブが DUE TO TIME LIMIT でキャンセルされて止まりました", "slurm-time-limit"),
     ("Support for H100 is broken: RuntimeError: CUDA error: no kernel image is available for execution on the device",
      "cuda-no-kernel-image"),
 ]
