@@ -144,6 +144,30 @@ def test_a_model_trained_by_the_helper_process_answers_as_one_trained_in_process
     assert a.name == b.name and a.read_bytes() == b.read_bytes()
 
 
+def test_waiting_for_a_helper_that_never_ends_gives_up_after_the_timeout_not_twice_it(tmp_path, monkeypatch):
+    # a stuck child: the first paste waits TIMEOUT_S for it, then the parent trains (the pidfd's wait and
+    # the reaping share that one deadline; the reaping used to wait a whole TIMEOUT_S more)
+    monkeypatch.setattr(trainer, "TIMEOUT_S", 0.3)
+    proc = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE)  # noqa: S603
+    helper = trainer.Helper(proc, tmp_path / "matcher-x.pkl")
+    helper.going = True
+    waits: list[float] = []
+    real_wait = proc.wait
+
+    def wait(timeout: float | None = None) -> int:
+        waits.append(timeout if timeout is not None else float("inf"))
+        return real_wait(timeout)
+
+    monkeypatch.setattr(proc, "wait", wait)
+    try:
+        helper.wait()
+        assert proc.poll() is None  # it still runs: the parent trains
+        assert waits and all(w < trainer.TIMEOUT_S for w in waits), waits
+    finally:
+        helper.stop()
+    assert proc.returncode is not None  # stopped and reaped
+
+
 def test_a_helper_handed_other_entries_than_the_matchers_trains_on_the_matchers(tmp_path, monkeypatch):
     # what the child prepared serves only the model key it was handed with; the matcher it is told to
     # train for is what counts (here: handed the first ten entries under another key)
