@@ -612,12 +612,15 @@ _FAILURE_WORDS = re.compile(
     re.IGNORECASE,
 )
 # A first line that starts like a change's title but tells of someone's problem: what they still see, what
-# broke, a fix that did not work, said by them ("Enable gradient checkpointing, still CUDA out of memory",
+# broke, a fix that did not work, said by them or asked about ("Enable gradient checkpointing, still CUDA out of memory",
 # "This commit broke our training: …", "Fixes from the thread didn't work"). A change's title names the error
 # it handles, so the first line's failure words alone cannot tell (_FAILURE_WORDS reads what follows it).
 _REPORT_WORDS = re.compile(
     r"\b(?:still|anymore|broke|(?:is|are|was|were|got) broken|not working"
-    r"|(?:does|do|did)(?:n't|n’t| not) (?:help|work|fix|change|solve)\w*|my|me|i'm|i've|(?-i:I))\b",
+    r"|(?:does|do|did)(?:n't|n’t| not) (?:help|work|fix|change|solve)\w*|my|me|i'm|i've|(?-i:I)"
+    # a question typed without its question mark: "Enable P2P inside the container, is there a way"
+    r"|how (?:do|can|should|would) (?:i|we|you)|is there (?:a|any) way|why (?:does|do|did|is|are|was|would)"
+    r"|what (?:does|do|did|causes|is causing))\b",
     re.IGNORECASE,
 )
 

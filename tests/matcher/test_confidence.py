@@ -228,6 +228,24 @@ PROBLEMS_LIKE_CHANGES = [
 ]
 
 
+# A question typed without its question mark, after a change's verb: asked, its entry is shown confidently.
+QUESTIONS_LIKE_CHANGES = [
+    ("Handle CUDA out of memory in the eval loop, how do i do that", "cuda-oom"),
+    ("Enable more time for a SLURM job cancelled at the time limit, is there a way", "slurm-time-limit"),
+]
+
+
+@pytest.mark.parametrize(("text", "entry"), QUESTIONS_LIKE_CHANGES)
+def test_a_question_without_its_question_mark_that_starts_like_a_change_is_answered(
+    matcher: Matcher, text: str, entry: str
+):
+    from tracebot.matcher.core import describes_change
+
+    assert not describes_change(text)
+    d = matcher.diagnose(text)
+    assert d.best is not None and d.best.entry_id == entry and d.best.confident, d.notes
+
+
 @pytest.mark.parametrize(("text", "entry"), PROBLEMS_LIKE_CHANGES)
 def test_a_problem_that_starts_like_a_change_is_still_answered_confidently(matcher: Matcher, text: str, entry: str):
     from tracebot.matcher.core import describes_change
