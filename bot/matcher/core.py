@@ -617,7 +617,7 @@ _FAILURE_WORDS = re.compile(
 # it handles, so the first line's failure words alone cannot tell (_FAILURE_WORDS reads what follows it).
 _REPORT_WORDS = re.compile(
     r"\b(?:still|anymore|broke|(?:is|are|was|were|got) broken|not working"
-    r"|(?:does|do|did)(?:n't|n’t| not) (?:help|work|fix|change|solve)\w*|my|me|i'm|i've|(?-i:I)"
+    r"|(?:does|do|did)(?:n't|n’t| not) (?:help|work|fix|change|solve)\w*|my|me|i'm|i've|(?-i:I)(?!/)"
     # a question typed without its question mark: "Enable P2P inside the container, is there a way"
     r"|how (?:do|can|should|would) (?:i|we|you)|is there (?:a|any) way|why (?:does|do|did|is|are|was|would)"
     r"|what (?:does|do|did|causes|is causing))\b",
