@@ -646,7 +646,10 @@ def describes_change(text: str) -> bool:
     )
 
 
-_ASKING = re.compile(r"[?？]|in advance|any (?:idea|help|hint)|please|help|どうすれば|教えて|でしょうか", re.IGNORECASE)
+# "help" as a word: "Add a helper that retries …" and "that would have been helpful, thanks" ask nothing
+_ASKING = re.compile(
+    r"[?？]|in advance|any (?:idea|help|hint)|please|\bhelp(?:s|ed|ing)?\b|どうすれば|教えて|でしょうか", re.IGNORECASE
+)
 _FUNCTION_WORDS_TEXT = (
     "an the is are was were be been my our we it its this that these there how why what when where which who "
     "does do did doesn don can cannot could should would will won not no to of in on at for with without from "

@@ -192,6 +192,7 @@ CHANGES = {
     "a pull-request template": "Retry evaluation after an OOM\n\n*Description of changes:*\n"
     "Catch torch.cuda.OutOfMemoryError: CUDA out of memory and halve the evaluation batch.",
     "a title with I/O in it": "Add NVMe I/O offload to ZeRO-3 for CUDA out of memory in the evaluation loop",
+    "a title naming a helper": "Add a helper that retries the step after CUDA out of memory in the evaluation loop",
     "a commit trailer": "Halve the batch after CUDA out of memory in eval\n\nSigned-off-by: A Developer <dev@example.com>",
 }
 # The same error as someone's problem: the change form must not silence these.
