@@ -593,8 +593,9 @@ _CHANGE_TITLE = re.compile(
       |lgtm\b)""",
     re.IGNORECASE | re.VERBOSE,
 )
+# (a closing trailer is a line of its own: "Fixes #4521 was merged but our eval still fails …" is a report)
 _CHANGE_MARK = re.compile(
-    r"description\s+of\s+changes|^\s*signed-off-by:|^\s*(?:fixes|closes|resolves)\s+(?:#|https?://)\S",
+    r"description\s+of\s+changes|^\s*signed-off-by:|^\s*(?:fixes|closes|resolves)\s+(?:#\d+|https?://\S+)[.,;]?\s*$",
     re.IGNORECASE | re.MULTILINE,
 )
 

@@ -193,6 +193,7 @@ CHANGES = {
     "Catch torch.cuda.OutOfMemoryError: CUDA out of memory and halve the evaluation batch.",
     "a title with I/O in it": "Add NVMe I/O offload to ZeRO-3 for CUDA out of memory in the evaluation loop",
     "a title naming a helper": "Add a helper that retries the step after CUDA out of memory in the evaluation loop",
+    "a closing trailer": "Halve the batch after CUDA out of memory in eval\n\nFixes #4521",
     "a commit trailer": "Halve the batch after CUDA out of memory in eval\n\nSigned-off-by: A Developer <dev@example.com>",
 }
 # The same error as someone's problem: the change form must not silence these.
@@ -223,6 +224,8 @@ PROBLEMS_LIKE_CHANGES = [
     ("Enable gradient checkpointing, still CUDA out of memory on the 70B model", "cuda-oom"),
     ("Fixes from the thread didn't work, torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB",
      "cuda-oom"),
+    ("Fixes #4521 was merged but our eval still fails with torch.cuda.OutOfMemoryError: CUDA out of memory. "
+     "Tried to allocate 2.00 GiB", "cuda-oom"),
     ("This commit broke our training: NCCL watchdog timeout on every rank since yesterday", "nccl-watchdog-timeout"),
     ("Add 2 nodes\nsbatch したジョブが DUE TO TIME LIMIT でキャンセルされて止まりました", "slurm-time-limit"),
     ("Support for H100 is broken: RuntimeError: CUDA error: no kernel image is available for execution on the device",
