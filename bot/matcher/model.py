@@ -264,9 +264,10 @@ def hub_margins(hubness: np.ndarray, cosines: tuple[np.ndarray, np.ndarray], idx
     """The centroid cosines' margins (:func:`_margin`) after each entry's hubness is taken off, character
     and word. An entry whose text covers many topics (a broad entry about hung multi-GPU jobs) is close to
     every text, and a raw cosine puts it first for prose about other problems: the hubness problem of
-    nearest-neighbour retrieval, corrected as CSLS does (Conneau et al. 2018, "Word translation without
+    nearest-neighbour retrieval. The correction is CSLS's (Conneau et al. 2018, "Word translation without
     parallel data": ``2 cos(t, e) - r_e - r_t``; ``r_t``, the same for every entry of a text, cannot change
-    a margin)."""
+    a margin) with one difference: the margins are of ``cos(t, e) - r_e``, the whole hubness taken off
+    each cosine, where CSLS's ``2 cos - r_e`` takes off half of it (``2 (cos - r_e / 2)``)."""
     if hubness.shape[1] != len(cosines[0]):
         hubness = np.zeros((2, len(cosines[0])))
     return [_margin(cos - hub, idx) for cos, hub in zip(cosines, hubness, strict=True)]
