@@ -87,12 +87,8 @@ FEATURES = (
     "word_margin", "char_top", "near_char", "near_word", "near_margin", "exc_char", "exception", "root_cause", "has_error",
     *(f"kind_{k}" for k in KINDS),
     "question_char", "question_phrase", "log_strong", "chat_char", "noerr_char", "asks", "nb_top", "nb_margin",
-    "off_platform", "agree_top", "agree_top2", "agree_rr", "agree_other",
+    "off_platform",
 )
-import os as _os
-_AGREE = {f"agree_{v}" for v in _os.environ.get("AGREE", "").split(",") if v}
-AGREE_CONF_ONLY = bool(_os.environ.get("AGREE_CONF_ONLY"))
-RANKING_COLUMNS = np.array([i for i, f in enumerate(FEATURES) if not (AGREE_CONF_ONLY and f.startswith("agree"))])
 # The same for every candidate of a text: a comparison between two candidates cannot learn from them, so
 # they enter only the second, pointwise step that turns the comparison's score into a probability.
 PER_TEXT = frozenset({"has_error", "asks", *(f"kind_{k}" for k in KINDS)})
@@ -228,9 +224,6 @@ def rows(
         np.full(n, float(info.asks)),
         *_bayes(nb, c_idx),
         _off_platform(model, info, cands),
-        *_agreement([c, w, near_c[c_idx], near_w[c_idx], nb[c_idx] if len(nb) else np.zeros(n),
-                     np.array([ev.fuzzy for ev in evs]), phrase, exc_c[c_idx] if exc else np.zeros(n), strong,
-                     np.array([bool(exc) and f" {exc} " in model.entry_words[ei] for ei in cands], dtype=np.float64)]),
     ]
     return np.column_stack(cols) if n else np.zeros((0, len(FEATURES)))
 
@@ -245,30 +238,6 @@ def _off_platform(model: RankingModel, info: TextInfo, cands: list[int]) -> np.n
     if not own:
         return np.zeros(len(cands))
     return np.array([bool(own[ei]) and not own[ei] & info.platforms for ei in cands], dtype=np.float64)
-
-
-def _agreement(views: list[np.ndarray]) -> list[np.ndarray]:
-    n = len(views[0])
-    if n == 0:
-        return [np.zeros(0)] * 4
-    keep = _os.environ.get("AGREE_VIEWS")
-    if keep:
-        views = [views[int(i)] for i in keep.split(",")]
-    v = np.column_stack(views).astype(np.float64)
-    active = v.max(axis=0) > v.min(axis=0)
-    if not active.any() or n < 2:
-        return [np.zeros(n)] * 4
-    v = v[:, active]
-    ranks = 1 + (v[None, :, :] > v[:, None, :]).sum(axis=1)
-    top = (ranks == 1).mean(axis=1)
-    top2 = (ranks <= 2).mean(axis=1)
-    rr = (1.0 / ranks).mean(axis=1)
-    best_other = np.array([np.max(np.delete(top, i)) for i in range(n)])
-    if _os.environ.get("AGREE_MAJ"):
-        top = (top > 0.5).astype(np.float64)
-    out = [top, top2, rr, best_other]
-    names = ("agree_top", "agree_top2", "agree_rr", "agree_other")
-    return [o if name in _AGREE else np.zeros(n) for o, name in zip(out, names)]
 
 
 def _margin(v: np.ndarray, idx: np.ndarray) -> np.ndarray:

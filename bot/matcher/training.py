@@ -425,11 +425,8 @@ def untrained_model(entries: list[Entry], spaces: FittedSpaces) -> RankingModel:
 def fit_regressions(model: RankingModel, xs: list[np.ndarray], ys: list[np.ndarray], samples: list[Sample]) -> Pipeline:
     """Fit the ranking and the confidence regressions (:func:`_fit`) into ``model``; the ranking one's
     pipeline is returned (what scikit-learn computes, for tests to hold the model to)."""
-    from tracebot.matcher.model import RANKING_COLUMNS
-    clf = _fit(xs, ys, samples, RANKING_COLUMNS, hardest=HARDEST_WRONG)
-    coef, model.intercept = _linear(clf)
-    model.coef = np.zeros(len(FEATURES))
-    model.coef[RANKING_COLUMNS] = coef
+    clf = _fit(xs, ys, samples, hardest=HARDEST_WRONG)
+    model.coef, model.intercept = _linear(clf)
     model.conf_coef, model.conf_intercept = _linear(_fit(xs, ys, samples, CONFIDENCE_COLUMNS))
     return clf
 
