@@ -470,6 +470,11 @@ class Matcher:
             # "CUDA OOM is gone after halving the batch, thanks!" names the error but needs no answer.
             thr = max(thr, 101.0)
             notes.append("reads as a thank-you / resolved report: nothing posted unprompted")
+        elif named and describes_change(named) and not _ASKING.search(prose):
+            # "Handle Slurm's OUT_OF_MEMORY job state", "LGTM — we now catch OutOfMemoryError": a pull
+            # request, a commit or a review names the error it handles; nobody in the thread has it.
+            thr = max(thr, 101.0)
+            notes.append("reads as a change (a pull request, a commit, a review): nothing posted unprompted")
         probs: dict[int, float] = {}
         sure: dict[int, float] = {}  # the confidence model's probabilities (RankingModel.answer)
         guesses: set[int] = set()  # below MODEL_MIN_PROBABILITY, kept as closest guesses
@@ -588,7 +593,79 @@ _FIX_REPORT = re.compile(
     r"|\bno longer (?:happens|occurs|appears|shows up|hangs|crashes|fails)\b",
     re.IGNORECASE,
 )
-_ASKING = re.compile(r"[?？]|in advance|any (?:idea|help|hint)|please|help|どうすれば|教えて|でしょうか", re.IGNORECASE)
+# A text that describes a change to code rather than a problem: a pull request's or commit's title (an
+# imperative change verb first, "Add …", "Handle …", "Support …", or a conventional-commit or bracketed tag,
+# "fix(xid): …", "[bugfix] …"), a pull request's description ("This PR …", a template's "Description of
+# changes"), a commit trailer, a review's approval. Slack unfurls a pasted pull-request link into its title
+# and description; they name the error they handle, so they read like the entry that describes it.
+_CHANGE_TITLE = re.compile(
+    r"""\A(?:\[[^\]\n]{1,40}\]\s*)*
+    (?:(?:feat|feature|fix|bugfix|hotfix|change|chore|docs?|refactor|perf|test|build|ci)(?:\([^)\n]{0,60}\))?!?:\s
+      |(?:add|adds|handle|handles|support|supports|enable|enables|implement|implements|allow|allows|introduce
+         |introduces|expose|exposes|document|documents|remove|removes|fix|fixes|bump|revert|deprecate|rename
+         |improve|improves)\s
+      |this\s+(?:pr|pull\s+request|commit|patch)\b
+      |lgtm\b)""",
+    re.IGNORECASE | re.VERBOSE,
+)
+# (a closing trailer is a line of its own: "Fixes #4521 was merged but our eval still fails …" is a report)
+_CHANGE_MARK = re.compile(
+    r"description\s+of\s+changes|^\s*signed-off-by:|^\s*(?:fixes|closes|resolves)\s+(?:#\d+|https?://\S+)[.,;]?\s*$",
+    re.IGNORECASE | re.MULTILINE,
+)
+
+
+# A failure told in words, or something that does not do what it should, or a log's failure (an exception's
+# name, a traceback, a fatal or aborted line, a signal): a change's body that says so is a report of the bug
+# the change fixes, and a paste whose first line only looks like a title ("test: …", "Add …") goes on to one.
+_FAILURE_WORDS = re.compile(
+    r"\b(?:hang|hangs|hung|hanging|stuck|freezes|froze|crash\w*|fail\w*|\w*error\w*|\w*exception|timed? ?out|killed"
+    r"|oom|out of memory|deadlock\w*|segfault|broken|cannot|never|traceback|fatal|abort\w*|core dumped"
+    r"|sig(?:segv|abrt|kill|term|bus)"
+    r"|(?:does|do|did|is|are|was|were|can|could|will|would)(?:n't|n’t| not))\b"
+    # the same told in Japanese (no word boundaries there): an error, falls over, stops, fails, hangs
+    r"|エラー|落ち|止ま|失敗|固ま|ハング|タイムアウト|動かな|できな",
+    re.IGNORECASE,
+)
+# A first line that starts like a change's title but tells of someone's problem: what they still see, what
+# broke, a fix that did not work, said by them or asked about ("Enable gradient checkpointing, still CUDA out of memory",
+# "This commit broke our training: …", "Fixes from the thread didn't work"). A change's title names the error
+# it handles, so the first line's failure words alone cannot tell (_FAILURE_WORDS reads what follows it).
+_REPORT_WORDS = re.compile(
+    r"\b(?:still|anymore|broke|(?:is|are|was|were|got) broken|not working"
+    r"|(?:does|do|did)(?:n't|n’t| not) (?:help|work|fix|change|solve)\w*|my|me|i'm|i've|(?-i:I)(?!/)"
+    # a question typed without its question mark: "Enable P2P inside the container, is there a way"
+    r"|how (?:do|can|should|would) (?:i|we|you)|is there (?:a|any) way|why (?:does|do|did|is|are|was|would)"
+    r"|what (?:does|do|did|causes|is causing))\b",
+    re.IGNORECASE,
+)
+
+
+_FIRST_LINE = re.compile(r"\S.*")
+
+
+def describes_change(text: str) -> bool:
+    """Whether ``text`` describes a change (a pull request, a commit, a review) rather than a problem someone
+    has: it carries a pull-request template's or a commit's marks (:data:`_CHANGE_MARK`), or its first line
+    reads as a change's title (:data:`_CHANGE_TITLE`), not as someone's problem (:data:`_REPORT_WORDS`), and
+    nothing after it tells of a failure (:data:`_FAILURE_WORDS`). A pull request
+    whose body goes on to describe the bug it fixes ("… will hang when training with uneven data") is read
+    as that bug's report."""
+    if _CHANGE_MARK.search(text):
+        return True
+    first = _FIRST_LINE.search(text)  # not every line split: a paste may be a long log
+    return (
+        first is not None
+        and bool(_CHANGE_TITLE.match(first.group()))
+        and not _REPORT_WORDS.search(first.group())
+        and not _FAILURE_WORDS.search(text, first.end())
+    )
+
+
+# "help" as a word: "Add a helper that retries …" and "that would have been helpful, thanks" ask nothing
+_ASKING = re.compile(
+    r"[?？]|in advance|any (?:idea|help|hint)|please|\bhelp(?:s|ed|ing)?\b|どうすれば|教えて|でしょうか", re.IGNORECASE
+)
 _FUNCTION_WORDS_TEXT = (
     "an the is are was were be been my our we it its this that these there how why what when where which who "
     "does do did doesn don can cannot could should would will won not no to of in on at for with without from "

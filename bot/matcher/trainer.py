@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -119,9 +120,11 @@ class Helper:
         import subprocess
 
         if self.going:
+            # one deadline for both waits: the pidfd's, then reaping (at once when it woke for the end)
+            deadline = time.monotonic() + TIMEOUT_S
             with contextlib.suppress(OSError, subprocess.TimeoutExpired):  # then the parent trains
                 _until_ended(self.proc.pid, TIMEOUT_S)
-                self.proc.wait(timeout=TIMEOUT_S)
+                self.proc.wait(timeout=max(0.0, deadline - time.monotonic()))
 
     def stop(self) -> None:
         """End the child if it still runs (its work is no longer needed) and reap it."""

@@ -35,7 +35,9 @@ from tracebot.matcher.model import (
     CONFIDENCE_COLUMNS,
     FEATURES,
     HARDEST_WRONG,
+    HUB_NEIGHBOURS,
     PER_TEXT,
+    POINT_RANGE,
     SEED,
     STATEMENT_PRECISION,
     TARGET_PRECISION,
@@ -436,6 +438,8 @@ def training_rows(
         gathered.append((evidence, prose))
     infos = [info_of(s.text, prose) for s, (_, prose) in zip(samples, gathered, strict=True)]
     exc = fitted.exceptions(infos)
+    # the rows read each entry's hubness: from these texts, as answering reads it from the trained model
+    model.hubness = hubness(samples, (cent_c, cent_w))
     cands_of = []
     for si, s in enumerate(samples):
         if s.only >= 0:
@@ -454,6 +458,31 @@ def training_rows(
         xs.append(rows(model, infos[si], evidence, [a[si] for a in sims], cands))
         ys.append(np.array([ei == s.gold for ei in cands], dtype=int))
     return xs, ys
+
+
+def hubness(samples: list[Sample], cosines: tuple[np.ndarray, ...], k: int = HUB_NEIGHBOURS) -> np.ndarray:
+    """Per space and entry (``cosines``: texts × entries, one array per space), the mean cosine of the
+    entry with the ``k`` texts of other entries closest to it: CSLS's ``r_e``
+    (:func:`~tracebot.matcher.model.hub_margins`). Each distinct text with a right answer counts once
+    (a blind twin is the same text); silence and ``no_match`` texts do not count."""
+    first: dict[str, int] = {}
+    for i, s in enumerate(samples):
+        if s.gold >= 0 and s.only < 0:
+            first.setdefault(s.text, i)
+    at = np.array(sorted(first.values()), dtype=np.int64)
+    gold = np.array([samples[i].gold for i in at], dtype=np.int64)
+    out = np.zeros((len(cosines), cosines[0].shape[1]))
+    k = min(k, len(at) - 1)
+    if k < 1:
+        return out
+    for space, cos in enumerate(cosines):
+        own_out = cos[at].astype(np.float64)
+        own_out[np.arange(len(at)), gold] = -np.inf  # an entry's own texts are not other problems
+        closest = -np.partition(-own_out, k - 1, axis=0)[:k]
+        # an entry with fewer than k other entries' texts (never with a real knowledge base): those it has
+        found = np.isfinite(closest)
+        out[space] = np.where(found, closest, 0.0).sum(axis=0) / np.maximum(found.sum(axis=0), 1)
+    return out
 
 
 def _fit(
@@ -553,7 +582,7 @@ _ASKS, _STRONG, _PHRASE = (FEATURES.index(f) for f in ("asks", "strong", "phrase
 def _calibrate(samples: list[Sample], xs: list[np.ndarray], ys: list[np.ndarray]) -> tuple[float, float, dict]:
     """Out-of-fold first answers of the confidence model (the features without naive Bayes) on the training
     texts → the lowest probability at which they were right at least TARGET_PRECISION of the time (kept
-    within 0.5..0.95), and the lowest at which the first answers to texts that do not ask and have no
+    within POINT_RANGE), and the lowest at which the first answers to texts that do not ask and have no
     exact or close-phrase evidence for that answer (those ``core._finish`` caps) were right at least
     STATEMENT_PRECISION of the time (never below the first; 2.0 when there is none)."""
     strat = [int(s.gold >= 0) + 2 * int(s.only >= 0) for s in samples]
@@ -583,7 +612,7 @@ def _calibrate(samples: list[Sample], xs: list[np.ndarray], ys: list[np.ndarray]
     top1 = sum(ok for _, ok in firsts) / positives
     report = {"oof_first_right": round(top1, 4), "oof_confident_right": round(sure / positives, 4), "p_confident": round(best, 4),
               "p_statement": round(stated, 4)}
-    point = min(max(best, 0.5), 0.95)
+    point = min(max(best, POINT_RANGE[0]), POINT_RANGE[1])
     return point, max(stated, point), report
 
 

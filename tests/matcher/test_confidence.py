@@ -178,3 +178,105 @@ def test_a_tools_line_a_command_or_a_fix_report_stays_unconfident_even_at_the_lo
     assert model is not None and model.p_statement >= model.p_confident
     with statement_point(model, model.p_confident):
         assert not matcher.diagnose(text).confident
+
+
+# A change to code, pasted or unfurled from a link: it names the error it handles, so it reads like the
+# entry, but nobody in the thread has that error. Written here, one per form of describes_change.
+CHANGES = {
+    "an imperative title": "Handle torch.cuda.OutOfMemoryError in the evaluation loop by halving the batch",
+    "a conventional-commit title": "fix(trainer): retry the step with a smaller batch after CUDA out of memory",
+    "a bracketed tag": "[WIP] Add a retry on CUDA out of memory to the evaluation loop",
+    "a pull request's description": "This PR catches torch.cuda.OutOfMemoryError during evaluation and retries "
+    "with half the batch size.",
+    "a review's approval": "LGTM — the eval loop now catches torch.cuda.OutOfMemoryError and retries with half the batch",
+    "a pull-request template": "Retry evaluation after an OOM\n\n*Description of changes:*\n"
+    "Catch torch.cuda.OutOfMemoryError: CUDA out of memory and halve the evaluation batch.",
+    "a title with I/O in it": "Add NVMe I/O offload to ZeRO-3 for CUDA out of memory in the evaluation loop",
+    "a title naming a helper": "Add a helper that retries the step after CUDA out of memory in the evaluation loop",
+    "a closing trailer": "Halve the batch after CUDA out of memory in eval\n\nFixes #4521",
+    "a commit trailer": "Halve the batch after CUDA out of memory in eval\n\nSigned-off-by: A Developer <dev@example.com>",
+}
+# The same error as someone's problem: the change form must not silence these.
+OOM_PROBLEMS = [
+    "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 79.15 GiB total capacity)",
+    "Added gradient checkpointing but I still get CUDA out of memory at step 10, how do I fix it?",
+    "This PR did not help: my eval loop still dies with torch.cuda.OutOfMemoryError, any idea?",
+]
+
+
+@pytest.mark.parametrize("text", CHANGES.values(), ids=CHANGES.keys())
+def test_a_change_that_handles_an_error_gets_no_unprompted_answer(matcher: Matcher, text: str):
+    from tracebot.matcher.core import describes_change
+
+    assert describes_change(text)
+    d = matcher.diagnose(text)
+    # it still reads like the entry (asked for, it is shown), but nothing is posted unprompted
+    assert d.best is not None and d.best.entry_id == "cuda-oom"
+    assert not d.confident and any("reads as a change" in n for n in d.notes)
+
+
+# Someone's problem whose first line starts the way a change's title does: a log under a line that only looks
+# like a title ("test: …", "Add …"), a fix that did not work, something that broke, without a question mark.
+PROBLEMS_LIKE_CHANGES = [
+    ("test: tests/test_ckpt.py::test_save\nOSError: [Errno 28] No space left on device", "disk-full-on-save"),
+    ("Add 8 more nodes\nTraceback (most recent call last):\n  File \"train.py\", line 9, in <module>\n"
+     "    dist.init_process_group('nccl')\nRuntimeError: Address already in use", "master-port-in-use"),
+    ("Enable gradient checkpointing, still CUDA out of memory on the 70B model", "cuda-oom"),
+    ("Fixes from the thread didn't work, torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB",
+     "cuda-oom"),
+    ("Fixes #4521 was merged but our eval still fails with torch.cuda.OutOfMemoryError: CUDA out of memory. "
+     "Tried to allocate 2.00 GiB", "cuda-oom"),
+    ("This commit broke our training: NCCL watchdog timeout on every rank since yesterday", "nccl-watchdog-timeout"),
+    ("Add 2 nodes\nsbatch したジョブが DUE TO TIME LIMIT でキャンセルされて止まりました", "slurm-time-limit"),
+    ("Support for H100 is broken: RuntimeError: CUDA error: no kernel image is available for execution on the device",
+     "cuda-no-kernel-image"),
+]
+
+
+# A question typed without its question mark, after a change's verb: asked, its entry is shown confidently.
+QUESTIONS_LIKE_CHANGES = [
+    ("Handle CUDA out of memory in the eval loop, how do i do that", "cuda-oom"),
+    ("Enable more time for a SLURM job cancelled at the time limit, is there a way", "slurm-time-limit"),
+]
+
+
+@pytest.mark.parametrize(("text", "entry"), QUESTIONS_LIKE_CHANGES)
+def test_a_question_without_its_question_mark_that_starts_like_a_change_is_answered(
+    matcher: Matcher, text: str, entry: str
+):
+    from tracebot.matcher.core import describes_change
+
+    assert not describes_change(text)
+    d = matcher.diagnose(text)
+    assert d.best is not None and d.best.entry_id == entry and d.best.confident, d.notes
+
+
+@pytest.mark.parametrize(("text", "entry"), PROBLEMS_LIKE_CHANGES)
+def test_a_problem_that_starts_like_a_change_is_still_answered_confidently(matcher: Matcher, text: str, entry: str):
+    from tracebot.matcher.core import describes_change
+
+    assert not describes_change(text)
+    d = matcher.diagnose(text)
+    assert d.best is not None and d.best.entry_id == entry and d.best.confident, d.notes
+
+
+@pytest.mark.parametrize("text", OOM_PROBLEMS)
+def test_the_same_error_as_someones_problem_is_still_answered_confidently(matcher: Matcher, text: str):
+    d = matcher.diagnose(text)
+    assert d.best is not None and d.best.entry_id == "cuda-oom" and d.best.confident
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Training hangs after 200 steps on 4 nodes",  # a problem's title
+        "use on RTX5090",  # "use" is no change verb here: an issue titled by what the user does
+        "Added NCCL_DEBUG=INFO and the job still hangs at the first all_reduce",
+        "Check failed: result == ncclSuccess (1 vs. 0) unhandled cuda error",
+        "Supported? my A100 node shows no GPUs in the container",  # a question, not a title
+    ],
+)
+def test_a_problem_is_not_read_as_a_change(text: str):
+    from tracebot.matcher.core import describes_change
+
+    assert not describes_change(text)

@@ -145,17 +145,44 @@ def test_a_model_trained_by_the_helper_process_answers_as_one_trained_in_process
     assert a.name == b.name and a.read_bytes() == b.read_bytes()
 
 
-def test_a_helper_handed_other_entries_than_the_matchers_trains_on_the_matchers(tmp_path, monkeypatch):
-    # what the child prepared serves only the model key it was handed with; the matcher it is told to
-    # train for is what counts (here: handed the first ten entries under another key)
+def test_waiting_for_a_helper_that_never_ends_gives_up_after_the_timeout_not_twice_it(tmp_path, monkeypatch):
+    # a stuck child: the first paste waits TIMEOUT_S for it, then the parent trains (the pidfd's wait and
+    # the reaping share that one deadline; the reaping used to wait a whole TIMEOUT_S more)
+    monkeypatch.setattr(trainer, "TIMEOUT_S", 0.3)
+    proc = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE)  # noqa: S603
+    helper = trainer.Helper(proc, tmp_path / "matcher-x.pkl")
+    helper.going = True
+    waits: list[float] = []
+    real_wait = proc.wait
+
+    def wait(timeout: float | None = None) -> int:
+        waits.append(timeout if timeout is not None else float("inf"))
+        return real_wait(timeout)
+
+    monkeypatch.setattr(proc, "wait", wait)
+    try:
+        helper.wait()
+        assert proc.poll() is None  # it still runs: the parent trains
+        assert waits and all(w < trainer.TIMEOUT_S for w in waits), waits
+    finally:
+        helper.stop()
+    assert proc.returncode is not None  # stopped and reaped
+
+
+def _trained_by_a_child_handed(
+    tmp_path, monkeypatch, handed_key: str | None, entries: slice, silence: bool = True
+) -> tuple[bytes, bytes]:
+    """The model a helper process stores when handed ``entries`` of the bundled knowledge base (and its
+    silence texts, or none) under ``handed_key`` (``None``: the model key of the matcher it is then told to
+    train for), and the one trained in this process: (the child's, this process's) model files."""
     monkeypatch.setenv(trainer.HELPER_ENV, "0")
     monkeypatch.setenv("TRACEBOT_CACHE", str(tmp_path / "here"))
     load_matcher(KNOWLEDGE)[1].model  # noqa: B018 — trains in this process and stores the model
     cache = tmp_path / "child"
     monkeypatch.setenv("TRACEBOT_CACHE", str(cache))
-    kb, _, _ = load_matcher(KNOWLEDGE, model=False)  # stores the matcher only
+    kb, matcher, _ = load_matcher(KNOWLEDGE, model=False)  # stores the matcher only
     [matcher_file] = cache.glob("matcher-*.pkl")
-    handed = pickle.dumps(("f" * 24, kb.entries[:10], kb.silence))
+    handed = pickle.dumps((handed_key or matcher.index.model_key, kb.entries[entries], kb.silence if silence else []))
     done = subprocess.run(  # noqa: S603 — our own module, argv list
         [sys.executable, "-I", "-m", "tracebot.matcher.train_child"],
         input=b"kb %d\n" % len(handed) + handed + f"go {matcher_file.stem.partition('-')[2]}\n".encode(),
@@ -163,7 +190,23 @@ def test_a_helper_handed_other_entries_than_the_matchers_trains_on_the_matchers(
     )
     assert done.returncode == 0, done.stderr.decode()
     [a], [b] = (d.glob("model-*.pkl") for d in (cache, tmp_path / "here"))
-    assert a.name == b.name and a.read_bytes() == b.read_bytes()
+    assert a.name == b.name
+    return a.read_bytes(), b.read_bytes()
+
+
+def test_a_helper_handed_other_entries_than_the_matchers_trains_on_the_matchers(tmp_path, monkeypatch):
+    # what the child prepared serves only the model key it was handed with; the matcher it is told to
+    # train for is what counts (here: handed the first ten entries under another key)
+    child, here = _trained_by_a_child_handed(tmp_path, monkeypatch, "f" * 24, slice(10))
+    assert child == here
+
+
+def test_a_helper_trains_from_what_it_prepared_when_handed_the_matchers_model_key(tmp_path, monkeypatch):
+    # the head start is used, not only handed: under the matcher's own model key the child trains from
+    # the texts and spaces it prepared from what it was handed (here without the silence texts, so the
+    # model differs)
+    child, here = _trained_by_a_child_handed(tmp_path, monkeypatch, None, slice(None), silence=False)
+    assert child != here
 
 
 @pytest.mark.parametrize("handed", ["gathered", "torn", "blanked"])
@@ -432,3 +475,13 @@ def test_the_helper_told_a_key_whose_matcher_is_gone_builds_and_stores_nothing(t
     )
     assert done.returncode == 0, done.stderr.decode()
     assert sorted(p.name for p in cache.iterdir()) == []
+
+
+def test_the_broad_hung_job_entry_is_among_the_hubbiest_of_the_bundled_knowledge_base(trained):
+    # distributed-hang-py-spy (hung multi-GPU jobs in general, 20 examples) is the entry real prose about
+    # other problems most often got first: its word-space hubness is near the top, where the model reads it
+    matcher, _, model, *_ = trained
+    ids = [e.id for e in matcher.index.entries]
+    word = model.hubness[1]
+    assert model.hubness.shape == (2, len(ids))
+    assert ids.index("distributed-hang-py-spy") in np.argsort(-word)[:3]

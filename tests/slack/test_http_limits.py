@@ -27,6 +27,13 @@ def strict(tmp_path, fake_slack, kb_dir, plugin_host) -> Iterator[Slack]:
         yield app
 
 
+def _problems(caplog: pytest.LogCaptureFixture) -> list[logging.LogRecord]:
+    """Warnings and errors logged while the request was handled, except waitress's "Task queue depth"
+    notice: it reports a busy machine (its request threads all taken), not this request, and on a loaded
+    CI runner it made these tests count two lines."""
+    return [r for r in caplog.records if r.levelno >= logging.WARNING and r.name != "waitress.queue"]
+
+
 def _connect(url: str) -> socket.socket:
     port = int(url.split(":")[2].split("/")[0])
     sock = socket.create_connection(("127.0.0.1", port), timeout=10)
@@ -96,7 +103,7 @@ def test_a_malformed_timestamp_is_a_400_with_one_log_line(slack, caplog, timesta
     caplog.set_level(logging.INFO)
     resp = slack.send(body, "application/json", headers={"X-Slack-Request-Timestamp": timestamp})
     assert resp.status == 400
-    problems = [r for r in caplog.records if r.levelno >= logging.WARNING]
+    problems = _problems(caplog)
     assert len(problems) == 1 and problems[0].exc_info is None
     assert "X-Slack-Request-Timestamp" in problems[0].getMessage()
 
@@ -114,7 +121,7 @@ def test_a_signed_but_malformed_body_is_a_400_with_one_log_line(slack, caplog, b
     caplog.set_level(logging.INFO)
     resp = slack.send(body, content_type)
     assert resp.status == 400
-    problems = [r for r in caplog.records if r.levelno >= logging.WARNING]
+    problems = _problems(caplog)
     assert len(problems) == 1 and problems[0].exc_info is None
     slack.idle()
     assert slack.fake.posts() == []
