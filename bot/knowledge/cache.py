@@ -241,9 +241,14 @@ def _store(path: Path, value: object) -> None:
             return  # someone else's folder: nothing of ours is left where it could be replaced
         early = _early.pop(path, None)
         if early is not None:
-            if early.finish(path, value):
+            done = False
+            try:
+                done = early.finish(path, value)
+            finally:  # not finished (the arrays differ, or pickling ``value`` raised): its thread, fd and file go
+                if not done:
+                    early.drop()
+            if done:
                 return
-            early.drop()
         with tempfile.NamedTemporaryFile("wb", dir=path.parent, prefix=".tmp-", delete=False) as f:
             tmp = f.name
             _dump(value, f)

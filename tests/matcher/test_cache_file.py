@@ -125,3 +125,20 @@ def test_a_failed_build_leaves_no_prewritten_file(cache_dir: Path) -> None:
     with pytest.raises(RuntimeError):
         cache.cached("t", "k3", fails)
     assert sorted(p.name for p in cache_dir.iterdir()) == []
+
+
+def test_a_prewritten_file_whose_result_cannot_be_pickled_is_removed(cache_dir: Path) -> None:
+    """Storing fails quietly when the result cannot be pickled; the prewritten file (its large arrays,
+    ~100 MB for a model) goes too, and its descriptor is closed."""
+    import os
+
+    draft = value()
+    fds = len(os.listdir("/proc/self/fd"))
+
+    def unpicklable() -> dict:
+        cache.prewrite("t", "k4", draft)
+        return {**draft, "fn": lambda: None}  # the draft's arrays, and something pickle refuses
+
+    cache.cached("t", "k4", unpicklable)
+    assert sorted(p.name for p in cache_dir.iterdir()) == []
+    assert len(os.listdir("/proc/self/fd")) == fds
