@@ -99,6 +99,7 @@ class Helper:
         stdin = self.proc.stdin
         if stdin is None or stdin.closed:
             return
+        chunks: tuple[bytes, ...] = ()
         try:
             if self.going:
                 import pickle
@@ -108,12 +109,25 @@ class Helper:
                 entries = matcher.index.entries
                 silence = list(getattr(matcher.index.kb, "silence", []))
                 data = pickle.dumps(gathered(training_texts(entries, (), (), (), silence)[0], matcher.evidence_of), protocol=pickle.HIGHEST_PROTOCOL)
-                self._write(b"evidence %d\n" % len(data), data)
+                chunks = (b"evidence %d\n" % len(data), data)
         except Exception:  # noqa: BLE001, S110 — the child gathers it itself
             pass
-        finally:
+        if not chunks:  # nothing to hand over (not going: the entries' thread may still be writing)
             with contextlib.suppress(OSError):
                 stdin.close()
+            return
+        import threading
+
+        # Written by a thread, as :meth:`hand`: the child reads it only when its rows need it, and a hung
+        # child that never does would block this process in the write (a pipe holds 64 KB) with no
+        # timeout; :meth:`wait`'s deadline bounds it, and :meth:`stop` ends the child and joins the thread.
+        self._handing = threading.Thread(target=self._write_and_close, args=chunks, daemon=True)
+        self._handing.start()
+
+    def _write_and_close(self, *chunks: bytes) -> None:
+        self._write(*chunks)
+        with contextlib.suppress(OSError, ValueError):
+            self.proc.stdin.close()  # type: ignore[union-attr]
 
     def wait(self) -> None:
         """Wait for the child told to :meth:`go` (until it ends, or :data:`TIMEOUT_S`)."""

@@ -485,3 +485,27 @@ def test_the_broad_hung_job_entry_is_among_the_hubbiest_of_the_bundled_knowledge
     word = model.hubness[1]
     assert model.hubness.shape == (2, len(ids))
     assert ids.index("distributed-hang-py-spy") in np.argsort(-word)[:3]
+
+
+def test_a_helper_that_never_reads_its_evidence_cannot_block_the_parent(tmp_path, monkeypatch):
+    # the parent hands the evidence over after "go"; a child hung before reading it (the pipe holds 64 KB)
+    # must leave the parent to wait() with its deadline and then train, not block it in the write forever
+    import threading
+
+    monkeypatch.setenv("TRACEBOT_CACHE", str(tmp_path))
+    _, matcher, _ = load_matcher(KNOWLEDGE, model=False)
+    hung = subprocess.Popen(  # noqa: S603 — reads nothing, ends only when killed
+        [sys.executable, "-c", "import time; time.sleep(600)"], stdin=subprocess.PIPE
+    )
+    helper = trainer.Helper(hung, tmp_path / "matcher-x.pkl")
+    helper.going = True
+    monkeypatch.setattr(trainer, "TIMEOUT_S", 0.5)
+    try:
+        handed = threading.Thread(target=lambda: (helper.evidence(matcher), helper.wait()), daemon=True)
+        handed.start()
+        handed.join(60)
+        assert not handed.is_alive(), "the parent is blocked writing to a child that never reads"
+        assert hung.poll() is None  # returned while the child still hangs
+    finally:
+        helper.stop()
+    assert hung.returncode is not None and not helper._handing.is_alive()
