@@ -18,6 +18,7 @@ import pickle
 import stat
 import struct
 import tempfile
+import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -328,7 +329,17 @@ def prewrite(kind: str, key: str, draft: object) -> None:
         pass
 
 
+STALE_TMP_S = 3600.0  # a temporary file untouched this long is a killed writer's (a write takes seconds)
+
+
 def _prune(folder: Path, kind: str) -> None:
+    # A process killed while writing (the training helper, stopped at its timeout, may be mid-prewrite)
+    # leaves its temporary file: ~100 MB for a model, never renamed, never read, and otherwise never removed.
+    now = time.time()
+    for p in folder.glob(".tmp-*"):
+        with contextlib.suppress(OSError):
+            if now - p.lstat().st_mtime > STALE_TMP_S:
+                p.unlink()
     files = []
     for p in folder.glob(f"{kind}-*.pkl"):
         with contextlib.suppress(OSError):

@@ -142,3 +142,18 @@ def test_a_prewritten_file_whose_result_cannot_be_pickled_is_removed(cache_dir: 
     cache.cached("t", "k4", unpicklable)
     assert sorted(p.name for p in cache_dir.iterdir()) == []
     assert len(os.listdir("/proc/self/fd")) == fds
+
+
+def test_a_killed_writers_temporary_file_is_removed_once_stale(cache_dir: Path) -> None:
+    """A process killed mid-write (the training helper at its timeout, mid-prewrite) leaves a temporary file
+    no one renames; the next store removes it once no writer could still be at it, never one in use."""
+    import os
+    import time
+
+    stale, fresh = cache_dir / ".tmp-killed", cache_dir / ".tmp-writing"
+    stale.write_bytes(b"\0" * 4096)
+    fresh.write_bytes(b"\0" * 4096)
+    old = time.time() - cache.STALE_TMP_S - 60
+    os.utime(stale, (old, old))
+    cache.cached("t", "k5", value)
+    assert not stale.exists() and fresh.exists()
