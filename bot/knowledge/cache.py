@@ -274,7 +274,12 @@ class _Early:
         self.fd, self.tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
         self.failed = False
         self.thread = threading.Thread(target=self._write, daemon=True)
-        self.thread.start()
+        try:
+            self.thread.start()
+        except BaseException:  # no thread (RuntimeError: none left): no temporary file and descriptor kept open
+            os.close(self.fd)
+            os.unlink(self.tmp)
+            raise
 
     def _write(self) -> None:
         try:

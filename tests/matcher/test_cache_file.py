@@ -157,3 +157,21 @@ def test_a_killed_writers_temporary_file_is_removed_once_stale(cache_dir: Path) 
     os.utime(stale, (old, old))
     cache.cached("t", "k5", value)
     assert not stale.exists() and fresh.exists()
+
+
+def test_a_prewrite_that_cannot_start_its_thread_leaves_nothing(cache_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+    import threading
+
+    def no_thread(self) -> None:
+        raise RuntimeError("can't start new thread")
+
+    fds = len(os.listdir("/proc/self/fd"))
+    draft = value()
+    with monkeypatch.context() as m:
+        m.setattr(threading.Thread, "start", no_thread)
+        cache.prewrite("t", "k6", draft)  # quietly nothing: the value is written whole when stored
+    assert sorted(p.name for p in cache_dir.iterdir()) == []
+    assert len(os.listdir("/proc/self/fd")) == fds
+    stored = cache.cached("t", "k6", lambda: draft)
+    np.testing.assert_array_equal(cache.lookup("t", "k6")["big"], stored["big"])
