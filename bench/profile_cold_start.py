@@ -85,7 +85,7 @@ def run(directory: Path, paste: str, clock: Clock) -> None:
     clock.mark("fit_tfidf_spaces")
     model = training.untrained_model(index.entries, spaces)
     clock.mark("export_spaces")
-    xs, ys = training.training_rows(model, spaces, samples, matcher._evidence_of, text_info)
+    xs, ys = training.training_rows(model, spaces, samples, matcher.evidence_of, text_info)
     clock.mark("training_rows")
     training.fit_regressions(model, xs, ys, samples)
     clock.mark("two_logistic_regressions")  # the ranking and the confidence model (names kept: bench/results compare by step)

@@ -18,6 +18,7 @@ import pickle
 import stat
 import struct
 import tempfile
+import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -105,8 +106,14 @@ def cached(kind: str, key: str, build: Callable[[], T]) -> T:
     removed: each edit of the knowledge base leaves one behind."""
     value = lookup(kind, key)
     if value is None:
-        value = build()
-        store(kind, key, value)
+        try:
+            value = build()
+            store(kind, key, value)
+        finally:  # a build that failed after :func:`prewrite`
+            path = cache_file(kind, key)
+            early = _early.pop(path, None) if path is not None else None
+            if early is not None:
+                early.drop()
     return value
 
 
@@ -134,29 +141,70 @@ def store(kind: str, key: str, value: object) -> None:
 
 KEEP = 4  # cache files kept per kind
 
-# A cache file: MAGIC, the pickle's length and the number of buffers (u64 each), each buffer's offset and
-# size, the pickle, then the buffers at 64-byte boundaries. Large arrays (the ranking model's sparse
-# matrices, ~100 MB at 1,000 entries) are pickled out of band (protocol 5) and come back as read-only
-# views of the mapped file: loading costs a page fault per page actually read, not a copy of it all.
-MAGIC = b"TBCACHE1"
+# A cache file: MAGIC, the pickle's offset and length and the number of buffers (u64 each), each buffer's
+# offset and size, the buffers at 64-byte boundaries, then the pickle. Large arrays (the ranking model's
+# sparse matrices, ~100 MB at 1,000 entries) are pickled out of band (protocol 5) and come back as
+# read-only views of the mapped file: loading costs a page fault per page actually read, not a copy of it
+# all. The buffers come before the pickle so that their places depend only on their sizes: a value's
+# large arrays can be written while the rest of it is still being computed (:func:`prewrite`).
+MAGIC = b"TBCACHE2"
 _U64 = struct.Struct("<Q")
 _ALIGN = 64
+MIN_OUT_OF_BAND = 4096  # bytes; smaller arrays (a model's coefficients) are pickled in band
+
+
+def _pickled(value: object) -> tuple[bytes, list[memoryview]]:
+    """``value``'s pickle and its out-of-band buffers (contiguous, at least :data:`MIN_OUT_OF_BAND`)."""
+    raws: list[memoryview] = []
+
+    def take(buffer: pickle.PickleBuffer) -> bool:
+        raw = buffer.raw()
+        if raw.nbytes < MIN_OUT_OF_BAND:
+            return True  # in band
+        raws.append(raw)
+        return False
+
+    return pickle.dumps(value, protocol=5, buffer_callback=take), raws
+
+
+def _layout(raws: list[memoryview]) -> tuple[list[int], int]:
+    """Each buffer's offset in the file, and the pickle's."""
+    at = len(MAGIC) + _U64.size * (3 + 2 * len(raws))
+    offsets = []
+    for raw in raws:
+        at = -(-at // _ALIGN) * _ALIGN
+        offsets.append(at)
+        at += raw.nbytes
+    return offsets, at
+
+
+def _pwrite(fd: int, data: bytes | memoryview, offset: int) -> None:
+    """All of ``data`` at ``offset`` (a write may take less than it is given)."""
+    done = 0
+    with memoryview(data).cast("B") as flat:
+        while done < len(flat):
+            done += os.pwrite(fd, flat[done:], offset + done)
+
+
+def _write_buffers(fd: int, raws: list[memoryview], offsets: list[int]) -> None:
+    for raw, offset in zip(raws, offsets, strict=True):
+        _pwrite(fd, raw, offset)
+
+
+def _write_rest(fd: int, data: bytes, raws: list[memoryview], offsets: list[int], at: int) -> None:
+    """The pickle at ``at`` and the header (the buffers are written)."""
+    table = [n for raw, offset in zip(raws, offsets, strict=True) for n in (offset, raw.nbytes)]
+    header = MAGIC + b"".join(_U64.pack(n) for n in (at, len(data), len(raws), *table))
+    _pwrite(fd, data, at)
+    _pwrite(fd, header, 0)
 
 
 def _dump(value: object, f) -> None:
-    buffers: list[pickle.PickleBuffer] = []
-    data = pickle.dumps(value, protocol=5, buffer_callback=buffers.append)
-    raws = [b.raw() for b in buffers]
-    header = len(MAGIC) + _U64.size * (2 + 2 * len(raws))
-    at = -(-(header + len(data)) // _ALIGN) * _ALIGN
-    table: list[int] = []
-    for raw in raws:
-        table += [at, raw.nbytes]
-        at = -(-(at + raw.nbytes) // _ALIGN) * _ALIGN
-    f.write(MAGIC + b"".join(_U64.pack(n) for n in (len(data), len(raws), *table)) + data)
-    for raw, offset in zip(raws, table[::2], strict=True):
-        f.seek(offset)
-        f.write(raw)
+    data, raws = _pickled(value)
+    offsets, at = _layout(raws)
+    f.flush()
+    _write_buffers(f.fileno(), raws, offsets)
+    _write_rest(f.fileno(), data, raws, offsets, at)
 
 
 def _load(path: Path) -> object:
@@ -174,15 +222,14 @@ def _load(path: Path) -> object:
         raise ValueError(f"{path} is not a tracebot cache file")
     view = memoryview(mapped)
     at = len(MAGIC)
-    size, count = _U64.unpack_from(mapped, at)[0], _U64.unpack_from(mapped, at + _U64.size)[0]
-    at += 2 * _U64.size
+    start, size, count = (_U64.unpack_from(mapped, at + i * _U64.size)[0] for i in range(3))
+    at += 3 * _U64.size
     table = [_U64.unpack_from(mapped, at + i * _U64.size)[0] for i in range(2 * count)]
-    at += 2 * count * _U64.size
     buffers = [view[o : o + n] for o, n in zip(table[::2], table[1::2], strict=True)]
-    if any(len(b) != n for b, n in zip(buffers, table[1::2], strict=True)):
+    if any(len(b) != n for b, n in zip(buffers, table[1::2], strict=True)) or len(view[start : start + size]) != size:
         raise ValueError(f"{path} is truncated")
     # our own cache file, keyed by content hash; the arrays keep the mapping alive
-    return pickle.loads(view[at : at + size], buffers=buffers)  # noqa: S301
+    return pickle.loads(view[start : start + size], buffers=buffers)  # noqa: S301
 
 
 def _store(path: Path, value: object) -> None:
@@ -193,6 +240,16 @@ def _store(path: Path, value: object) -> None:
             path.parent.mkdir(mode=0o700)
         if not _private_folder(path.parent):
             return  # someone else's folder: nothing of ours is left where it could be replaced
+        early = _early.pop(path, None)
+        if early is not None:
+            done = False
+            try:
+                done = early.finish(path, value)
+            finally:  # not finished (the arrays differ, or pickling ``value`` raised): its thread, fd and file go
+                if not done:
+                    early.drop()
+            if done:
+                return
         with tempfile.NamedTemporaryFile("wb", dir=path.parent, prefix=".tmp-", delete=False) as f:
             tmp = f.name
             _dump(value, f)
@@ -206,7 +263,88 @@ def _store(path: Path, value: object) -> None:
                 os.unlink(tmp)
 
 
+class _Early:
+    """A cache file's large arrays being written by a thread (:func:`prewrite`) into a temporary file."""
+
+    def __init__(self, path: Path, draft: object):
+        import threading
+
+        _, self.raws = _pickled(draft)
+        self.offsets, self.at = _layout(self.raws)
+        self.fd, self.tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+        self.failed = False
+        self.thread = threading.Thread(target=self._write, daemon=True)
+        try:
+            self.thread.start()
+        except BaseException:  # no thread (RuntimeError: none left): no temporary file and descriptor kept open
+            os.close(self.fd)
+            os.unlink(self.tmp)
+            raise
+
+    def _write(self) -> None:
+        try:
+            _write_buffers(self.fd, self.raws, self.offsets)
+        except OSError:
+            self.failed = True
+
+    def finish(self, path: Path, value: object) -> bool:
+        """Complete the file as ``value``'s and rename it to ``path``: whether done (not when ``value``'s
+        large arrays are not exactly the draft's, the same memory, or writing failed)."""
+        data, raws = _pickled(value)
+        self.thread.join()
+        # the same arrays (the draft's buffers keep them alive: an identity cannot be reused)
+        same = len(raws) == len(self.raws) and all(a.obj is b.obj and a.nbytes == b.nbytes for a, b in zip(raws, self.raws, strict=True))
+        if not same or self.failed:
+            return False
+        try:
+            _write_rest(self.fd, data, raws, self.offsets, self.at)
+            os.close(self.fd)
+            self.fd = -1
+            os.replace(self.tmp, path)
+        except OSError:
+            return False
+        return True
+
+    def drop(self) -> None:
+        self.thread.join()
+        if self.fd >= 0:
+            with contextlib.suppress(OSError):
+                os.close(self.fd)
+        with contextlib.suppress(OSError):
+            os.unlink(self.tmp)
+
+
+_early: dict[Path, _Early] = {}
+
+
+def prewrite(kind: str, key: str, draft: object) -> None:
+    """Start writing ``draft``'s large arrays into ``kind``'s cache file for ``key`` now, on a thread:
+    called by a :func:`cached` build whose result will hold exactly those arrays (the same objects) once
+    the rest is computed (the ranking model: ~100 MB of TF-IDF spaces at 1,000 entries, known before its
+    regressions are fitted), so that writing them (~0.15 s) overlaps that work. The file is completed
+    when :func:`cached` stores the result, or written whole as usual when its arrays are not the draft's."""
+    path = cache_file(kind, key)
+    if path is None or path in _early:
+        return
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        if _private_folder(path.parent):
+            _early[path] = _Early(path, draft)
+    except Exception:  # noqa: BLE001 — as _store: no cache is not an error
+        pass
+
+
+STALE_TMP_S = 3600.0  # a temporary file untouched this long is a killed writer's (a write takes seconds)
+
+
 def _prune(folder: Path, kind: str) -> None:
+    # A process killed while writing (the training helper, stopped at its timeout, may be mid-prewrite)
+    # leaves its temporary file: ~100 MB for a model, never renamed, never read, and otherwise never removed.
+    now = time.time()
+    for p in folder.glob(".tmp-*"):
+        with contextlib.suppress(OSError):
+            if now - p.lstat().st_mtime > STALE_TMP_S:
+                p.unlink()
     files = []
     for p in folder.glob(f"{kind}-*.pkl"):
         with contextlib.suppress(OSError):

@@ -43,7 +43,7 @@ from tracebot.matcher.triage import (
 from tracebot.result import Diagnosis, Match, Source
 
 if TYPE_CHECKING:
-    from tracebot.matcher.model import Evidence, RankingModel
+    from tracebot.matcher.model import Evidence, Gather, RankingModel
     from tracebot.matcher.training import Prepared
 
 STRONG_SCORE = 92.0
@@ -200,33 +200,48 @@ class Matcher:
 
         return len(self.index.entries) >= MIN_ENTRIES
 
-    def train_model(self, *, leave_out_sources=(), leave_out_examples=(), extra=(), prepared: Prepared | None = None) -> RankingModel:
+    def train_model(
+        self,
+        *,
+        leave_out_sources=(),
+        leave_out_examples=(),
+        extra=(),
+        prepared: Prepared | None = None,
+        gather: Gather | None = None,
+        prewrite: bool | None = None,
+    ) -> RankingModel:
         """The ranking model for this knowledge base (see :mod:`tracebot.matcher.model`); with nothing
         left out and nothing extra, from the cache when this knowledge base was trained before.
         ``prepared``: :func:`tracebot.matcher.training.prepare` of these entries and silence texts, done
-        already (the training helper's)."""
+        already (the training helper's); ``gather``: the training texts' evidence, in place of
+        :meth:`evidence_of` (the training helper's, handed over by its parent); ``prewrite``: write the
+        model's TF-IDF spaces into its cache file on a thread while the rest is trained (``None``: when a
+        core is idle; on a busy machine the thread only slows the training it overlaps)."""
+        from tracebot.knowledge.cache import prewrite as write_early
         from tracebot.matcher.features import text_info
+        from tracebot.matcher.keys import model_key
         from tracebot.matcher.model import load_or_train
+        from tracebot.matcher.trainer import core_free
 
         entries = self.index.entries
         silence = list(getattr(self.index.kb, "silence", []))  # texts no entry may answer
+        full = not (leave_out_sources or leave_out_examples or extra)
+        key = (self.index.model_key or model_key(entries, silence)) if full else ""
 
         def train() -> RankingModel:
+            from tracebot.matcher.training import prepare
             from tracebot.matcher.training import train as fit  # scikit-learn: only when training
 
-            return fit(
-                entries,
-                self._evidence_of,
-                text_info,
-                leave_out_sources=leave_out_sources,
-                leave_out_examples=leave_out_examples,
-                extra=extra,
-                silence=silence,
-                prepared=prepared,
+            p = prepared or prepare(
+                entries, leave_out_sources=leave_out_sources, leave_out_examples=leave_out_examples, extra=extra, silence=silence
             )
+            if full and (prewrite if prewrite is not None else core_free()):
+                # the model's TF-IDF spaces (~100 MB at 1,000 entries) are final now: a thread writes them
+                # into its cache file while the training rows, the regressions and the calibration are computed
+                write_early("model", key, p.model)
+            return fit(entries, gather or self.evidence_of, text_info, prepared=p)
 
-        full = not (leave_out_sources or leave_out_examples or extra)
-        return load_or_train(entries, train, self.index.model_key, silence) if full else train()
+        return load_or_train(entries, train, key, silence) if full else train()
 
     # ---- public API -------------------------------------------------------------------------------
     @property
@@ -325,7 +340,7 @@ class Matcher:
                         a.score = h.score
         return aggs, prose
 
-    def _evidence_of(self, text: str, *, phrases: bool = True) -> tuple[dict[int, Evidence], str]:
+    def evidence_of(self, text: str, *, phrases: bool = True) -> tuple[dict[int, Evidence], str]:
         """The model's evidence for ``text`` (for training); without ``phrases`` the prose is not compared
         with the entries' phrases, which changes no anchor or regex evidence."""
         aggs, prose = self._gather(text, ScanStats(), phrases=phrases)

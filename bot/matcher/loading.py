@@ -92,6 +92,7 @@ def matcher_of(
                 helper.go(model_file)
                 import tracebot.matcher.model  # noqa: F401 — meanwhile, what answering needs (numpy: ~0.1 s)
 
+                helper.evidence(made_for)  # gathered here while the child computes what needs none
                 helper.wait()
             return made_for.train_model()
         finally:

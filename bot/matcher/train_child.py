@@ -7,13 +7,19 @@ and builds the matcher. Its standard input then holds, from the parent:
   cache key, sent between parsing and building the matcher; the child fits the TF-IDF spaces on them
   (:func:`tracebot.matcher.training.prepare`) while the parent builds;
 - ``go KEY``: the parent has stored the matcher in the cache under KEY and needs the model: the child
-  trains it (with what it prepared, when that was for the same model key) and stores it.
+  trains it (with what it prepared, when that was for the same model key) and stores it;
+- ``evidence N`` and N bytes (optional): the training texts' matcher evidence, pickled
+  (:func:`tracebot.matcher.samples.gathered`), which the parent gathers after "go" with the matcher it
+  built, while the child computes the parts of the training rows that need none (and, without it,
+  would rebuild the cached phrase index's vectors to gather it): read when the rows need it; a text
+  missing from it is gathered here.
 
 It exits quietly on end of input or on anything else.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pickle
 import re
@@ -49,8 +55,32 @@ def main() -> int:
     if not matcher.can_train:
         return 0
     # what was prepared serves only the same entries and silence texts (the same model key)
-    matcher.train_model(prepared=prepared if key is not None and key == index.model_key else None)  # trains and stores
+    matcher.train_model(  # trains and stores
+        prepared=prepared if key is not None and key == index.model_key else None,
+        gather=Handed(stdin, matcher.evidence_of),
+        prewrite=True,  # the parent waits idle meanwhile: its core writes the model's spaces
+    )
     return 0
+
+
+class Handed:
+    """The training texts' evidence as the parent handed it (read at the first text), or gathered by
+    ``gather`` (:meth:`Matcher.evidence_of`) for a text it lacks."""
+
+    def __init__(self, stdin, gather) -> None:
+        self.stdin, self.gather = stdin, gather
+        self.got: dict | None = None
+
+    def __call__(self, text: str, *, phrases: bool = True):
+        if self.got is None:
+            self.got = {}
+            told = self.stdin.readline().split()
+            if len(told) == 2 and told[0] == b"evidence" and told[1].isdigit() and int(told[1]) <= MAX_KB_BYTES:
+                data = self.stdin.read(int(told[1]))
+                with contextlib.suppress(Exception):  # torn (the parent stopped): gathered here
+                    self.got = pickle.loads(data)  # noqa: S301 — written by the parent, through its own pipe
+        found = self.got.get((text, phrases))
+        return found if found is not None else self.gather(text, phrases=phrases)
 
 
 if __name__ == "__main__":

@@ -9,7 +9,9 @@ and the child fits the TF-IDF spaces on them while the parent builds the matcher
 cache (at 1,000 entries the fit is about as long as the build); when a text first needs the model
 (the matcher defers it: a long log never does), :meth:`Helper.go` tells the child to go: the child loads
 that matcher from the cache and trains and stores the model exactly as the parent would have
-(:func:`tracebot.matcher.loading.matcher_of`), and the parent loads it from the cache. A child never told
+(:func:`tracebot.matcher.loading.matcher_of`). Meanwhile the parent, idle otherwise, gathers the training
+texts' evidence with the matcher it built and hands it over (:meth:`Helper.evidence`), while the child
+computes the parts of the rows that need none; then it loads the model from the cache. A child never told
 to go is ended (:meth:`Helper.stop`) when its matcher is dropped or the parent exits. Anything that goes
 wrong (no cache, a crash, a timeout) only means the parent trains as before.
 """
@@ -30,6 +32,7 @@ if TYPE_CHECKING:
     import threading
 
     from tracebot.knowledge.loader import KnowledgeBase
+    from tracebot.matcher.core import Matcher
 
 HELPER_ENV = "TRACEBOT_TRAIN_HELPER"  # "0": never (the child sets it for itself), "1": always; unset: a core is free
 TIMEOUT_S = 120.0  # a child still training after this is stopped, and the parent trains (~40x a cold start)
@@ -73,7 +76,8 @@ class Helper:
 
     def go(self, model_file: Path) -> None:
         """Have the child train the model into ``model_file`` (the model's cache file); nothing when the
-        model is cached already or the parent could not store the matcher. :meth:`wait` waits for it."""
+        model is cached already or the parent could not store the matcher. Then :meth:`evidence`, and
+        :meth:`wait` waits for it."""
         if self._handing is not None:  # the entries first, whole
             self._handing.join(TIMEOUT_S)
             if self._handing.is_alive():  # the child reads nothing: the parent trains
@@ -85,8 +89,45 @@ class Helper:
         key = self.matcher_file.stem.partition("-")[2]
         with contextlib.suppress(OSError):
             stdin.write(f"go {key}\n".encode())
-            stdin.close()
+            stdin.flush()
             self.going = True
+
+    def evidence(self, matcher: Matcher) -> None:
+        """Gather the training texts' evidence with this process's ``matcher`` (the one the child loads
+        from the cache; this process would otherwise wait idle) and hand it to the child, which meanwhile
+        computes what needs none; then close the child's input. The child gathers whatever it lacks."""
+        stdin = self.proc.stdin
+        if stdin is None or stdin.closed:
+            return
+        chunks: tuple[bytes, ...] = ()
+        try:
+            if self.going:
+                import pickle
+
+                from tracebot.matcher.samples import gathered, training_texts
+
+                entries = matcher.index.entries
+                silence = list(getattr(matcher.index.kb, "silence", []))
+                data = pickle.dumps(gathered(training_texts(entries, (), (), (), silence)[0], matcher.evidence_of), protocol=pickle.HIGHEST_PROTOCOL)
+                chunks = (b"evidence %d\n" % len(data), data)
+        except Exception:  # noqa: BLE001, S110 — the child gathers it itself
+            pass
+        if not chunks:  # nothing to hand over (not going: the entries' thread may still be writing)
+            with contextlib.suppress(OSError):
+                stdin.close()
+            return
+        import threading
+
+        # Written by a thread, as :meth:`hand`: the child reads it only when its rows need it, and a hung
+        # child that never does would block this process in the write (a pipe holds 64 KB) with no
+        # timeout; :meth:`wait`'s deadline bounds it, and :meth:`stop` ends the child and joins the thread.
+        self._handing = threading.Thread(target=self._write_and_close, args=chunks, daemon=True)
+        self._handing.start()
+
+    def _write_and_close(self, *chunks: bytes) -> None:
+        self._write(*chunks)
+        with contextlib.suppress(OSError, ValueError):
+            self.proc.stdin.close()  # type: ignore[union-attr]
 
     def wait(self) -> None:
         """Wait for the child told to :meth:`go` (until it ends, or :data:`TIMEOUT_S`)."""

@@ -27,8 +27,8 @@ from threadpoolctl import threadpool_limits
 
 from tracebot.config import DEFAULT_THRESHOLD
 from tracebot.knowledge.entry import Entry
-from tracebot.knowledge.silence import Silence, normalise_url
-from tracebot.matcher.features import TextInfo, described, entry_parts
+from tracebot.knowledge.silence import Silence
+from tracebot.matcher.features import TextInfo
 from tracebot.matcher.model import (
     BAYES_ALPHA,
     BLIND_WEIGHT,
@@ -36,10 +36,6 @@ from tracebot.matcher.model import (
     FEATURES,
     HARDEST_WRONG,
     HUB_NEIGHBOURS,
-    MAX_PART_CHARS,
-    MAX_TRAIN_ENTRIES,
-    MAX_TRAIN_PER_ENTRY,
-    MAX_TRAIN_TEXTS,
     PER_TEXT,
     POINT_RANGE,
     SEED,
@@ -53,6 +49,8 @@ from tracebot.matcher.model import (
     candidates,
     rows,
 )
+from tracebot.matcher.samples import Sample, training_texts
+from tracebot.matcher.samples import gathered as evidence_of
 from tracebot.matcher.tfidf import (
     Columns,
     Space,
@@ -63,20 +61,6 @@ from tracebot.matcher.tfidf import (
     word_char_grams,
     word_grams,
 )
-
-
-@dataclass
-class Sample:
-    text: str
-    gold: int  # entry index, or -1: no entry is right
-    part_of: int = -1  # entry whose TF-IDF sum contains this text (left out when comparing)
-    part: int = -1  # index of that part
-    # Train as if the matcher had found no fuzzy or phrase evidence: an entry's phrases and exemplars were
-    # often written from its own examples, so with them the model would learn little about wording it has
-    # not seen. A phrase used as a training text would match itself.
-    blind: bool = False
-    only: int = -1  # a no_match: only this entry's row is a (negative) training row
-    group: str = ""
 
 
 class CharCounts:
@@ -287,9 +271,12 @@ class FittedSpaces:
         ``samples``, each text is left out of its entry's sum."""
         texts = [s.text for s in samples] if samples else None
         cent = self.similarities(vecs, [s.part_of for s in samples] if samples else None, texts)
+        return [cent[0], cent[1], self.exceptions(infos)]
+
+    def exceptions(self, infos: list[TextInfo]) -> np.ndarray:
+        """(texts × entries) character centroid cosines of each text's exception line."""
         exceptions = [i.exception for i in infos]
-        exc = self.similarities([self.vectorizers[0].transform(exceptions)], texts=exceptions)[0]
-        return [cent[0], cent[1], exc]
+        return self.similarities([self.vectorizers[0].transform(exceptions)], texts=exceptions)[0]
 
     def similarities(
         self, vecs: list[sparse.csr_matrix], leave_out: list[int] | None = None, texts: list[str] | None = None
@@ -432,83 +419,25 @@ def fit_regressions(model: RankingModel, xs: list[np.ndarray], ys: list[np.ndarr
     return clf
 
 
-def training_texts(
-    entries: list[Entry],
-    leave_out_sources: Iterable[str],
-    leave_out_examples: Iterable[str],
-    extra: Iterable[tuple[str, str | None]],
-    silence: Iterable[Silence] = (),
-) -> tuple[list[Sample], list[str], list[int]]:
-    """The training samples, and the parts each entry's TF-IDF sum is made of (with their owners)."""
-    hidden_examples = set(leave_out_examples)
-    left_out = set(leave_out_sources)
-    # A large knowledge base trains from every stride-th entry's texts (all entries stay in the TF-IDF
-    # spaces): the model learns how much each signal is worth, the same for every entry, and a few hundred
-    # entries' texts teach that as well as a thousand, in a fraction of the time.
-    stride = -(-len(entries) // MAX_TRAIN_ENTRIES)
-    per_entry = max(1, min(MAX_TRAIN_PER_ENTRY, MAX_TRAIN_TEXTS // max(1, 3 * len(entries))))
-    ids = {e.id: i for i, e in enumerate(entries)}
-    samples: list[Sample] = []
-    parts: list[str] = []
-    owners: list[int] = []
-    for ei, e in enumerate(entries):
-        hide = bool(left_out & {s.get("url", "") for s in e.sources} | left_out & {s.get("doc", "") for s in e.sources})
-        own = entry_parts(e, with_examples=False)
-        first_phrase = len(parts) + own.index(e.phrases[0]) if e.phrases else -1
-        parts += own
-        owners += [ei] * len(own)
-        teach = ei % stride == 0
-        if teach:
-            for pi, phrase in enumerate(e.phrases[:per_entry]):
-                samples.append(Sample(phrase, ei, part_of=ei, part=first_phrase + pi, group=e.id, blind=True))
-            for text in described(e)[:per_entry]:
-                where = len(parts) - len(own) + own.index(text)
-                samples.append(Sample(text, ei, part_of=ei, part=where, group=e.id, blind=True))
-        if hide:
-            continue
-        for xi, x in enumerate(e.examples_match[:MAX_TRAIN_PER_ENTRY]):
-            if x in hidden_examples:
-                continue
-            x = x[:MAX_PART_CHARS]
-            if teach and xi < per_entry:
-                samples.append(Sample(x, ei, part_of=ei, part=len(parts), group=e.id))
-                samples.append(Sample(x, ei, part_of=ei, part=len(parts), group=e.id, blind=True))
-            parts.append(x)
-            owners.append(ei)
-        if teach:
-            samples += [Sample(x, -1, only=ei, group=e.id) for x in e.examples_no_match[:per_entry]]
-    # Silence texts: no candidate is right. Those copied from a left-out source are left out like the
-    # examples of entries citing it (a cross-validated case and its own thread's replies never meet).
-    hidden_urls = {normalise_url(u) for u in left_out if u}
-    for ci, s in enumerate(silence):
-        url = normalise_url(s.url) if s.url else ""
-        if url and url in hidden_urls:
-            continue
-        # one group per source: a thread's two texts sit on the same side of the calibration's folds
-        samples.append(Sample(s.text[:MAX_PART_CHARS], -1, group=f"silence:{url or ci}"))
-    for ci, (text, expected) in enumerate(extra):
-        if expected is None or expected in ids:
-            samples.append(Sample(text, ids[expected] if expected else -1, group=f"case{ci}"))
-    return samples, parts, owners
-
-
 def training_rows(
     model: RankingModel, fitted: FittedSpaces, samples: list[Sample], gather: Gather, info_of: TextInfoOf
 ) -> tuple[list[np.ndarray], list[np.ndarray]]:
     """Per sample, its candidates' feature rows and their labels (1: the right answer)."""
-    seen: dict[str, tuple[dict[int, Evidence], str]] = {}
+    # first what needs no evidence: the training helper's evidence may still be on its way (gather)
+    texts = [s.text for s in samples]
+    vecs = fitted.vectors(texts)
+    cent_c, cent_w = fitted.similarities(vecs, [s.part_of for s in samples], texts)
+    nb = fitted.log_likelihoods(vecs[1], [s.part_of for s in samples])
     read_whole = {s.text for s in samples if not s.blind}  # blind samples read only anchor and regex evidence
+    seen = evidence_of(samples, gather)
     gathered = []
     for s in samples:
-        if s.text not in seen:
-            seen[s.text] = gather(s.text, phrases=s.text in read_whole)
-        evidence, prose = seen[s.text]
+        evidence, prose = seen[s.text, s.text in read_whole]
         if s.blind:
             evidence = {ei: Evidence(strong=ev.strong, lines=ev.lines) for ei, ev in evidence.items() if ev.strong}
         gathered.append((evidence, prose))
     infos = [info_of(s.text, prose) for s, (_, prose) in zip(samples, gathered, strict=True)]
-    vecs = fitted.vectors([s.text for s in samples])
-    cent_c, cent_w, exc = fitted.centroids(vecs, infos, samples)
+    exc = fitted.exceptions(infos)
     # the rows read each entry's hubness: from these texts, as answering reads it from the trained model
     model.hubness = hubness(samples, (cent_c, cent_w))
     cands_of = []
@@ -520,8 +449,7 @@ def training_rows(
             if s.gold >= 0 and s.gold not in cands:
                 cands.append(s.gold)
         cands_of.append(cands)
-    near_c, near_w = fitted.nearest([s.text for s in samples], vecs, cands_of, [s.part for s in samples])
-    nb = fitted.log_likelihoods(vecs[1], [s.part_of for s in samples])
+    near_c, near_w = fitted.nearest(texts, vecs, cands_of, [s.part for s in samples])
     sims = [cent_c, cent_w, near_c, near_w, exc, nb]
     xs, ys = [], []
     for si, s in enumerate(samples):

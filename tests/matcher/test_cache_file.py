@@ -94,3 +94,84 @@ def test_a_relative_cache_folder_is_made_absolute(tmp_path: Path, monkeypatch: p
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("TRACEBOT_CACHE", "rel")
     assert cache.cache_dir() == tmp_path / "rel"
+
+
+def test_a_prewritten_file_is_the_file_written_whole(cache_dir: Path) -> None:
+    """A build that hands its large arrays over early (``prewrite``) leaves byte for byte the file a build
+    that does not leaves; a result whose arrays are not the draft's is still stored right."""
+    draft = value()
+
+    def finished() -> dict:
+        cache.prewrite("t", "early", draft)
+        return {**draft, "name": "finished", "small": np.arange(4.0)}  # the same large arrays, more besides
+
+    def other() -> dict:
+        cache.prewrite("t", "other", draft)
+        return {**draft, "big": draft["big"] * 2}  # not the draft's array
+
+    cache.cached("t", "early", finished)
+    cache.cached("t", "whole", lambda: {**draft, "name": "finished", "small": np.arange(4.0)})
+    assert (cache_dir / "t-early.pkl").read_bytes() == (cache_dir / "t-whole.pkl").read_bytes()
+    cache.cached("t", "other", other)
+    again = cache.cached("t", "other", lambda: pytest.fail("built again although cached"))
+    np.testing.assert_array_equal(again["big"], draft["big"] * 2)
+
+
+def test_a_failed_build_leaves_no_prewritten_file(cache_dir: Path) -> None:
+    def fails() -> dict:
+        cache.prewrite("t", "k3", value())
+        raise RuntimeError("training failed")
+
+    with pytest.raises(RuntimeError):
+        cache.cached("t", "k3", fails)
+    assert sorted(p.name for p in cache_dir.iterdir()) == []
+
+
+def test_a_prewritten_file_whose_result_cannot_be_pickled_is_removed(cache_dir: Path) -> None:
+    """Storing fails quietly when the result cannot be pickled; the prewritten file (its large arrays,
+    ~100 MB for a model) goes too, and its descriptor is closed."""
+    import os
+
+    draft = value()
+    fds = len(os.listdir("/proc/self/fd"))
+
+    def unpicklable() -> dict:
+        cache.prewrite("t", "k4", draft)
+        return {**draft, "fn": lambda: None}  # the draft's arrays, and something pickle refuses
+
+    cache.cached("t", "k4", unpicklable)
+    assert sorted(p.name for p in cache_dir.iterdir()) == []
+    assert len(os.listdir("/proc/self/fd")) == fds
+
+
+def test_a_killed_writers_temporary_file_is_removed_once_stale(cache_dir: Path) -> None:
+    """A process killed mid-write (the training helper at its timeout, mid-prewrite) leaves a temporary file
+    no one renames; the next store removes it once no writer could still be at it, never one in use."""
+    import os
+    import time
+
+    stale, fresh = cache_dir / ".tmp-killed", cache_dir / ".tmp-writing"
+    stale.write_bytes(b"\0" * 4096)
+    fresh.write_bytes(b"\0" * 4096)
+    old = time.time() - cache.STALE_TMP_S - 60
+    os.utime(stale, (old, old))
+    cache.cached("t", "k5", value)
+    assert not stale.exists() and fresh.exists()
+
+
+def test_a_prewrite_that_cannot_start_its_thread_leaves_nothing(cache_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+    import threading
+
+    def no_thread(self) -> None:
+        raise RuntimeError("can't start new thread")
+
+    fds = len(os.listdir("/proc/self/fd"))
+    draft = value()
+    with monkeypatch.context() as m:
+        m.setattr(threading.Thread, "start", no_thread)
+        cache.prewrite("t", "k6", draft)  # quietly nothing: the value is written whole when stored
+    assert sorted(p.name for p in cache_dir.iterdir()) == []
+    assert len(os.listdir("/proc/self/fd")) == fds
+    stored = cache.cached("t", "k6", lambda: draft)
+    np.testing.assert_array_equal(cache.lookup("t", "k6")["big"], stored["big"])

@@ -64,7 +64,7 @@ def test_an_unsure_answer_still_shows_three_closest_guesses_none_of_them_confide
 
         model = matcher.model
         assert model is not None
-        aggs, prose = matcher._evidence_of(text)
+        aggs, prose = matcher.evidence_of(text)
         cand = model.probabilities(text, text_info(text, prose), aggs)
         likely = sorted(cand.values(), reverse=True)[:MODEL_GUESSES]
         expected = sum(p >= MODEL_GUESS_PROBABILITY for p in likely)
@@ -161,7 +161,7 @@ def test_a_resolved_report_is_no_statement_even_at_the_loosest_point(matcher: Ma
 def test_a_problem_stated_in_a_persons_words_reads_as_a_statement(matcher: Matcher, text: str):
     from tracebot.matcher.features import text_info
 
-    _, prose = matcher._evidence_of(text)
+    _, prose = matcher.evidence_of(text)
     info = text_info(text, prose)
     assert info.states and not info.asks
     d = matcher.diagnose(text)

@@ -21,6 +21,7 @@ from tracebot.matcher import Matcher, trainer, training
 from tracebot.matcher.features import text_info
 from tracebot.matcher.loading import load_matcher
 from tracebot.matcher.model import BAYES_ALPHA, candidates, rows
+from tracebot.matcher.samples import gathered, training_texts
 from tracebot.matcher.tfidf import CHAR_NGRAMS, Columns, char_grams, word_grams
 from tracebot.matcher.training import fit
 
@@ -29,7 +30,7 @@ from tracebot.matcher.training import fit
 def trained(bundled_kb: KnowledgeBase):
     """The scikit-learn objects and the exported model, trained the way the matcher trains it."""
     matcher = Matcher(bundled_kb, model=False)
-    t = fit(matcher.index.entries, matcher._evidence_of, text_info, silence=bundled_kb.silence)
+    t = fit(matcher.index.entries, matcher.evidence_of, text_info, silence=bundled_kb.silence)
     entries = matcher.index.entries
     silence = [s.text for s in bundled_kb.silence]
     texts = list(dict.fromkeys([*t.parts, *(x for e in entries for x in e.examples_match + e.examples_no_match), *silence]))
@@ -62,7 +63,7 @@ def test_exported_vectors_are_scikit_learns(trained):
 def test_every_kb_text_gets_scikit_learns_candidates_and_probabilities(trained):
     matcher, fitted, model, clf, texts, _ = trained
     for text in texts:
-        evidence, prose = matcher._evidence_of(text)
+        evidence, prose = matcher.evidence_of(text)
         info = text_info(text, prose)
         vecs = fitted.vectors([text])
         cent_c, cent_w, exc = (a[0] for a in fitted.centroids(vecs, [info]))
@@ -206,6 +207,35 @@ def test_a_helper_trains_from_what_it_prepared_when_handed_the_matchers_model_ke
     # model differs)
     child, here = _trained_by_a_child_handed(tmp_path, monkeypatch, None, slice(None), silence=False)
     assert child != here
+
+
+@pytest.mark.parametrize("handed", ["gathered", "torn", "blanked"])
+def test_the_helper_trains_on_the_evidence_its_parent_hands_it(tmp_path, monkeypatch, handed):
+    # the parent gathers the training texts' evidence with the matcher it built, while the child computes
+    # the rest; what the parent gathered gives the model trained in one process, a torn handover makes the
+    # child gather it itself, and other evidence (every text's emptied) is what the child trains on
+    monkeypatch.setenv(trainer.HELPER_ENV, "0")
+    monkeypatch.setenv("TRACEBOT_CACHE", str(tmp_path / "here"))
+    load_matcher(KNOWLEDGE)[1].model  # noqa: B018 — trains in this process and stores the model
+    cache = tmp_path / "child"
+    monkeypatch.setenv("TRACEBOT_CACHE", str(cache))
+    kb, matcher, _ = load_matcher(KNOWLEDGE, model=False)  # stores the matcher only
+    [matcher_file] = cache.glob("matcher-*.pkl")
+    evidence = gathered(training_texts(matcher.index.entries, (), (), (), kb.silence)[0], matcher.evidence_of)
+    if handed == "blanked":
+        evidence = {k: ({}, prose) for k, (_, prose) in evidence.items()}
+    data = pickle.dumps(evidence)
+    if handed == "torn":
+        data = data[: len(data) // 2]
+    done = subprocess.run(  # noqa: S603 — our own module, argv list
+        [sys.executable, "-I", "-m", "tracebot.matcher.train_child"],
+        input=f"go {matcher_file.stem.partition('-')[2]}\n".encode() + b"evidence %d\n" % len(data) + data,
+        env={**os.environ, "TRACEBOT_CACHE": str(cache)}, capture_output=True, timeout=300, check=False,
+    )
+    assert done.returncode == 0, done.stderr.decode()
+    [a], [b] = (d.glob("model-*.pkl") for d in (cache, tmp_path / "here"))
+    assert a.name == b.name
+    assert (a.read_bytes() == b.read_bytes()) is (handed != "blanked")
 
 
 def test_when_the_helper_process_fails_the_parent_trains_the_model_itself(tmp_path, monkeypatch):
@@ -455,3 +485,27 @@ def test_the_broad_hung_job_entry_is_among_the_hubbiest_of_the_bundled_knowledge
     word = model.hubness[1]
     assert model.hubness.shape == (2, len(ids))
     assert ids.index("distributed-hang-py-spy") in np.argsort(-word)[:3]
+
+
+def test_a_helper_that_never_reads_its_evidence_cannot_block_the_parent(tmp_path, monkeypatch):
+    # the parent hands the evidence over after "go"; a child hung before reading it (the pipe holds 64 KB)
+    # must leave the parent to wait() with its deadline and then train, not block it in the write forever
+    import threading
+
+    monkeypatch.setenv("TRACEBOT_CACHE", str(tmp_path))
+    _, matcher, _ = load_matcher(KNOWLEDGE, model=False)
+    hung = subprocess.Popen(  # noqa: S603 — reads nothing, ends only when killed
+        [sys.executable, "-c", "import time; time.sleep(600)"], stdin=subprocess.PIPE
+    )
+    helper = trainer.Helper(hung, tmp_path / "matcher-x.pkl")
+    helper.going = True
+    monkeypatch.setattr(trainer, "TIMEOUT_S", 0.5)
+    try:
+        handed = threading.Thread(target=lambda: (helper.evidence(matcher), helper.wait()), daemon=True)
+        handed.start()
+        handed.join(60)
+        assert not handed.is_alive(), "the parent is blocked writing to a child that never reads"
+        assert hung.poll() is None  # returned while the child still hangs
+    finally:
+        helper.stop()
+    assert hung.returncode is not None and not helper._handing.is_alive()
