@@ -9,6 +9,7 @@ import os
 import pickle
 import subprocess
 import sys
+from collections.abc import Callable
 
 import numpy as np
 import pytest
@@ -169,12 +170,10 @@ def test_waiting_for_a_helper_that_never_ends_gives_up_after_the_timeout_not_twi
     assert proc.returncode is not None  # stopped and reaped
 
 
-def _trained_by_a_child_handed(
-    tmp_path, monkeypatch, handed_key: str | None, entries: slice, silence: bool = True
-) -> tuple[bytes, bytes]:
-    """The model a helper process stores when handed ``entries`` of the bundled knowledge base (and its
-    silence texts, or none) under ``handed_key`` (``None``: the model key of the matcher it is then told to
-    train for), and the one trained in this process: (the child's, this process's) model files."""
+def _trained_by_a_child(tmp_path, monkeypatch, told: Callable[[KnowledgeBase, Matcher, str], bytes]) -> tuple[bytes, bytes]:
+    """The model a helper process stores when its standard input is ``told(kb, matcher, go_line)`` (the
+    bundled knowledge base, the matcher it stored in the child's cache, and the ``go KEY`` line naming that
+    matcher), and the one trained in this process: (the child's, this process's) model files."""
     monkeypatch.setenv(trainer.HELPER_ENV, "0")
     monkeypatch.setenv("TRACEBOT_CACHE", str(tmp_path / "here"))
     load_matcher(KNOWLEDGE)[1].model  # noqa: B018 — trains in this process and stores the model
@@ -182,16 +181,29 @@ def _trained_by_a_child_handed(
     monkeypatch.setenv("TRACEBOT_CACHE", str(cache))
     kb, matcher, _ = load_matcher(KNOWLEDGE, model=False)  # stores the matcher only
     [matcher_file] = cache.glob("matcher-*.pkl")
-    handed = pickle.dumps((handed_key or matcher.index.model_key, kb.entries[entries], kb.silence if silence else []))
     done = subprocess.run(  # noqa: S603 — our own module, argv list
         [sys.executable, "-I", "-m", "tracebot.matcher.train_child"],
-        input=b"kb %d\n" % len(handed) + handed + f"go {matcher_file.stem.partition('-')[2]}\n".encode(),
+        input=told(kb, matcher, f"go {matcher_file.stem.partition('-')[2]}\n"),
         env={**os.environ, "TRACEBOT_CACHE": str(cache)}, capture_output=True, timeout=300, check=False,
     )
     assert done.returncode == 0, done.stderr.decode()
     [a], [b] = (d.glob("model-*.pkl") for d in (cache, tmp_path / "here"))
     assert a.name == b.name
     return a.read_bytes(), b.read_bytes()
+
+
+def _trained_by_a_child_handed(
+    tmp_path, monkeypatch, handed_key: str | None, entries: slice, silence: bool = True
+) -> tuple[bytes, bytes]:
+    """:func:`_trained_by_a_child` handed ``entries`` of the bundled knowledge base (and its silence texts,
+    or none) under ``handed_key`` (``None``: the model key of the matcher it is then told to train for)."""
+
+    def told(kb: KnowledgeBase, matcher: Matcher, go: str) -> bytes:
+        handed = pickle.dumps(
+            (handed_key or matcher.index.model_key, kb.entries[entries], kb.silence if silence else []))
+        return b"kb %d\n" % len(handed) + handed + go.encode()
+
+    return _trained_by_a_child(tmp_path, monkeypatch, told)
 
 
 def test_a_helper_handed_other_entries_than_the_matchers_trains_on_the_matchers(tmp_path, monkeypatch):
@@ -214,28 +226,18 @@ def test_the_helper_trains_on_the_evidence_its_parent_hands_it(tmp_path, monkeyp
     # the parent gathers the training texts' evidence with the matcher it built, while the child computes
     # the rest; what the parent gathered gives the model trained in one process, a torn handover makes the
     # child gather it itself, and other evidence (every text's emptied) is what the child trains on
-    monkeypatch.setenv(trainer.HELPER_ENV, "0")
-    monkeypatch.setenv("TRACEBOT_CACHE", str(tmp_path / "here"))
-    load_matcher(KNOWLEDGE)[1].model  # noqa: B018 — trains in this process and stores the model
-    cache = tmp_path / "child"
-    monkeypatch.setenv("TRACEBOT_CACHE", str(cache))
-    kb, matcher, _ = load_matcher(KNOWLEDGE, model=False)  # stores the matcher only
-    [matcher_file] = cache.glob("matcher-*.pkl")
-    evidence = gathered(training_texts(matcher.index.entries, (), (), (), kb.silence)[0], matcher.evidence_of)
-    if handed == "blanked":
-        evidence = {k: ({}, prose) for k, (_, prose) in evidence.items()}
-    data = pickle.dumps(evidence)
-    if handed == "torn":
-        data = data[: len(data) // 2]
-    done = subprocess.run(  # noqa: S603 — our own module, argv list
-        [sys.executable, "-I", "-m", "tracebot.matcher.train_child"],
-        input=f"go {matcher_file.stem.partition('-')[2]}\n".encode() + b"evidence %d\n" % len(data) + data,
-        env={**os.environ, "TRACEBOT_CACHE": str(cache)}, capture_output=True, timeout=300, check=False,
-    )
-    assert done.returncode == 0, done.stderr.decode()
-    [a], [b] = (d.glob("model-*.pkl") for d in (cache, tmp_path / "here"))
-    assert a.name == b.name
-    assert (a.read_bytes() == b.read_bytes()) is (handed != "blanked")
+
+    def told(kb: KnowledgeBase, matcher: Matcher, go: str) -> bytes:
+        evidence = gathered(training_texts(matcher.index.entries, (), (), (), kb.silence)[0], matcher.evidence_of)
+        if handed == "blanked":
+            evidence = {k: ({}, prose) for k, (_, prose) in evidence.items()}
+        data = pickle.dumps(evidence)
+        if handed == "torn":
+            data = data[: len(data) // 2]
+        return go.encode() + b"evidence %d\n" % len(data) + data
+
+    child, here = _trained_by_a_child(tmp_path, monkeypatch, told)
+    assert (child == here) is (handed != "blanked")
 
 
 def test_when_the_helper_process_fails_the_parent_trains_the_model_itself(tmp_path, monkeypatch):
