@@ -14,7 +14,8 @@ import json
 import re
 import sys
 from collections import Counter
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 
 LABELS = frozenset(
@@ -92,6 +93,13 @@ class Rules:
     soft_max_per_label: int  # warning above this
     hard_max_per_label: int  # error above this
     max_per_source: int | None = None
+    min_null_share: float = 0.0  # of the valid cases, expecting silence
+    # keys a case may carry beyond KEYS, each a non-empty string (a label's reason, say)
+    optional_keys: frozenset[str] = field(default_factory=frozenset)
+    # what counts as one source for max_per_source (default: the source's last word, "/" stripped)
+    thread: Callable[[str], str] = lambda source: source.split(" ")[-1].rstrip("/")
+    # the set's own rules for a valid case's source: the problems found (none: fine)
+    source_problems: Callable[[dict], list[str]] = lambda case: []
 
 
 RULES = Rules(KINDS, min_cases=170, min_negatives=50, at_least=((("prose", "ja"), 40), (("ja",), 10)),
@@ -171,15 +179,21 @@ def validate(path: Path, rules: Rules = RULES) -> int:
         except json.JSONDecodeError as exc:
             problems.append(f"line {n}: invalid JSON ({exc})")
             continue
+        if isinstance(case, dict):
+            for key in rules.optional_keys & case.keys():
+                if not isinstance(case[key], str) or not case[key].strip():
+                    problems.append(f"line {n}: {key} must be a non-empty string")
+            case = {k: v for k, v in case.items() if k not in rules.optional_keys}
         found = check_case(n, case, seen, rules.kinds)
         problems.extend(found)
         if not found:
+            problems.extend(f"line {n} ({case['id']}): {p}" for p in rules.source_problems(case))
             cases.append(case)
 
     kinds = Counter(c["kind"] for c in cases)
     labels = Counter(c["expected"] for c in cases)
     negatives = labels[None]
-    sources = Counter(c["source"].split(" ")[-1].rstrip("/") for c in cases)
+    sources = Counter(rules.thread(c["source"]) for c in cases)
     if rules.max_per_source is not None:
         for src, count in sources.items():
             if count > rules.max_per_source:
@@ -211,6 +225,9 @@ def validate(path: Path, rules: Rules = RULES) -> int:
     for have, need, what in minimums:
         if have < need:
             problems.append(f"only {have} {what}, need at least {need}")
+    share = negatives / len(cases) if cases else 0.0
+    if share < rules.min_null_share:
+        problems.append(f"only {share:.0%} expected null, need at least {rules.min_null_share:.0%}")
 
     if problems:
         print(f"\n{len(problems)} problem(s):", file=sys.stderr)
