@@ -36,8 +36,6 @@ class Sample:
     group: str = ""
 
 
-
-
 def training_texts(
     entries: list[Entry],
     leave_out_sources: Iterable[str],
@@ -98,13 +96,18 @@ def training_texts(
     return samples, parts, owners
 
 
-def gathered(samples: list[Sample], gather: Gather) -> Gathered:
-    """The matcher's evidence for each distinct training text (``gather``: :meth:`Matcher.evidence_of`):
-    a blind sample reads only anchor and regex evidence, so a text read only blind skips the phrases."""
+def gathered_keys(samples: list[Sample]) -> list[tuple[str, bool]]:
+    """Each sample's key in :data:`Gathered`: its text, and whether the text's phrases are read (a blind
+    sample reads only anchor and regex evidence, so a text read only blind skips the phrases)."""
     read_whole = {s.text for s in samples if not s.blind}
+    return [(s.text, s.text in read_whole) for s in samples]
+
+
+def gathered(samples: list[Sample], gather: Gather) -> Gathered:
+    """The matcher's evidence for each distinct training text (``gather``: :meth:`Matcher.evidence_of`),
+    under :func:`gathered_keys`."""
     out: Gathered = {}
-    for s in samples:
-        key = (s.text, s.text in read_whole)
+    for key in gathered_keys(samples):
         if key not in out:
-            out[key] = gather(s.text, phrases=key[1])
+            out[key] = gather(key[0], phrases=key[1])
     return out

@@ -49,7 +49,7 @@ from tracebot.matcher.model import (
     candidates,
     rows,
 )
-from tracebot.matcher.samples import Sample, training_texts
+from tracebot.matcher.samples import Sample, gathered_keys, training_texts
 from tracebot.matcher.samples import gathered as evidence_of
 from tracebot.matcher.tfidf import (
     Columns,
@@ -428,11 +428,10 @@ def training_rows(
     vecs = fitted.vectors(texts)
     cent_c, cent_w = fitted.similarities(vecs, [s.part_of for s in samples], texts)
     nb = fitted.log_likelihoods(vecs[1], [s.part_of for s in samples])
-    read_whole = {s.text for s in samples if not s.blind}  # blind samples read only anchor and regex evidence
     seen = evidence_of(samples, gather)
     gathered = []
-    for s in samples:
-        evidence, prose = seen[s.text, s.text in read_whole]
+    for s, key in zip(samples, gathered_keys(samples), strict=True):
+        evidence, prose = seen[key]
         if s.blind:
             evidence = {ei: Evidence(strong=ev.strong, lines=ev.lines) for ei, ev in evidence.items() if ev.strong}
         gathered.append((evidence, prose))
