@@ -43,6 +43,7 @@ from tracebot.matcher.triage import (
 from tracebot.result import Diagnosis, Match, Source
 
 if TYPE_CHECKING:
+    from tracebot.knowledge.silence import Silence
     from tracebot.matcher.model import Evidence, Gather, RankingModel
     from tracebot.matcher.training import Prepared
 
@@ -194,6 +195,11 @@ class Matcher:
         self._model, self._pending = None, make
 
     @property
+    def silence(self) -> list[Silence]:
+        """The knowledge base's silence texts: texts no entry may answer (training reads them)."""
+        return list(getattr(self.index.kb, "silence", []))
+
+    @property
     def can_train(self) -> bool:
         """Whether the knowledge base is large enough for a ranking model."""
         from tracebot.matcher.model import MIN_ENTRIES
@@ -224,7 +230,7 @@ class Matcher:
         from tracebot.matcher.trainer import core_free
 
         entries = self.index.entries
-        silence = list(getattr(self.index.kb, "silence", []))  # texts no entry may answer
+        silence = self.silence
         full = not (leave_out_sources or leave_out_examples or extra)
         key = (self.index.model_key or model_key(entries, silence)) if full else ""
 

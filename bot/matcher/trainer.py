@@ -106,9 +106,8 @@ class Helper:
 
                 from tracebot.matcher.samples import gathered, training_texts
 
-                entries = matcher.index.entries
-                silence = list(getattr(matcher.index.kb, "silence", []))
-                data = pickle.dumps(gathered(training_texts(entries, (), (), (), silence)[0], matcher.evidence_of), protocol=pickle.HIGHEST_PROTOCOL)
+                samples = training_texts(matcher.index.entries, (), (), (), matcher.silence)[0]
+                data = pickle.dumps(gathered(samples, matcher.evidence_of), protocol=pickle.HIGHEST_PROTOCOL)
                 chunks = (b"evidence %d\n" % len(data), data)
         except Exception:  # noqa: BLE001, S110 — the child gathers it itself
             pass
