@@ -235,10 +235,7 @@ def _load(path: Path) -> object:
 def _store(path: Path, value: object) -> None:
     tmp = None
     try:
-        path.parent.parent.mkdir(parents=True, exist_ok=True)
-        with contextlib.suppress(FileExistsError):
-            path.parent.mkdir(mode=0o700)
-        if not _private_folder(path.parent):
+        if not _our_folder(path.parent):
             return  # someone else's folder: nothing of ours is left where it could be replaced
         early = _early.pop(path, None)
         if early is not None:
@@ -261,6 +258,14 @@ def _store(path: Path, value: object) -> None:
         if tmp is not None:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
+
+
+def _our_folder(folder: Path) -> bool:
+    """Make the cache folder (private to this user) when it is missing; whether it is ours to write in."""
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    with contextlib.suppress(FileExistsError):
+        folder.mkdir(mode=0o700)
+    return _private_folder(folder)
 
 
 class _Early:
@@ -327,8 +332,7 @@ def prewrite(kind: str, key: str, draft: object) -> None:
     if path is None or path in _early:
         return
     try:
-        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        if _private_folder(path.parent):
+        if _our_folder(path.parent):
             _early[path] = _Early(path, draft)
     except Exception:  # noqa: BLE001 — as _store: no cache is not an error
         pass
