@@ -263,16 +263,6 @@ class FittedSpaces:
             out[rows, entries] = np.asarray(x.multiply(rest).sum(axis=1)).ravel() + sizes[rows] * base
         return out
 
-    def centroids(
-        self, vecs: list[sparse.csr_matrix], infos: list[TextInfo], samples: list[Sample] | None = None
-    ) -> list[np.ndarray]:
-        """(texts × entries) centroid cosines as :meth:`RankingModel.probabilities` computes them for one
-        text (``vecs``: :meth:`vectors`): character, word, and the exception line's (character); with
-        ``samples``, each text is left out of its entry's sum."""
-        texts = [s.text for s in samples] if samples else None
-        cent = self.similarities(vecs, [s.part_of for s in samples] if samples else None, texts)
-        return [cent[0], cent[1], self.exceptions(infos)]
-
     def exceptions(self, infos: list[TextInfo]) -> np.ndarray:
         """(texts × entries) character centroid cosines of each text's exception line."""
         exceptions = [i.exception for i in infos]

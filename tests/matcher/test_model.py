@@ -67,7 +67,8 @@ def test_every_kb_text_gets_scikit_learns_candidates_and_probabilities(trained):
         evidence, prose = matcher.evidence_of(text)
         info = text_info(text, prose)
         vecs = fitted.vectors([text])
-        cent_c, cent_w, exc = (a[0] for a in fitted.centroids(vecs, [info]))
+        cent_c, cent_w = (a[0] for a in fitted.similarities(vecs))
+        exc = fitted.exceptions([info])[0]
         cands = candidates(cent_c + cent_w, evidence)
         near_c, near_w = (a[0] for a in fitted.nearest([text], vecs, [cands]))
         sims = [cent_c, cent_w, near_c, near_w, exc, fitted.log_likelihoods(vecs[1])[0]]
