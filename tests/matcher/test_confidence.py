@@ -266,6 +266,33 @@ def test_the_same_error_as_someones_problem_is_still_answered_confidently(matche
     assert d.best is not None and d.best.entry_id == "cuda-oom" and d.best.confident
 
 
+# A tool's error line under a step's name: "build:" and "test:" are a CI step's or a make target's prefix here,
+# not a conventional commit's type, and the line after them is the error as the tool printed it.
+ERROR_LINES_AFTER_A_TAG = [
+    ("build: RuntimeError: CUDA error: no kernel image is available for execution on the device",
+     "cuda-no-kernel-image"),
+    ("test: OSError: [Errno 28] No space left on device", "disk-full-on-save"),
+    ("[train] ERROR: torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB", "cuda-oom"),
+]
+
+
+@pytest.mark.parametrize(("text", "entry"), ERROR_LINES_AFTER_A_TAG)
+def test_an_error_line_after_a_step_name_is_answered_not_read_as_a_change(matcher: Matcher, text: str, entry: str):
+    from tracebot.matcher.core import describes_change
+
+    assert not describes_change(text)
+    d = matcher.diagnose(text)
+    assert d.best is not None and d.best.entry_id == entry and d.best.confident, d.notes
+
+
+def test_a_one_line_build_log_is_not_read_as_a_change():
+    # nvcc's own error: no entry covers an architecture nvcc is too old for, but nothing may say it is a change
+    from tracebot.matcher.core import describes_change
+
+    assert not describes_change("build: nvcc fatal   : Unsupported gpu architecture 'compute_90'")
+    assert not describes_change("ci: error: could not find a version that satisfies the requirement torch==2.13")
+
+
 @pytest.mark.parametrize(
     "text",
     [
