@@ -21,17 +21,23 @@ from tracebot.knowledge.loader import KnowledgeBase
 from tracebot.matcher import Matcher, trainer, training
 from tracebot.matcher.features import text_info
 from tracebot.matcher.loading import load_matcher
-from tracebot.matcher.model import BAYES_ALPHA, candidates, rows
+from tracebot.matcher.model import BAYES_ALPHA, POINT_RANGE, candidates, rows
 from tracebot.matcher.samples import gathered, training_texts
 from tracebot.matcher.tfidf import CHAR_NGRAMS, Columns, char_grams, word_grams
 from tracebot.matcher.training import fit
 
 
 @pytest.fixture(scope="module")
-def trained(bundled_kb: KnowledgeBase):
-    """The scikit-learn objects and the exported model, trained the way the matcher trains it."""
+def fitted(bundled_kb: KnowledgeBase) -> tuple[Matcher, training.Trained]:
+    """The bundled knowledge base's matcher and what trains its model, fitted the way the matcher fits it."""
     matcher = Matcher(bundled_kb, model=False)
-    t = fit(matcher.index.entries, matcher.evidence_of, text_info, silence=bundled_kb.silence)
+    return matcher, fit(matcher.index.entries, matcher.evidence_of, text_info, silence=bundled_kb.silence)
+
+
+@pytest.fixture(scope="module")
+def trained(bundled_kb: KnowledgeBase, fitted):
+    """The scikit-learn objects and the exported model, trained the way the matcher trains it."""
+    matcher, t = fitted
     entries = matcher.index.entries
     silence = [s.text for s in bundled_kb.silence]
     texts = list(dict.fromkeys([*t.parts, *(x for e in entries for x in e.examples_match + e.examples_no_match), *silence]))
@@ -512,3 +518,16 @@ def test_a_helper_that_never_reads_its_evidence_cannot_block_the_parent(tmp_path
     finally:
         helper.stop()
     assert hung.returncode is not None and not helper._handing.is_alive()
+
+
+@pytest.mark.parametrize(("precision", "bound"), [(1.0, POINT_RANGE[1]), (0.0, POINT_RANGE[0])], ids=["ceiling", "floor"])
+def test_a_calibration_asking_for_a_point_outside_the_range_gets_the_range_s_bound(fitted, monkeypatch, precision, bound):
+    # every first answer right (precision 1.0) asks for a point at the top of the out-of-fold probabilities,
+    # any (0.0) for the lowest of them: the point that maps to the threshold is the ceiling, the floor
+    t = fitted[1]
+    monkeypatch.setattr(training, "TARGET_PRECISION", precision)
+    point, stated, report = training._calibrate(t.samples, t.xs, t.ys)
+    asked = report["p_confident"]
+    assert asked > POINT_RANGE[1] if bound == POINT_RANGE[1] else asked < POINT_RANGE[0], asked  # outside the range
+    assert point == bound and stated >= point
+
