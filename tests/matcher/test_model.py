@@ -531,3 +531,38 @@ def test_a_calibration_asking_for_a_point_outside_the_range_gets_the_range_s_bou
     assert asked > POINT_RANGE[1] if bound == POINT_RANGE[1] else asked < POINT_RANGE[0], asked  # outside the range
     assert point == bound and stated >= point
 
+
+def _scipy_row_sq_norms(m) -> np.ndarray:
+    return np.asarray(m.multiply(m).sum(axis=1)).ravel()
+
+
+def test_row_square_norms_are_scipys_floats(fitted):
+    from scipy import sparse
+
+    rng = np.random.default_rng(7)
+    many = sparse.random(40, 30_000, density=0.002, format="csr", random_state=7).tolil()
+    many[5, :] = rng.random(30_000)  # a row with many values
+    many[9, :] = many[20, :] = 0  # and empty rows, among them the last
+    many[39, :] = 0
+    many = many.tocsr()
+    assert (np.diff(many.indptr) == 0).sum() == 3 and np.diff(many.indptr).max() == 30_000
+    empty = sparse.csr_matrix((3, 10))
+    for m in (*fitted[1].spaces.sums, many, empty):  # the entries' summed vectors training reads it for
+        assert np.array_equal(training._row_sq_norms(m), _scipy_row_sq_norms(m))
+
+
+def test_row_square_norms_of_a_matrix_with_repeated_or_unsorted_columns_are_scipys():
+    # scipy adds a column's repeated values before squaring them; a row's columns in any order sum the same
+    from scipy import sparse
+
+    repeated = sparse.csr_matrix((np.array([1.0, 2.0, 3.0]), np.array([0, 0, 1]), np.array([0, 3, 3])), shape=(2, 3))
+    rng = np.random.default_rng(3)
+    unsorted = sparse.random(20, 500, density=0.1, format="csr", random_state=3)
+    for i in range(unsorted.shape[0]):
+        s, e = unsorted.indptr[i], unsorted.indptr[i + 1]
+        order = rng.permutation(e - s)
+        unsorted.indices[s:e], unsorted.data[s:e] = unsorted.indices[s:e][order], unsorted.data[s:e][order]
+    unsorted.has_sorted_indices = False
+    for m in (repeated, unsorted):
+        assert np.allclose(training._row_sq_norms(m), _scipy_row_sq_norms(m), rtol=1e-12, atol=0)
+    assert not repeated.has_canonical_format  # (the caller's matrix is left as it was)
