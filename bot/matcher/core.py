@@ -500,6 +500,8 @@ class Matcher:
             for ei, p in probs.items():
                 if ei not in aggs and (p >= MODEL_MIN_PROBABILITY or ei in guesses):
                     aggs[ei] = _Agg(kind="similar", signature=idx.entries[ei].title)
+        # where such texts' first answers were right often enough among those capped at the threshold asked for
+        statement_point = self.model.statement_point(requested) if probs and stated else 2.0
         kept = {
             ei: a
             for ei, a in aggs.items()
@@ -516,7 +518,7 @@ class Matcher:
                 # The model reorders and adds answers; it never talks exact evidence out of confidence.
                 score = max(score, round(a.score, 1))
             if probs and (ei in guesses or not asked and (a.kind == "similar" or (a.kind == "phrase" and a.score < requested))
-                          and not (stated and sure[ei] >= self.model.p_statement)):
+                          and not (stated and sure[ei] >= statement_point)):
                 # Resembling an entry's text is not evidence in a log or an error line: healthy
                 # nvidia-smi output reads like the ECC entry, a launch command with NCCL_* settings like the
                 # network hang, DeepSpeed's OVERFLOW info line like its loss scale at minimum, a reply saying
@@ -524,7 +526,7 @@ class Matcher:
                 # wording alone, or one that states a problem in a person's words (an issue's title and
                 # body; a title of a dozen words alone is a chat line, no statement) when the confidence
                 # model is at least as sure as where such texts' first answers were right 99.5 % of the time
-                # out of fold (RankingModel.p_statement); elsewhere a phrase must be close enough to be
+                # out of fold (RankingModel.statement_point, at the threshold asked for); elsewhere a phrase must be close enough to be
                 # confident by itself. (A closest guess below MODEL_MIN_PROBABILITY is never confident.)
                 score = min(score, thr - 0.1, requested - 0.1)
             m = entry_match(idx.entries[ei], score=score, confident=score >= thr, kind=a.kind,
