@@ -25,7 +25,7 @@ from typing import Any, TextIO
 from tracebot.render import html
 from tracebot.render.blocks_text import blocks_to_text
 from tracebot.render.slack import ACTION_HELPFUL, ACTION_NOT_THIS, ACTION_WHY
-from tracebot.service.inbound import Click, FileRef, Inbound, SlashCommand
+from tracebot.service.inbound import Click, FileRef, Inbound, SlashCommand, as_slack_sends
 from tracebot.service.outbox import DownloadRefused
 from tracebot.service.service import Service
 
@@ -177,7 +177,7 @@ class Session:
             channel=channel,
             user=self.user,
             ts=self.outbox.next_ts(),
-            text=text,
+            text=as_slack_sends(text),  # typed here, read as Slack delivers it: plain_text gives it back as typed
             thread_ts=self.in_thread,
             files=self.attachments,
             channel_type=channel_type,
@@ -191,7 +191,7 @@ class Session:
                                     files=[html.FileCard(f.name, f.name, f.size or 0) for f in msg.files]))
         before = len(self.outbox.posted)
         if text.startswith("@tracebot"):
-            msg.text = text[len("@tracebot") :]
+            msg.text = as_slack_sends(text[len("@tracebot") :])
             self.tracebot.on_direct(msg, "mention")
         else:
             self.tracebot.on_message(msg)
@@ -208,7 +208,7 @@ class Session:
         if name == "/help":
             self.say(HELP)
         elif name == "/trace":
-            reply = self.tracebot.on_command(SlashCommand(channel=self.channel, user=self.user, text=rest))
+            reply = self.tracebot.on_command(SlashCommand(channel=self.channel, user=self.user, text=as_slack_sends(rest)))
             if reply is not None:
                 self.outbox.ephemeral(self.channel, self.user, reply[0], reply[1])
             self.settle()

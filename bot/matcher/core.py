@@ -500,6 +500,8 @@ class Matcher:
             for ei, p in probs.items():
                 if ei not in aggs and (p >= MODEL_MIN_PROBABILITY or ei in guesses):
                     aggs[ei] = _Agg(kind="similar", signature=idx.entries[ei].title)
+        # where such texts' first answers were right often enough among those capped at the threshold asked for
+        statement_point = self.model.statement_point(requested) if probs and stated else 2.0
         kept = {
             ei: a
             for ei, a in aggs.items()
@@ -516,7 +518,7 @@ class Matcher:
                 # The model reorders and adds answers; it never talks exact evidence out of confidence.
                 score = max(score, round(a.score, 1))
             if probs and (ei in guesses or not asked and (a.kind == "similar" or (a.kind == "phrase" and a.score < requested))
-                          and not (stated and sure[ei] >= self.model.p_statement)):
+                          and not (stated and sure[ei] >= statement_point)):
                 # Resembling an entry's text is not evidence in a log or an error line: healthy
                 # nvidia-smi output reads like the ECC entry, a launch command with NCCL_* settings like the
                 # network hang, DeepSpeed's OVERFLOW info line like its loss scale at minimum, a reply saying
@@ -524,7 +526,7 @@ class Matcher:
                 # wording alone, or one that states a problem in a person's words (an issue's title and
                 # body; a title of a dozen words alone is a chat line, no statement) when the confidence
                 # model is at least as sure as where such texts' first answers were right 99.5 % of the time
-                # out of fold (RankingModel.p_statement); elsewhere a phrase must be close enough to be
+                # out of fold (RankingModel.statement_point, at the threshold asked for); elsewhere a phrase must be close enough to be
                 # confident by itself. (A closest guess below MODEL_MIN_PROBABILITY is never confident.)
                 score = min(score, thr - 0.1, requested - 0.1)
             m = entry_match(idx.entries[ei], score=score, confident=score >= thr, kind=a.kind,
@@ -604,9 +606,11 @@ _FIX_REPORT = re.compile(
 # "fix(xid): …", "[bugfix] …"), a pull request's description ("This PR …", a template's "Description of
 # changes"), a commit trailer, a review's approval. Slack unfurls a pasted pull-request link into its title
 # and description; they name the error they handle, so they read like the entry that describes it.
+_TAGS = r"""\A(?:\[[^\]\n]{1,40}\]\s*)*"""
+_TYPE = r"""(?:feat|feature|fix|bugfix|hotfix|change|chore|docs?|refactor|perf|test|build|ci)(?:\([^)\n]{0,60}\))?!?:\s"""
 _CHANGE_TITLE = re.compile(
-    r"""\A(?:\[[^\]\n]{1,40}\]\s*)*
-    (?:(?:feat|feature|fix|bugfix|hotfix|change|chore|docs?|refactor|perf|test|build|ci)(?:\([^)\n]{0,60}\))?!?:\s
+    _TAGS + r"""
+    (?:""" + _TYPE + r"""
       |(?:add|adds|handle|handles|support|supports|enable|enables|implement|implements|allow|allows|introduce
          |introduces|expose|exposes|document|documents|remove|removes|fix|fixes|bump|revert|deprecate|rename
          |improve|improves)\s
@@ -648,22 +652,40 @@ _REPORT_WORDS = re.compile(
 
 
 _FIRST_LINE = re.compile(r"\S.*")
+# What a title's bracketed tags and conventional-commit type leave of it (what a CI step's or a make target's
+# name leaves of a log line: "build: nvcc fatal : …", "test: OSError: …").
+_TAGGED = re.compile(_TAGS + "(?:" + _TYPE + r")?\s*", re.IGNORECASE | re.VERBOSE)
+# An error line as a program prints it, from its start: an exception ("RuntimeError: CUDA error: …", "OSError:
+# [Errno 28] …"), a tool's own "fatal :" or "error:" after its name ("nvcc fatal   : Unsupported gpu
+# architecture", "gcc: error:", "ld: fatal error:"), a logger's error level, a traceback. A title names the
+# error its change handles in a sentence ("retry after CUDA out of memory"), never starts with its line.
+_ERROR_LINE = re.compile(
+    r"""(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Interrupt|Failure|Fault)(?::\s|\s*$)
+    |(?i:(?:[\w.+/-]+:?\s+)?(?:fatal\s+error|fatal|error|panic)\s*:)
+    |(?:ERROR|FATAL|CRITICAL)\b|Traceback\s\(most\srecent\scall\slast\)""",
+    re.VERBOSE,
+)
 
 
 def describes_change(text: str) -> bool:
     """Whether ``text`` describes a change (a pull request, a commit, a review) rather than a problem someone
     has: it carries a pull-request template's or a commit's marks (:data:`_CHANGE_MARK`), or its first line
-    reads as a change's title (:data:`_CHANGE_TITLE`), not as someone's problem (:data:`_REPORT_WORDS`), and
-    nothing after it tells of a failure (:data:`_FAILURE_WORDS`). A pull request
+    reads as a change's title (:data:`_CHANGE_TITLE`), not as someone's problem (:data:`_REPORT_WORDS`) nor,
+    after its tags, as a program's error line (:data:`_ERROR_LINE`), and nothing after it tells of a failure
+    (:data:`_FAILURE_WORDS`). A pull request
     whose body goes on to describe the bug it fixes ("… will hang when training with uneven data") is read
     as that bug's report."""
     if _CHANGE_MARK.search(text):
         return True
     first = _FIRST_LINE.search(text)  # not every line split: a paste may be a long log
+    if first is None or not _CHANGE_TITLE.match(line := first.group()):
+        return False
+    rest = line[_TAGGED.match(line).end() :]  # type: ignore[union-attr]
     return (
-        first is not None
-        and bool(_CHANGE_TITLE.match(first.group()))
-        and not _REPORT_WORDS.search(first.group())
+        not _REPORT_WORDS.search(line)
+        # a tool's error line under a step's name is a log, its failure words the error itself (a change's
+        # verb first, "Fix error: …", is a title that quotes one)
+        and (bool(_CHANGE_TITLE.match(rest)) or not _ERROR_LINE.match(rest))
         and not _FAILURE_WORDS.search(text, first.end())
     )
 

@@ -50,9 +50,10 @@ TARGET_PRECISION = 0.99
 POINT_RANGE = (0.5, 0.93)
 # A text that does not ask and has no line evidence (``core._finish`` caps those below the threshold) is
 # confident only when it states a problem and the confidence model is at least as sure as where, out of fold,
-# the first answers to such texts were right this often (:attr:`RankingModel.p_statement`): a statement of
-# another tool's bug (a workflow manager's issue about resubmitting SLURM jobs) reads like the entry it is
-# not about. On the bundled knowledge base the point is ~0.97 (the confidence point: 0.93).
+# the first answers to such texts were right this often (:meth:`RankingModel.statement_point`, at the threshold
+# the text is judged by): a statement of another tool's bug (a workflow manager's issue about resubmitting
+# SLURM jobs) reads like the entry it is not about. On the bundled knowledge base the point is ~0.97 (the
+# confidence point: 0.93).
 STATEMENT_PRECISION = 0.995
 CANDIDATES = 8  # entries compared per text besides those with line or phrase evidence
 HARDEST_WRONG = 3  # the ranking model learns from the right answer against this many closest wrong ones
@@ -139,8 +140,10 @@ class RankingModel:
     conf_coef: np.ndarray = field(default_factory=lambda: np.zeros(0))
     conf_intercept: float = 0.0
     p_confident: float = 1.0  # on the confidence model's scale
-    # the stricter point for a problem statement without evidence (see STATEMENT_PRECISION); above 1: never
-    p_statement: float = 2.0
+    # Out of fold, the confidence model's first answers to the training texts that do not ask and have no
+    # exact evidence for that answer: (probability, right, its phrase score / 100) rows, which
+    # :meth:`statement_point` reads at the threshold asked for.
+    statements: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)))
     report: dict = field(default_factory=dict)
     # per entry, its hubness in the character and word spaces (2 × entries): how close it is to texts about
     # other problems (see :func:`hub_margins`); empty: no correction
@@ -168,6 +171,15 @@ class RankingModel:
         q = self.confidence(x) if len(self.conf_coef) else p
         return dict(zip(cands, p.tolist(), strict=True)), dict(zip(cands, q.tolist(), strict=True))
 
+    def statement_point(self, threshold: float) -> float:
+        """The stricter point for a problem stated without evidence (see STATEMENT_PRECISION) when texts are
+        judged by ``threshold`` (a channel's, ``--threshold``): the lowest probability from which the first
+        answers :attr:`statements` holds whose phrase is below that threshold (those ``core._finish`` caps
+        there) were right STATEMENT_PRECISION of the time; never below :attr:`p_confident`; above 1 (never)
+        when there is none."""
+        capped = [(p, bool(ok)) for p, ok, phrase in self.statements.tolist() if phrase < threshold / 100]
+        return max(precision_point(capped, STATEMENT_PRECISION, 2.0)[0], self.p_confident)
+
     def predict(self, x: np.ndarray) -> np.ndarray:
         return 1.0 / (1.0 + np.exp(-(x @ self.coef + self.intercept)))
 
@@ -182,6 +194,17 @@ class RankingModel:
         if p >= pc:
             return round(T + (p - pc) / max(1e-9, 1 - pc) * (100 - T), 1)
         return round(T * p / max(pc, 1e-9), 1)
+
+
+def precision_point(firsts: list[tuple[float, bool]], precision: float, none: float) -> tuple[float, int]:
+    """The lowest probability at which the first answers at or above it were right at least ``precision``
+    of the time (``none`` when there is none), and how many were right there."""
+    best, right, sure = none, 0, 0
+    for n, (p, ok) in enumerate(sorted(firsts, reverse=True), 1):
+        right += ok
+        if right / n >= precision:
+            best, sure = p, right
+    return best, sure
 
 
 def rows(

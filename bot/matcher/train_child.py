@@ -14,7 +14,8 @@ and builds the matcher. Its standard input then holds, from the parent:
   would rebuild the cached phrase index's vectors to gather it): read when the rows need it; a text
   missing from it is gathered here.
 
-It exits quietly on end of input or on anything else.
+It exits quietly on end of input or on anything else, and by itself when no "go" came within the idle bound
+its parent gives it (its first argument, seconds).
 """
 
 from __future__ import annotations
@@ -26,9 +27,17 @@ import re
 import sys
 
 MAX_KB_BYTES = 1 << 30  # a knowledge base's pickle is ~8 MB at 1,000 entries
+IDLE_S = 600.0  # as tracebot.matcher.trainer.IDLE_S, when run without it (by hand, by a test)
 
 
 def main() -> int:
+    import threading
+
+    # Never told to go within the idle bound (the parent's first argument, seconds): end, and free what was
+    # prepared; the parent, should it need the model later, trains it itself.
+    idle = threading.Timer(float(sys.argv[1]) if len(sys.argv) > 1 else IDLE_S, os._exit, (0,))
+    idle.daemon = True
+    idle.start()
     from tracebot.knowledge.cache import cache_dir, lookup
     from tracebot.matcher import training  # scikit-learn and SciPy: the import this process exists for
     from tracebot.matcher.core import Matcher
@@ -42,6 +51,7 @@ def main() -> int:
         del data
         prepared = training.prepare(entries, silence=silence)
         told = stdin.readline().split()
+    idle.cancel()  # told something: "go" or the end of input
     # "go KEY": the matcher is in the cache under KEY
     if len(told) != 2 or told[0] != b"go" or not re.fullmatch(rb"[0-9a-f]{24}", told[1]) or cache_dir() is None:
         return 0  # end of input (the parent needs nothing) or not what the parent writes: the parent trains

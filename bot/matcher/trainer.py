@@ -12,7 +12,8 @@ that matcher from the cache and trains and stores the model exactly as the paren
 (:func:`tracebot.matcher.loading.matcher_of`). Meanwhile the parent, idle otherwise, gathers the training
 texts' evidence with the matcher it built and hands it over (:meth:`Helper.evidence`), while the child
 computes the parts of the rows that need none; then it loads the model from the cache. A child never told
-to go is ended (:meth:`Helper.stop`) when its matcher is dropped or the parent exits. Anything that goes
+to go ends itself after :data:`IDLE_S`, or is ended (:meth:`Helper.stop`) when its matcher is dropped or the
+parent exits, whichever comes first; a thread reaps it whenever it ends. Anything that goes
 wrong (no cache, a crash, a timeout) only means the parent trains as before.
 """
 
@@ -21,7 +22,6 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -36,16 +36,26 @@ if TYPE_CHECKING:
 
 HELPER_ENV = "TRACEBOT_TRAIN_HELPER"  # "0": never (the child sets it for itself), "1": always; unset: a core is free
 TIMEOUT_S = 120.0  # a child still training after this is stopped, and the parent trains (~40x a cold start)
+# A child never told to go ends itself after this (its prepared TF-IDF spaces are ~100 MB at 1,000 entries): a
+# console or a bot that got no short text for ten minutes pays the training itself when one comes.
+IDLE_S = 600.0
 
 
 class Helper:
     """A started child process (see the module's docstring)."""
 
     def __init__(self, proc: subprocess.Popen[bytes], matcher_file: Path):
+        import threading
+
         self.proc = proc
         self.matcher_file = matcher_file
         self.going = False
         self._handing: threading.Thread | None = None
+        # A thread blocked in waitpid reaps the child the moment it ends, whoever ended it (it finished, it
+        # was told to stop, it gave up idle, the OOM killer): never a zombie while the matcher lives; and
+        # :meth:`wait` wakes at once (Popen.wait with a timeout polls, and noticed the end up to 50 ms late).
+        self._ended = threading.Event()
+        threading.Thread(target=_reap, args=(proc, self._ended), name="train-helper-reaper", daemon=True).start()
 
     def hand(self, kb: KnowledgeBase, model_key: str) -> None:
         """Give the child the parsed entries and silence texts (whose model's cache key is ``model_key``)
@@ -129,21 +139,14 @@ class Helper:
             self.proc.stdin.close()  # type: ignore[union-attr]
 
     def wait(self) -> None:
-        """Wait for the child told to :meth:`go` (until it ends, or :data:`TIMEOUT_S`)."""
-        import subprocess
-
+        """Wait for the child told to :meth:`go` (until it ends and is reaped, or :data:`TIMEOUT_S`; then
+        the parent trains)."""
         if self.going:
-            # one deadline for both waits: the pidfd's, then reaping (at once when it woke for the end)
-            deadline = time.monotonic() + TIMEOUT_S
-            with contextlib.suppress(OSError, subprocess.TimeoutExpired):  # then the parent trains
-                _until_ended(self.proc.pid, TIMEOUT_S)
-                self.proc.wait(timeout=max(0.0, deadline - time.monotonic()))
+            self._ended.wait(TIMEOUT_S)
 
     def stop(self) -> None:
-        """End the child if it still runs (its work is no longer needed) and reap it."""
-        import subprocess
-
-        if self.proc.poll() is None:
+        """End the child if it still runs (its work is no longer needed) and wait until it is reaped."""
+        if not self._ended.is_set():
             with contextlib.suppress(OSError):
                 self.proc.kill()
         if self._handing is not None:  # its write fails now that the child is gone
@@ -151,23 +154,13 @@ class Helper:
         if self.proc.stdin is not None:
             with contextlib.suppress(OSError):
                 self.proc.stdin.close()
-        with contextlib.suppress(OSError, subprocess.TimeoutExpired):
-            self.proc.wait(timeout=10)
+        self._ended.wait(10)
 
 
-def _until_ended(pid: int, timeout: float) -> None:
-    """Block until process ``pid`` ends (or ``timeout`` seconds): on Linux its pidfd wakes this process at
-    once, where ``Popen.wait(timeout)`` polls and noticed the end up to 50 ms late."""
-    import select
-
-    try:
-        fd = os.pidfd_open(pid)
-    except (AttributeError, OSError):  # not Linux (Popen.wait polls then), or already reaped
-        return
-    try:
-        select.select([fd], [], [], timeout)
-    finally:
-        os.close(fd)
+def _reap(proc: subprocess.Popen[bytes], ended: threading.Event) -> None:
+    with contextlib.suppress(OSError):  # (ECHILD: someone else reaped it; returncode is set either way)
+        proc.wait()
+    ended.set()
 
 
 def core_free() -> bool:
@@ -196,7 +189,7 @@ def start(matcher_file: Path | None) -> Helper | None:
             # -I: isolated. "-m" alone puts the working directory first on the module path, and a caller's
             # working directory (/tmp, a job's directory) may hold a planted "tracebot" package; -I also
             # ignores PYTHON* variables and the user's site-packages. It starts in "/" for the same reason.
-            [sys.executable, "-I", "-m", "tracebot.matcher.train_child"],
+            [sys.executable, "-I", "-m", "tracebot.matcher.train_child", f"{IDLE_S:g}"],
             stdin=subprocess.PIPE,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,

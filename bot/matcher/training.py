@@ -39,7 +39,6 @@ from tracebot.matcher.model import (
     PER_TEXT,
     POINT_RANGE,
     SEED,
-    STATEMENT_PRECISION,
     TARGET_PRECISION,
     Bayes,
     Evidence,
@@ -47,6 +46,7 @@ from tracebot.matcher.model import (
     RankingModel,
     TextInfoOf,
     candidates,
+    precision_point,
     rows,
 )
 from tracebot.matcher.samples import Sample, gathered_keys, training_texts
@@ -164,7 +164,11 @@ def _idf(counts: sparse.csr_matrix, copies: np.ndarray) -> np.ndarray:
 def _row_sq_norms(m: sparse.csr_matrix) -> np.ndarray:
     """Each row's sum of squares, added as ``m.multiply(m).sum(axis=1)`` adds them (``np.add.reduceat``
     over each non-empty row's values: the same floats), without building the squared matrix (2.4 million
-    values at 1,000 entries)."""
+    values at 1,000 entries). A row's repeated columns are added before squaring, as scipy does (on a
+    copy: the sums training reads have none, and their order is scipy's to the float)."""
+    if not m.has_canonical_format:
+        m = m.copy()
+        m.sum_duplicates()
     out = np.zeros(m.shape[0])
     filled = np.flatnonzero(np.diff(m.indptr))
     out[filled] = np.add.reduceat(m.data * m.data, m.indptr[filled])
@@ -356,7 +360,8 @@ class Prepared:
 def train(entries: list[Entry], gather: Gather, info_of: TextInfoOf, *, prepared: Prepared | None = None, **leave_out) -> RankingModel:
     """:func:`fit`, then the confidence point calibrated on out-of-fold first answers."""
     t = fit(entries, gather, info_of, prepared=prepared, **leave_out)
-    t.model.p_confident, t.model.p_statement, t.model.report = _calibrate(t.samples, t.xs, t.ys)
+    t.model.p_confident, t.model.statements, t.model.report = _calibrate(t.samples, t.xs, t.ys)
+    t.model.report["p_statement"] = round(t.model.statement_point(DEFAULT_THRESHOLD), 4)  # at the default threshold
     return t.model
 
 
@@ -568,18 +573,18 @@ def _words(e: Entry) -> str:
 _ASKS, _STRONG, _PHRASE = (FEATURES.index(f) for f in ("asks", "strong", "phrase"))
 
 
-def _calibrate(samples: list[Sample], xs: list[np.ndarray], ys: list[np.ndarray]) -> tuple[float, float, dict]:
+def _calibrate(samples: list[Sample], xs: list[np.ndarray], ys: list[np.ndarray]) -> tuple[float, np.ndarray, dict]:
     """Out-of-fold first answers of the confidence model (the features without naive Bayes) on the training
     texts → the lowest probability at which they were right at least TARGET_PRECISION of the time (kept
-    within POINT_RANGE), and the lowest at which the first answers to texts that do not ask and have no
-    exact or close-phrase evidence for that answer (those ``core._finish`` caps) were right at least
-    STATEMENT_PRECISION of the time (never below the first; 2.0 when there is none)."""
+    within POINT_RANGE), and the first answers to texts that do not ask and have no exact evidence for that
+    answer, with its phrase score (:attr:`RankingModel.statements`: those ``core._finish`` caps below the
+    threshold a text is judged by, whichever it is, are the ones whose phrase is below it)."""
     strat = [int(s.gold >= 0) + 2 * int(s.only >= 0) for s in samples]
     # Folds by entry: a text and its blind twin, and an entry's other texts, never sit on both sides, so
     # the out-of-fold answers are as unseen as a new paste.
     folds = StratifiedGroupKFold(n_splits=5, shuffle=True, random_state=SEED)
     firsts: list[tuple[float, bool]] = []  # (probability of the first answer, it is right)
-    unasked: list[tuple[float, bool]] = []  # the same, for texts that do not ask, without evidence
+    unasked: list[tuple[float, bool, float]] = []  # the same and its phrase, for texts that do not ask, without evidence
     for fit_on, test in folds.split(np.zeros(len(samples)), strat, [s.group for s in samples]):
         conf = _fit([xs[i] for i in fit_on], [ys[i] for i in fit_on], [samples[i] for i in fit_on], CONFIDENCE_COLUMNS)
         # The confidence model's own first answers: calibrating on the full model's (right more often)
@@ -593,24 +598,11 @@ def _calibrate(samples: list[Sample], xs: list[np.ndarray], ys: list[np.ndarray]
             # a no_match answered by its entry is wrong; otherwise the first answer is right when it is gold
             firsts.append((float(q), samples[i].only < 0 and bool(ys[i][j])))
             row = xs[i][j]
-            if not row[_ASKS] and not row[_STRONG] and row[_PHRASE] < DEFAULT_THRESHOLD / 100:
-                unasked.append(firsts[-1])
-    best, sure = _point(firsts, TARGET_PRECISION, 1.0)
-    stated, _ = _point(unasked, STATEMENT_PRECISION, 2.0)
+            if not row[_ASKS] and not row[_STRONG]:
+                unasked.append((*firsts[-1], float(row[_PHRASE])))
+    best, sure = precision_point(firsts, TARGET_PRECISION, 1.0)
     positives = max(1, sum(1 for s in samples if s.gold >= 0))
     top1 = sum(ok for _, ok in firsts) / positives
-    report = {"oof_first_right": round(top1, 4), "oof_confident_right": round(sure / positives, 4), "p_confident": round(best, 4),
-              "p_statement": round(stated, 4)}
+    report = {"oof_first_right": round(top1, 4), "oof_confident_right": round(sure / positives, 4), "p_confident": round(best, 4)}
     point = min(max(best, POINT_RANGE[0]), POINT_RANGE[1])
-    return point, max(stated, point), report
-
-
-def _point(firsts: list[tuple[float, bool]], precision: float, none: float) -> tuple[float, int]:
-    """The lowest probability at which the first answers at or above it were right at least ``precision``
-    of the time (``none`` when there is none), and how many were right there."""
-    best, right, sure = none, 0, 0
-    for n, (p, ok) in enumerate(sorted(firsts, reverse=True), 1):
-        right += ok
-        if right / n >= precision:
-            best, sure = p, right
-    return best, sure
+    return point, np.array(unasked, dtype=np.float64).reshape(-1, 3), report

@@ -75,5 +75,12 @@ def plain_text(slack_text: str, strip_mentions: bool = False) -> str:
     return html.unescape(slack_text.replace("```", "")).strip()
 
 
+def as_slack_sends(typed: str) -> str:
+    """``typed`` as Slack delivers what a user types: ``&``, ``<`` and ``>`` escaped (Slack's message
+    formatting), so :func:`plain_text` gives back exactly what was typed. For text that never went through
+    Slack (the console): a link's or a mention's markup, an entity or a tag in it is text, not markup."""
+    return typed.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
 def mentions(slack_text: str, user_id: str | None) -> bool:
     return bool(user_id) and f"<@{user_id}" in slack_text

@@ -1,7 +1,8 @@
 """Holds the current knowledge base and matcher; reloads when files under ``knowledge/`` change.
 
 A reload that reports errors keeps the last good knowledge base and exposes the errors (the App Home
-and the log show them), so one broken pull request never silences tracebot. Change detection polls
+and the log show them), so one broken pull request never silences tracebot. A reload whose model fails to
+train does the same, and is tried again with backoff (:data:`RETRY_S`, :data:`RETRIES`) though no file changed. Change detection polls
 file mtimes and sizes: cheap for a few hundred files, and works on every filesystem.
 """
 
@@ -23,6 +24,10 @@ from tracebot.matcher.loading import load_compiled, matcher_of
 log = logging.getLogger(__name__)
 
 Snapshot = dict[str, tuple[int, int]]
+# A reload whose model fails to train (out of memory, a crashed helper) is tried again with nothing changed:
+# after RETRY_S, then twice as long each time, RETRIES times; then only a change under knowledge/ tries again.
+RETRY_S = 30.0
+RETRIES = 6
 
 
 @dataclass
@@ -62,6 +67,10 @@ class KnowledgeHolder:
         threshold: float = DEFAULT_THRESHOLD,
         loader: Callable[[Path], tuple[Any, list[Any]]] | None = None,
         matcher_factory: Callable[[Any, float], Any] | None = None,
+        *,
+        retry_s: float = RETRY_S,
+        retries: int = RETRIES,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.directory = Path(directory)
         self.threshold = threshold
@@ -72,6 +81,9 @@ class KnowledgeHolder:
         self._snapshot: Snapshot = {}
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        self._retry_s, self._retries, self._clock = retry_s, retries, clock
+        self._failures = 0  # model trainings failed since the files last changed
+        self._retry_at: float | None = None  # when to try the failed training again (clock's time)
         self._state = self._load(previous=None)
 
     @property
@@ -123,14 +135,39 @@ class KnowledgeHolder:
             reason = errors[0] if errors else "no entries"
             raise RuntimeError(f"cannot load the knowledge base from {self.directory}: {reason}")
         version = previous.version + 1 if previous else 1
-        matcher = self._matcher_factory(kb, self.threshold)
+        try:
+            matcher = self._matcher_factory(kb, self.threshold)  # trains the ranking model (the reload's)
+        except Exception as exc:  # noqa: BLE001 — at start there is nothing to keep: it raises
+            if previous is None:
+                raise
+            return dataclasses.replace(previous, errors=[*errors, self._training_failed(exc)], rejected=True)
+        self._failures, self._retry_at = 0, None
         return Loaded(kb, matcher, list(errors), time.time(), version, False, list(errors))
 
+    def _training_failed(self, exc: Exception) -> str:
+        """Log the failed training, schedule its retry (or give up) and say so, for :attr:`errors`."""
+        self._failures += 1
+        what = f"model training failed: {type(exc).__name__}: {exc}"
+        if self._failures <= self._retries:
+            delay = self._retry_s * 2 ** (self._failures - 1)
+            self._retry_at = self._clock() + delay
+            what += f" (retry {self._failures} of {self._retries} in {delay:.0f} s)"
+        else:
+            self._retry_at = None
+            what += f" (gave up after {self._retries} retries; a change under knowledge/ tries again)"
+        log.error("knowledge base reload: %s; keeping the last good knowledge base", what, exc_info=exc)
+        return what
+
     def reload_if_changed(self) -> bool:
-        """Reload when any file was added, removed or modified; True if a reload was attempted."""
+        """Reload when any file was added, removed or modified, or when a failed model training is due to
+        be tried again; True if a reload was attempted."""
         with self._lock:
-            if self._scan() == self._snapshot:
+            changed = self._scan() != self._snapshot
+            if not changed and (self._retry_at is None or self._clock() < self._retry_at):
                 return False
+            if changed:
+                self._failures = 0  # other files: their own retries
+            self._retry_at = None
             self._state = self._load(previous=self._state)
             return True
 

@@ -129,11 +129,12 @@ RESOLVED_REPORTS = [
 
 @contextmanager
 def statement_point(model: RankingModel, p: float) -> Iterator[None]:
-    saved, model.p_statement = model.p_statement, p
+    """The model's statement point is ``p`` at every threshold."""
+    model.statement_point = lambda threshold: p  # type: ignore[method-assign]
     try:
         yield
     finally:
-        model.p_statement = saved
+        del model.statement_point
 
 
 def test_a_statement_on_wording_alone_is_confident_only_above_the_statement_point(matcher: Matcher):
@@ -175,7 +176,7 @@ def test_a_tools_line_a_command_or_a_fix_report_stays_unconfident_even_at_the_lo
     # The statement point is calibrated never below the confidence point; even there, these texts keep the
     # cap on answers from wording alone (the form decides, not how sure the model is).
     model = matcher.model
-    assert model is not None and model.p_statement >= model.p_confident
+    assert model is not None and model.statement_point(matcher.threshold) >= model.p_confident
     with statement_point(model, model.p_confident):
         assert not matcher.diagnose(text).confident
 
@@ -266,6 +267,33 @@ def test_the_same_error_as_someones_problem_is_still_answered_confidently(matche
     assert d.best is not None and d.best.entry_id == "cuda-oom" and d.best.confident
 
 
+# A tool's error line under a step's name: "build:" and "test:" are a CI step's or a make target's prefix here,
+# not a conventional commit's type, and the line after them is the error as the tool printed it.
+ERROR_LINES_AFTER_A_TAG = [
+    ("build: RuntimeError: CUDA error: no kernel image is available for execution on the device",
+     "cuda-no-kernel-image"),
+    ("test: OSError: [Errno 28] No space left on device", "disk-full-on-save"),
+    ("[train] ERROR: torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB", "cuda-oom"),
+]
+
+
+@pytest.mark.parametrize(("text", "entry"), ERROR_LINES_AFTER_A_TAG)
+def test_an_error_line_after_a_step_name_is_answered_not_read_as_a_change(matcher: Matcher, text: str, entry: str):
+    from tracebot.matcher.core import describes_change
+
+    assert not describes_change(text)
+    d = matcher.diagnose(text)
+    assert d.best is not None and d.best.entry_id == entry and d.best.confident, d.notes
+
+
+def test_a_one_line_build_log_is_not_read_as_a_change():
+    # nvcc's own error: no entry covers an architecture nvcc is too old for, but nothing may say it is a change
+    from tracebot.matcher.core import describes_change
+
+    assert not describes_change("build: nvcc fatal   : Unsupported gpu architecture 'compute_90'")
+    assert not describes_change("ci: error: could not find a version that satisfies the requirement torch==2.13")
+
+
 @pytest.mark.parametrize(
     "text",
     [
@@ -280,3 +308,35 @@ def test_a_problem_is_not_read_as_a_change(text: str):
     from tracebot.matcher.core import describes_change
 
     assert not describes_change(text)
+
+
+def test_the_statement_point_is_calibrated_among_the_answers_capped_at_the_threshold_asked_for():
+    import numpy as np
+
+    # out of fold: wrong answers at 0.99 with phrase scores of 0.80 (capped only at a threshold above 80),
+    # right ones from 0.95 to 0.98 without phrase evidence
+    rows = [(0.99, 0.0, 0.80)] * 3 + [(0.95 + k / 100, 1.0, 0.0) for k in range(4)] * 100
+    model = RankingModel(spaces=[], coef=np.zeros(0), intercept=0.0, entry_words=[], roles=np.zeros(0),
+                         p_confident=0.9, statements=np.array(rows))
+    assert model.statement_point(75) == 0.95  # the wrong answers are not capped at 75: not among them
+    assert model.statement_point(90) == 2.0  # at 90 they are, and nothing is right 99.5 % of the time from 0.99
+    assert model.statement_point(0) == 2.0  # none is capped at 0: no point
+    model.p_confident = 0.97
+    assert model.statement_point(75) == 0.97  # never below the confidence point
+
+
+@pytest.mark.parametrize("threshold", [75.0, 90.0])
+def test_a_statement_is_judged_by_the_statement_point_at_the_threshold_it_is_diagnosed_at(
+    matcher: Matcher, threshold: float
+):
+    text, entry = STATED_ON_WORDING
+    model = matcher.model
+    assert model is not None
+    asked: list[float] = []
+    model.statement_point = lambda t: asked.append(t) or 2.0  # type: ignore[method-assign]
+    try:
+        d = matcher.diagnose(text, threshold=threshold)
+    finally:
+        del model.statement_point
+    assert asked == [threshold]  # a channel's threshold, --threshold: not the default one
+    assert d.best is not None and d.best.entry_id == entry and not d.best.confident

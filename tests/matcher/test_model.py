@@ -21,17 +21,23 @@ from tracebot.knowledge.loader import KnowledgeBase
 from tracebot.matcher import Matcher, trainer, training
 from tracebot.matcher.features import text_info
 from tracebot.matcher.loading import load_matcher
-from tracebot.matcher.model import BAYES_ALPHA, candidates, rows
+from tracebot.matcher.model import BAYES_ALPHA, POINT_RANGE, candidates, rows
 from tracebot.matcher.samples import gathered, training_texts
 from tracebot.matcher.tfidf import CHAR_NGRAMS, Columns, char_grams, word_grams
 from tracebot.matcher.training import fit
 
 
 @pytest.fixture(scope="module")
-def trained(bundled_kb: KnowledgeBase):
-    """The scikit-learn objects and the exported model, trained the way the matcher trains it."""
+def fitted(bundled_kb: KnowledgeBase) -> tuple[Matcher, training.Trained]:
+    """The bundled knowledge base's matcher and what trains its model, fitted the way the matcher fits it."""
     matcher = Matcher(bundled_kb, model=False)
-    t = fit(matcher.index.entries, matcher.evidence_of, text_info, silence=bundled_kb.silence)
+    return matcher, fit(matcher.index.entries, matcher.evidence_of, text_info, silence=bundled_kb.silence)
+
+
+@pytest.fixture(scope="module")
+def trained(bundled_kb: KnowledgeBase, fitted):
+    """The scikit-learn objects and the exported model, trained the way the matcher trains it."""
+    matcher, t = fitted
     entries = matcher.index.entries
     silence = [s.text for s in bundled_kb.silence]
     texts = list(dict.fromkeys([*t.parts, *(x for e in entries for x in e.examples_match + e.examples_no_match), *silence]))
@@ -148,24 +154,24 @@ def test_a_model_trained_by_the_helper_process_answers_as_one_trained_in_process
 
 
 def test_waiting_for_a_helper_that_never_ends_gives_up_after_the_timeout_not_twice_it(tmp_path, monkeypatch):
-    # a stuck child: the first paste waits TIMEOUT_S for it, then the parent trains (the pidfd's wait and
-    # the reaping share that one deadline; the reaping used to wait a whole TIMEOUT_S more)
+    # a stuck child: the first paste waits TIMEOUT_S for it, then the parent trains (one wait, for the reaper
+    # thread's word that the child ended; waiting for the end and then the reaping once took twice as long)
     monkeypatch.setattr(trainer, "TIMEOUT_S", 0.3)
     proc = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE)  # noqa: S603
     helper = trainer.Helper(proc, tmp_path / "matcher-x.pkl")
     helper.going = True
-    waits: list[float] = []
-    real_wait = proc.wait
+    waits: list[float | None] = []
+    real_wait = helper._ended.wait
 
-    def wait(timeout: float | None = None) -> int:
-        waits.append(timeout if timeout is not None else float("inf"))
+    def wait(timeout: float | None = None) -> bool:
+        waits.append(timeout)
         return real_wait(timeout)
 
-    monkeypatch.setattr(proc, "wait", wait)
+    monkeypatch.setattr(helper._ended, "wait", wait)
     try:
         helper.wait()
-        assert proc.poll() is None  # it still runs: the parent trains
-        assert waits and all(w < trainer.TIMEOUT_S for w in waits), waits
+        assert os.path.exists(f"/proc/{proc.pid}") and proc.returncode is None  # it still runs: the parent trains
+        assert waits == [trainer.TIMEOUT_S], waits
     finally:
         helper.stop()
     assert proc.returncode is not None  # stopped and reaped
@@ -512,3 +518,99 @@ def test_a_helper_that_never_reads_its_evidence_cannot_block_the_parent(tmp_path
     finally:
         helper.stop()
     assert hung.returncode is not None and not helper._handing.is_alive()
+
+
+@pytest.mark.parametrize(("precision", "bound"), [(1.0, POINT_RANGE[1]), (0.0, POINT_RANGE[0])], ids=["ceiling", "floor"])
+def test_a_calibration_asking_for_a_point_outside_the_range_gets_the_range_s_bound(fitted, monkeypatch, precision, bound):
+    # every first answer right (precision 1.0) asks for a point at the top of the out-of-fold probabilities,
+    # any (0.0) for the lowest of them: the point that maps to the threshold is the ceiling, the floor
+    t = fitted[1]
+    monkeypatch.setattr(training, "TARGET_PRECISION", precision)
+    point, _, report = training._calibrate(t.samples, t.xs, t.ys)
+    asked = report["p_confident"]
+    assert asked > POINT_RANGE[1] if bound == POINT_RANGE[1] else asked < POINT_RANGE[0], asked  # outside the range
+    assert point == bound
+
+
+def _scipy_row_sq_norms(m) -> np.ndarray:
+    return np.asarray(m.multiply(m).sum(axis=1)).ravel()
+
+
+def test_row_square_norms_are_scipys_floats(fitted):
+    from scipy import sparse
+
+    rng = np.random.default_rng(7)
+    many = sparse.random(40, 30_000, density=0.002, format="csr", random_state=7).tolil()
+    many[5, :] = rng.random(30_000)  # a row with many values
+    many[9, :] = many[20, :] = 0  # and empty rows, among them the last
+    many[39, :] = 0
+    many = many.tocsr()
+    assert (np.diff(many.indptr) == 0).sum() == 3 and np.diff(many.indptr).max() == 30_000
+    empty = sparse.csr_matrix((3, 10))
+    for m in (*fitted[1].spaces.sums, many, empty):  # the entries' summed vectors training reads it for
+        assert np.array_equal(training._row_sq_norms(m), _scipy_row_sq_norms(m))
+
+
+def test_row_square_norms_of_a_matrix_with_repeated_or_unsorted_columns_are_scipys():
+    # scipy adds a column's repeated values before squaring them; a row's columns in any order sum the same
+    from scipy import sparse
+
+    repeated = sparse.csr_matrix((np.array([1.0, 2.0, 3.0]), np.array([0, 0, 1]), np.array([0, 3, 3])), shape=(2, 3))
+    rng = np.random.default_rng(3)
+    unsorted = sparse.random(20, 500, density=0.1, format="csr", random_state=3)
+    for i in range(unsorted.shape[0]):
+        s, e = unsorted.indptr[i], unsorted.indptr[i + 1]
+        order = rng.permutation(e - s)
+        unsorted.indices[s:e], unsorted.data[s:e] = unsorted.indices[s:e][order], unsorted.data[s:e][order]
+    unsorted.has_sorted_indices = False
+    for m in (repeated, unsorted):
+        assert np.allclose(training._row_sq_norms(m), _scipy_row_sq_norms(m), rtol=1e-12, atol=0)
+    assert not repeated.has_canonical_format  # (the caller's matrix is left as it was)
+
+
+def _gone(pid: int, within_s: float = 60.0) -> bool:
+    """Whether process ``pid`` is gone, reaped (a zombie keeps its /proc entry until its parent waits for it),
+    by ``within_s``: the state is polled, the bound only ends a test that would otherwise never end."""
+    import time
+
+    deadline = time.monotonic() + within_s
+    while os.path.exists(f"/proc/{pid}"):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
+def test_an_idle_helper_that_dies_on_its_own_is_reaped_at_once_not_left_a_zombie(tmp_path, monkeypatch):
+    import signal
+
+    monkeypatch.setenv("TRACEBOT_CACHE", str(tmp_path))
+    monkeypatch.setenv(trainer.HELPER_ENV, "1")
+    helper = trainer.start(tmp_path / "matcher-0123456789abcdef01234567.pkl")
+    assert helper is not None
+    try:
+        os.kill(helper.proc.pid, signal.SIGKILL)  # the OOM killer, say, while it waits for a "go"
+        assert _gone(helper.proc.pid), "a zombie until its matcher goes or the CLI exits"
+        assert helper.proc.returncode == -signal.SIGKILL
+    finally:
+        helper.stop()
+
+
+def test_an_idle_helper_never_told_to_go_ends_by_itself_and_the_parent_trains_when_a_text_needs_the_model(
+    tmp_path, monkeypatch
+):
+    started: list[trainer.Helper | None] = []
+    start = trainer.start
+    monkeypatch.setattr(trainer, "start", lambda *a: started.append(start(*a)) or started[-1])
+    monkeypatch.setattr(trainer, "IDLE_S", 1.0)
+    monkeypatch.setenv("TRACEBOT_CACHE", str(tmp_path))
+    monkeypatch.setenv(trainer.HELPER_ENV, "1")
+    _, m, _ = load_matcher(KNOWLEDGE)
+    m.diagnose(LONG_LOG)  # answered by the line rules: the model is not needed yet
+    helper = started[0]
+    assert helper is not None and not helper.going
+    # its prepared spaces go with it: it ends (and is reaped) with the matcher still in use
+    assert _gone(helper.proc.pid) and helper.proc.returncode == 0
+    answer = m.diagnose("my training job runs out of GPU memory at step 100, how can I fix it?").best
+    assert answer is not None and answer.entry_id == "cuda-oom" and answer.probability is not None
+    assert list(tmp_path.glob("model-*.pkl"))  # trained (here) and stored

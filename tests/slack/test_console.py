@@ -118,3 +118,15 @@ def test_stats_on_a_corrupt_database_says_so_and_fails(tmp_path):
     db.write_bytes(b"garbage" * 1000)
     done = tracebot("stats", "--db", str(db))
     assert done.returncode == 2 and "corrupt" in done.stderr
+
+
+def test_the_console_diagnoses_what_was_typed_not_what_slack_markup_would_make_of_it(kb_dir, tmp_path):
+    # Slack escapes &, < and > in what a user types, and tracebot undoes that; text typed at the console was
+    # never escaped, so a link's markup, an entity or a tag must reach the matcher (and the answer) as typed.
+    typed = "torch.OutOfMemoryError: CUDA out of memory (see <https://wiki.example/oom|the wiki> &amp; <b>retry</b>)"
+    script = "\n".join([typed, "---", f"/trace diagnose {typed}", "/quit"])
+    done = tracebot("console", "--knowledge", str(kb_dir), "--db", str(tmp_path / "c.sqlite3"), stdin=script)
+    assert done.returncode == 0, done.stderr
+    quoted = [line for line in done.stdout.splitlines() if line.startswith("*What it says:*")]
+    assert len(quoted) == 2, done.stdout  # the message's answer and /trace diagnose's
+    assert all(f"`{typed}`" in line for line in quoted), quoted

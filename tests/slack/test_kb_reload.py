@@ -143,3 +143,74 @@ def test_a_reload_swaps_in_a_matcher_whose_ranking_model_is_already_trained(tmp_
     assert len(list(cache.glob("model-*.pkl"))) == 2  # the edited knowledge base's model, beside the first
     answer = holder.matcher.diagnose("my training job runs out of GPU memory at step 100, how can I fix it?").best
     assert answer.entry_id == "cuda-oom" and answer.probability is not None
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _failing_for_the_new_entry(failures: list[Exception]):
+    """A matcher factory whose model training fails (with ``failures``, in turn) for the knowledge base with the
+    new entry: what a reload sees when training runs out of memory or its helper crashes."""
+    from tracebot.matcher import Matcher
+
+    def factory(kb, threshold):
+        if kb.get("test-flux-capacitor") is not None and failures:
+            raise failures.pop(0)
+        return Matcher(kb, threshold=threshold)
+
+    return factory
+
+
+def test_a_reload_whose_model_fails_to_train_is_retried_with_backoff_and_says_what_failed(tmp_path, caplog):
+    root = write_tiny_kb(tmp_path / "kb")
+    clock = _Clock()
+    failures: list[Exception] = [MemoryError("training ran out of memory"), RuntimeError("helper crashed")]
+    holder = KnowledgeHolder(root, matcher_factory=_failing_for_the_new_entry(failures), clock=clock,
+                             retry_s=30, retries=3)
+    good = holder.current
+    (root / "cuda" / "test-flux-capacitor.yaml").write_text(NEW_ENTRY.lstrip())
+    assert holder.reload_if_changed()
+    assert holder.current.kb is good.kb and holder.current.rejected  # the last good one keeps serving
+    assert holder.matcher.diagnose(OOM_LINE).best.entry_id == "test-cuda-oom"
+    assert [str(e) for e in holder.errors] == [
+        "model training failed: MemoryError: training ran out of memory (retry 1 of 3 in 30 s)"]
+    assert "model training failed: MemoryError: training ran out of memory" in caplog.text
+    clock.now = 29.9
+    assert not holder.reload_if_changed(), "no file changed and the retry is not due"
+    clock.now = 30
+    assert holder.reload_if_changed()
+    assert [str(e) for e in holder.errors] == ["model training failed: RuntimeError: helper crashed (retry 2 of 3 in 60 s)"]
+    clock.now = 89
+    assert not holder.reload_if_changed()
+    clock.now = 90
+    assert holder.reload_if_changed()  # trains this time
+    assert holder.errors == [] and not holder.current.rejected and holder.current.version == good.version + 1
+    assert holder.matcher.diagnose("Flux capacitor overheated at 88 mph").best.entry_id == "test-flux-capacitor"
+    clock.now = 10_000
+    assert not holder.reload_if_changed(), "nothing left to retry"
+
+
+def test_a_reload_whose_model_never_trains_gives_up_after_its_retries_until_a_file_changes(tmp_path):
+    root = write_tiny_kb(tmp_path / "kb")
+    clock = _Clock()
+    failures = [RuntimeError(f"failure {n}") for n in range(1, 6)]
+    holder = KnowledgeHolder(root, matcher_factory=_failing_for_the_new_entry(failures), clock=clock,
+                             retry_s=10, retries=2)
+    good = holder.current
+    new = root / "cuda" / "test-flux-capacitor.yaml"
+    new.write_text(NEW_ENTRY.lstrip())
+    attempts = 0
+    for clock.now in (0, 10, 30, 1_000_000):  # the first try, then retries after 10 s and 20 s more
+        attempts += holder.reload_if_changed()
+    assert attempts == 3 and len(failures) == 2  # the first try and two retries, then no more
+    assert [str(e) for e in holder.errors] == [
+        "model training failed: RuntimeError: failure 3 (gave up after 2 retries; a change under knowledge/ tries again)"]
+    assert holder.current.kb is good.kb and holder.matcher.diagnose(OOM_LINE).best.entry_id == "test-cuda-oom"
+    _touch_later(new)
+    assert holder.reload_if_changed()  # a change starts again
+    assert [str(e) for e in holder.errors] == ["model training failed: RuntimeError: failure 4 (retry 1 of 2 in 10 s)"]
