@@ -237,7 +237,7 @@ def answer(diagnosis: Diagnosis, *, diagnosis_id: int | None, always_answer: boo
         return None
     text, blocks = rendered
     if lead and ff is not None and not ff.cascade and ff.entry_id is None:
-        text = f"First failure: {ff.text[:200]}. " + text
+        text = escape(f"First failure: {ff.text[:200]}. ") + text  # the log line is the user's (a file's markup is live)
     return text, [*lead, *blocks, *tail]
 
 
