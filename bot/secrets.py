@@ -13,6 +13,7 @@
 It is applied at the egress seams, not by callers: the service's outbox wrapper
 (:mod:`tracebot.service.egress`), the CLI's standard output and error (:class:`ScrubbingStream`) and
 a :class:`ScrubLogFilter` on the root log handlers (which also hides botocore's SigV4 header at DEBUG).
+The terminal's stream also defuses control characters (escape sequences) from logs and job names.
 Binary uploads (PNG) are left as they are; tracebot never puts text into them.
 """
 
@@ -192,15 +193,24 @@ def install_log_filter(scrubber: Scrubber, logger: logging.Logger | None = None)
     return log_filter
 
 
+# Control characters a terminal acts on (ESC starts a sequence that can set the title, clear the screen
+# or write the clipboard; C1's CSI does the same alone; BEL, backspace): a job's log and name are its
+# owner's, and an admin reads them here. Tab, newline and carriage return (tracebot's progress bar) stay.
+_TERMINAL_CONTROLS = dict.fromkeys([*range(0x20), 0x7F, *range(0x80, 0xA0)], "?")
+for _kept in "\t\n\r":
+    del _TERMINAL_CONTROLS[ord(_kept)]
+
+
 class ScrubbingStream:
-    """A text stream (standard output or error) whose every write is scrubbed first."""
+    """A text stream (standard output or error) whose every write is scrubbed first, and whose terminal
+    control characters are shown as ``?`` instead of acted on."""
 
     def __init__(self, inner: TextIO, scrubber: Scrubber) -> None:
         self.inner = inner
         self.scrubber = scrubber
 
     def write(self, text: str) -> int:
-        self.inner.write(self.scrubber.text(text))
+        self.inner.write(self.scrubber.text(text).translate(_TERMINAL_CONTROLS))
         return len(text)
 
     def writelines(self, lines: Iterable[str]) -> None:
