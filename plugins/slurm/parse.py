@@ -14,16 +14,33 @@ from dataclasses import dataclass
 # spaces (paths, commands), so a value runs until the next `` Key=``.
 _KEY = re.compile(r"(?:^|\s)([A-Z][A-Za-z0-9_:/]*)=")
 
+# What tracebot (and its privilege, scripts/deploy/tracebot-as-owner) decide by: whose rights to act with,
+# the job's state, where its log is. The job's owner chooses other values of the same line (its name and
+# comment, its script's path, its working directory, its output paths), and one may spell " UserId=alice(1001)";
+# SLURM prints each of these keys once, so a second one is a value posing as a key.
+DECIDING_KEYS = ("UserId", "JobState", "StdOut", "StdErr", "WorkDir")
+
 SACCT_SEP = "\x1f"  # a delimiter no job name or path contains in practice (sacct --delimiter)
 
 
+class AmbiguousRecord(ValueError):
+    """A record names one of :data:`DECIDING_KEYS` twice: which is SLURM's cannot be told (safe to show)."""
+
+
 def parse_key_values(line: str) -> dict[str, str]:
-    """``JobId=5 JobName=a b UserId=root(0)`` -> ``{"JobId": "5", "JobName": "a b", "UserId": "root(0)"}``."""
+    """``JobId=5 JobName=a b UserId=root(0)`` -> ``{"JobId": "5", "JobName": "a b", "UserId": "root(0)"}``.
+
+    Raises :class:`AmbiguousRecord` for a record that names one of :data:`DECIDING_KEYS` twice: a job named
+    ``x UserId=tracebot(998)`` was otherwise tracebot's own, and its log opened with tracebot's rights."""
     out: dict[str, str] = {}
     keys = list(_KEY.finditer(line))
     for i, m in enumerate(keys):
+        name = m.group(1)
+        if name in out and name in DECIDING_KEYS:
+            raise AmbiguousRecord(f"the job's record names {name} twice (its name, comment or a path spells "
+                                  f"`{name}=`), so whose job it is cannot be told; tracebot does not trace it")
         end = keys[i + 1].start() if i + 1 < len(keys) else len(line)
-        out.setdefault(m.group(1), line[m.end():end].strip())
+        out.setdefault(name, line[m.end():end].strip())
     return out
 
 
