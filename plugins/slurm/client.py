@@ -126,7 +126,10 @@ class SlurmCli:
         """``sacct`` rows for the job and its steps (from slurmdbd: works while slurmctld is down)."""
         out = self.run("sacct", "--noheader", "--parsable2", f"--delimiter={SACCT_SEP}",
                        f"--format={','.join(SACCT_FIELDS)}", f"--jobs={job_id}", timeout=timeout)
-        return parse_sacct(out.rstrip("\n"), SACCT_FIELDS) if out.strip() else []
+        try:
+            return parse_sacct(out.rstrip("\n"), SACCT_FIELDS) if out.strip() else []
+        except AmbiguousRecord as exc:
+            raise SlurmError(str(exc)) from exc
 
     def hostnames(self, nodelist: str) -> list[str]:
         """Expand ``node[01-03]`` (done locally by scontrol; no controller needed)."""

@@ -20,7 +20,7 @@ _KEY = re.compile(r"(?:^|\s)([A-Z][A-Za-z0-9_:/]*)=")
 # SLURM prints each of these keys once, so a second one is a value posing as a key.
 DECIDING_KEYS = ("UserId", "JobState", "StdOut", "StdErr", "WorkDir")
 
-SACCT_SEP = "\x1f"  # a delimiter no job name or path contains in practice (sacct --delimiter)
+SACCT_SEP = "\x1f"  # sacct --delimiter: no job name or path holds it in practice (one that does is refused)
 
 
 class AmbiguousRecord(ValueError):
@@ -53,7 +53,8 @@ def parse_sacct(text: str, fields: list[str]) -> list[dict[str, str]]:
     """Rows of ``sacct --noheader --parsable2 --delimiter=<SACCT_SEP> --format=<fields>``.
 
     A field with an embedded newline (a ``SubmitLine`` with ``--wrap`` over several lines) splits a
-    record across lines; such pieces are joined back until the record has all its fields.
+    record across lines; such pieces are joined back until the record has all its fields. A record with
+    more fields than asked for raises :class:`AmbiguousRecord`.
     """
     rows: list[dict[str, str]] = []
     pending = ""
@@ -64,8 +65,13 @@ def parse_sacct(text: str, fields: list[str]) -> list[dict[str, str]]:
             pending = candidate
             continue
         pending = ""
-        if len(parts) > len(fields):  # the last field (free text) swallowed the extra delimiters
-            parts = parts[: len(fields) - 1] + [SACCT_SEP.join(parts[len(fields) - 1:])]
+        if len(parts) > len(fields):
+            # A free-text field holds the delimiter: the job's name, working directory or sbatch line, all
+            # its owner's to choose. Which one cannot be told, and a name "x<SEP>tracebot" would move every
+            # field after it: the User column would read "tracebot".
+            raise AmbiguousRecord(f"the job's accounting record has {len(parts) - len(fields)} field(s) too "
+                                  "many (its name or a path holds sacct's delimiter), so whose job it is cannot "
+                                  "be told; tracebot does not trace it")
         rows.append(dict(zip(fields, parts, strict=True)))
     return rows
 

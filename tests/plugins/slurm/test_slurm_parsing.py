@@ -198,3 +198,11 @@ def test_a_record_whose_name_or_path_spells_an_owner_is_refused_never_taken_as_t
     line = (FIX / "scontrol_show_job_running_patterns.txt").read_text().replace(where, value)
     with pytest.raises(AmbiguousRecord, match="names UserId twice"):
         parse_records(line)
+
+
+def test_an_accounting_row_whose_name_holds_the_delimiter_is_refused_never_shifted_onto_another_owner() -> None:
+    from tracebot.plugins.slurm.parse import AmbiguousRecord
+
+    text = (FIX / "sacct_mixed.unitsep").read_text().rstrip("\n").replace("\x1ffailer\x1f", "\x1fx\x1ftracebot\x1f", 1)
+    with pytest.raises(AmbiguousRecord, match="too many"):
+        parse_sacct(text, SACCT_FIELDS)
