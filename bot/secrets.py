@@ -56,8 +56,12 @@ _LABELLED = [
     re.compile(r"(://[^\s/:@]+:)([^\s/@]+)(@)"),  # https://user:password@host
 ]
 # NAME=value, NAME: value, "name": "value", 'X-Amz-Security-Token': b'…'; the name is judged in Python.
+# The name is a whole run of name characters, taken without backtracking (nothing that may follow it is a
+# name character): a name could start after each "-" of a run, and each start read the rest of the run
+# again, so one 40,000-character word "a-a-a-…" (a slash command, a log line) took 16 s to scrub.
 _PAIR = re.compile(
-    r"""(?<![A-Za-z0-9_.])(?P<name>[A-Za-z_][A-Za-z0-9_.-]*)(?P<close>\\?["']?)(?P<sep>[ \t]*[:=][ \t]*)"""
+    r"""(?<![A-Za-z0-9_.-])(?P<name>[A-Za-z0-9_.-]++)"""
+    r"""(?P<close>\\?["']?)(?P<sep>[ \t]*[:=][ \t]*)"""
     r"""(?P<open>(?:b?\\?["'])?)(?P<value>[^\s"'\\,;&})\]]+)"""
 )
 _FLAG = re.compile(r"(?<![\w-])(?P<name>--?[A-Za-z][\w-]*)(?P<sep>[ \t]+)(?P<value>[^\s-][^\s]*)")
@@ -225,7 +229,7 @@ class ScrubbingStream:
 # and home directories name people.
 _PEOPLE = [
     (re.compile(r"<@[UW][A-Z0-9]+(?:\|[^>]*)?>"), "<@user>"),
-    (re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+"), "user@example.com"),
+    (re.compile(r"(?<![\w.+-])[\w.+-]++@[\w-]+(?:\.[\w-]+)+"), "user@example.com"),  # linear (see _PAIR)
     (re.compile(r"(/(?:home|Users|scratch|fsx/home|u)/)[^/\s]+"), r"\1user"),
     (re.compile(r"(?<![\w.])@[a-z][\w.-]{1,30}\b"), "@user"),
 ]

@@ -123,6 +123,20 @@ def test_an_uploaded_logs_unknown_first_failure_reaches_the_notification_as_text
     assert "&lt;@U0BOSS&gt; &lt;!here&gt;" in post["text"], "the notification shows what the log says"
 
 
+def test_a_slash_command_with_one_huge_word_is_acknowledged_and_audited_with_its_secret_scrubbed(slack):
+    # The audit scrubs the command's words before Slack gets its acknowledgement. A word of name characters
+    # with a '-' every other character ("a-a-a-…", a log line's run) was scrubbed in quadratic time: this one
+    # would have held the acknowledgement for most of an hour (Slack gives up after 3 s).
+    word = "a-" * 150_000
+    ack = slack.command(f"diagnose DB_PASSWORD=hunter2-leaked {word}")
+    slack.idle()
+
+    assert ack.status == 200
+    row = slack.tracebot.store.audit(limit=1)[0]
+    assert row["args"].startswith("DB_PASSWORD=[redacted] a-a-a-") and "hunter2" not in row["args"]
+    assert "hunter2-leaked" not in slack.fake.everything_sent()
+
+
 class _Recorder(BaseHTTPRequestHandler):
     seen: list[dict[str, str]]
 
