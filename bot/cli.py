@@ -13,6 +13,7 @@ import json
 import logging
 import os
 import pwd
+import stat
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -96,8 +97,9 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
             d = matcher.diagnose(data[:MAX_STDIN_BYTES])
         else:
             path = Path(args.file)
-            if not path.is_file():
-                print(f"error: {path}: no such file", file=sys.stderr)
+            why = _not_a_file(path)
+            if why:
+                print(f"error: {path}: {why}", file=sys.stderr)
                 return 2
             try:
                 d = matcher.diagnose_file(path, progress=progress if path.stat().st_size > FULL_SCAN_CHARS else None)
@@ -113,10 +115,35 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
     return 0
 
 
+def _not_a_file(path: Path) -> str | None:
+    """Why ``path`` cannot be read as a file, in words (None: it can be)."""
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        return "no such file"
+    except OSError as exc:
+        return str(exc.strerror or exc)
+    if stat.S_ISDIR(mode):
+        return "a directory, not a file"
+    if not stat.S_ISREG(mode):
+        return "not a regular file (a FIFO, socket or device); only files are read"
+    return None
+
+
 def _diagnose_batch(matcher: Matcher, path: Path) -> int:
     """One JSON line out per JSON line in: ``{"id", "matches": [{"id", "score", "confident"}], "first_failure",
     "silent_ranks"}`` (``first_failure`` null when the text shows no failure)."""
-    for no, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+    why = _not_a_file(path)
+    try:
+        text = "" if why else path.read_bytes().decode("utf-8")
+    except OSError as exc:
+        why = str(exc.strerror or exc)
+    except UnicodeDecodeError as exc:
+        why = f"not UTF-8 text (byte {exc.object[exc.start]:#04x} at offset {exc.start}); --batch reads JSON lines"
+    if why:
+        print(f"error: {path}: {why}", file=sys.stderr)
+        return 2
+    for no, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
         try:

@@ -13,6 +13,7 @@
 It is applied at the egress seams, not by callers: the service's outbox wrapper
 (:mod:`tracebot.service.egress`), the CLI's standard output and error (:class:`ScrubbingStream`) and
 a :class:`ScrubLogFilter` on the root log handlers (which also hides botocore's SigV4 header at DEBUG).
+The terminal's stream also defuses control characters (escape sequences) from logs and job names.
 Binary uploads (PNG) are left as they are; tracebot never puts text into them.
 """
 
@@ -55,8 +56,12 @@ _LABELLED = [
     re.compile(r"(://[^\s/:@]+:)([^\s/@]+)(@)"),  # https://user:password@host
 ]
 # NAME=value, NAME: value, "name": "value", 'X-Amz-Security-Token': b'…'; the name is judged in Python.
+# The name is a whole run of name characters, taken without backtracking (nothing that may follow it is a
+# name character): a name could start after each "-" of a run, and each start read the rest of the run
+# again, so one 40,000-character word "a-a-a-…" (a slash command, a log line) took 16 s to scrub.
 _PAIR = re.compile(
-    r"""(?<![A-Za-z0-9_.])(?P<name>[A-Za-z_][A-Za-z0-9_.-]*)(?P<close>\\?["']?)(?P<sep>[ \t]*[:=][ \t]*)"""
+    r"""(?<![A-Za-z0-9_.-])(?P<name>[A-Za-z0-9_.-]++)"""
+    r"""(?P<close>\\?["']?)(?P<sep>[ \t]*[:=][ \t]*)"""
     r"""(?P<open>(?:b?\\?["'])?)(?P<value>[^\s"'\\,;&})\]]+)"""
 )
 _FLAG = re.compile(r"(?<![\w-])(?P<name>--?[A-Za-z][\w-]*)(?P<sep>[ \t]+)(?P<value>[^\s-][^\s]*)")
@@ -192,15 +197,24 @@ def install_log_filter(scrubber: Scrubber, logger: logging.Logger | None = None)
     return log_filter
 
 
+# Control characters a terminal acts on (ESC starts a sequence that can set the title, clear the screen
+# or write the clipboard; C1's CSI does the same alone; BEL, backspace): a job's log and name are its
+# owner's, and an admin reads them here. Tab, newline and carriage return (tracebot's progress bar) stay.
+_TERMINAL_CONTROLS = dict.fromkeys([*range(0x20), 0x7F, *range(0x80, 0xA0)], "?")
+for _kept in "\t\n\r":
+    del _TERMINAL_CONTROLS[ord(_kept)]
+
+
 class ScrubbingStream:
-    """A text stream (standard output or error) whose every write is scrubbed first."""
+    """A text stream (standard output or error) whose every write is scrubbed first, and whose terminal
+    control characters are shown as ``?`` instead of acted on."""
 
     def __init__(self, inner: TextIO, scrubber: Scrubber) -> None:
         self.inner = inner
         self.scrubber = scrubber
 
     def write(self, text: str) -> int:
-        self.inner.write(self.scrubber.text(text))
+        self.inner.write(self.scrubber.text(text).translate(_TERMINAL_CONTROLS))
         return len(text)
 
     def writelines(self, lines: Iterable[str]) -> None:
@@ -215,7 +229,7 @@ class ScrubbingStream:
 # and home directories name people.
 _PEOPLE = [
     (re.compile(r"<@[UW][A-Z0-9]+(?:\|[^>]*)?>"), "<@user>"),
-    (re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+"), "user@example.com"),
+    (re.compile(r"(?<![\w.+-])[\w.+-]++@[\w-]+(?:\.[\w-]+)+"), "user@example.com"),  # linear (see _PAIR)
     (re.compile(r"(/(?:home|Users|scratch|fsx/home|u)/)[^/\s]+"), r"\1user"),
     (re.compile(r"(?<![\w.])@[a-z][\w.-]{1,30}\b"), "@user"),
 ]

@@ -67,6 +67,24 @@ def test_diagnose_a_missing_file_is_a_clear_error():
     assert out.returncode == 2 and b"no such file" in out.stderr
 
 
+def test_diagnose_a_directory_or_a_fifo_says_what_it_is_and_a_bad_batch_file_is_explained(tmp_path: Path):
+    import os
+
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    binary = tmp_path / "cases.jsonl"
+    binary.write_bytes(b'\xff\xfe{"text": "x"}\n')
+    expected = [
+        (("diagnose", str(tmp_path)), b"a directory, not a file"),
+        (("diagnose", str(fifo)), b"not a regular file"),
+        (("diagnose", "--batch", str(tmp_path / "missing.jsonl")), b"no such file"),
+        (("diagnose", "--batch", str(binary)), b"not UTF-8 text (byte 0xff at offset 0)"),
+    ]
+    for args, said in expected:
+        out = run(*args)
+        assert out.returncode == 2 and said in out.stderr and b"Traceback" not in out.stderr, (args, out.stderr)
+
+
 def test_kb_lint_fails_with_file_and_line_for_a_broken_entry(tmp_path: Path):
     root = write_kb(tmp_path / "knowledge", [entry_dict("fine"), entry_dict("broken", role="whatever")])
     out = run("kb", "lint", "--knowledge", str(root))

@@ -71,3 +71,19 @@ def test_log_lines_at_every_level_and_tracebacks_carry_no_secret(debug_log):
     written = stream.getvalue()
     assert written.count("read ") == 4 * len(LINES) and "RuntimeError: upload failed" in written
     assert _leaks(written) == []
+
+
+def test_a_logs_terminal_escape_sequences_reach_the_terminal_as_text_never_as_commands(tmp_path, capsys):
+    # a job's log (or name) is its owner's: an admin reading the answer in a terminal must not have
+    # their clipboard written (OSC 52), their screen cleared or their title set by it
+    hostile = "\x1b]52;c;Y3VybCBldmlsfHNo\x07\x1b[2J\x1b]0;owned\x07\x9b31m\b\b done"
+    log = tmp_path / "bob.log"
+    log.write_text(f"{OOM} {hostile}\n", encoding="utf-8")
+    for args in (["diagnose", str(log), "--all"], ["diagnose", str(log), "--json", "--all"],
+                 ["trace", "diagnose", OOM, hostile]):
+        main(args)
+        out, err = capsys.readouterr()
+        assert "CUDA out of memory" in out, args
+        shown = out + err
+        assert not [c for c in "\x1b\x07\x9b\b" if c in shown], (args, shown)
+        assert "]52;c;Y3VybCBldmlsfHNo" in shown, "what the log says is still shown"

@@ -78,12 +78,17 @@ def _where(match: Match) -> str:
     return " · ".join(p for p in parts if p)
 
 
+# A source URL that may be a link: a web page, and nothing that ends Slack's <url|title> early ("|" or ">"
+# would put the rest of a contributed URL where the reader expects the page's title).
+_LINKABLE = re.compile(r"https?://[^\s|<>]+")
+
+
 def _sources(sources: list[Source]) -> str:
-    """Each source by title, linked to its public page where it has one."""
+    """Each source by title, linked to its public page where it has one (any other URL is not linked)."""
     links = []
     for s in sources:
         label = escape(s.text())
-        url = escape(s.url) if s.url else None  # a contributed entry's URL must not close the link early
+        url = escape(s.url) if s.url and _LINKABLE.fullmatch(s.url) else None
         links.append(f"<{url}>" if url and label == url else f"<{url}|{label}>" if url else label)
     return "; ".join(x for x in links if x)
 
@@ -237,7 +242,7 @@ def answer(diagnosis: Diagnosis, *, diagnosis_id: int | None, always_answer: boo
         return None
     text, blocks = rendered
     if lead and ff is not None and not ff.cascade and ff.entry_id is None:
-        text = f"First failure: {ff.text[:200]}. " + text
+        text = escape(f"First failure: {ff.text[:200]}. ") + text  # the log line is the user's (a file's markup is live)
     return text, [*lead, *blocks, *tail]
 
 

@@ -58,6 +58,17 @@ class DiagnosisRecord:
     created_at: float
 
 
+def _create_private(path: Path) -> None:
+    """Make a missing database file (and its folder) readable by this user alone: it keeps what was pasted
+    in DMs and private channels and who traced what, and tracebot runs on a login node others share.
+    SQLite gives its WAL and shared-memory files the database file's mode. An existing file is left as
+    its owner set it."""
+    with suppress(FileExistsError):
+        path.parent.mkdir(parents=True, mode=0o700)
+    with suppress(FileExistsError):
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600))
+
+
 class Store:
     def __init__(self, path: str | Path, *, timeout_s: float = 5.0) -> None:
         self.path = str(path)
@@ -69,7 +80,7 @@ class Store:
 
     def _connect(self) -> None:
         if self.path != ":memory:":
-            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+            _create_private(Path(self.path))
         try:
             conn = sqlite3.connect(self.path, timeout=self.timeout_s, check_same_thread=False)
             self.db = sqlite_utils.Database(conn, execute_plugins=False)

@@ -120,10 +120,19 @@ def find_shared_checkpoint(
         kwargs["NextToken"] = token
 
 
-def shared_checkpoint_warning(facts: JobFacts, shared: SharedCheckpoint) -> ConfigWarning | None:
+def shared_checkpoint_warning(
+    facts: JobFacts, shared: SharedCheckpoint, may_see: Callable[[str], bool] = lambda _name: True
+) -> ConfigWarning | None:
+    """The warning for a checkpoint URI other InProgress jobs write to. It names only the jobs ``may_see``
+    allows (the asker's grants): another team's job names are theirs, and the rest are counted."""
     if not shared.jobs:
         return None
-    others = ", ".join(f"`{j}`" for j in shared.jobs[:5]) + (" …" if len(shared.jobs) > 5 else "")
+    named = [j for j in shared.jobs if may_see(j)]
+    hidden = len(shared.jobs) - len(named)
+    parts = [f"`{j}`" for j in named[:5]] + (["…"] if len(named) > 5 else [])
+    if hidden:
+        parts.append(f"{hidden} other job{'s' if hidden > 1 else ''} you may not trace")
+    others = ", ".join(parts)
     return ConfigWarning(
         "sagemaker-checkpoint-s3-uri-reuse",
         f"checkpoint_s3_uri `{facts.checkpoint_s3_uri}` is also used by InProgress job(s) {others}. Jobs "

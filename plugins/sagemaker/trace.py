@@ -9,6 +9,7 @@ from __future__ import annotations
 from botocore.exceptions import BotoCoreError, ClientError
 
 from tracebot.plugin_api import CommandContext, Result
+from tracebot.plugins.sagemaker.access import may_read
 from tracebot.plugins.sagemaker.aws import AwsProblem, JobNotFound, explain, make_clients
 from tracebot.plugins.sagemaker.checks import (
     find_shared_checkpoint,
@@ -50,7 +51,7 @@ def trace_training_job(ctx: CommandContext, job_name: str, limits: LogLimits | N
 
     try:
         shared = find_shared_checkpoint(clients.sagemaker, facts, ctx.remaining)
-        warning = shared_checkpoint_warning(facts, shared)
+        warning = shared_checkpoint_warning(facts, shared, lambda name: may_read(ctx.caller, ctx.settings, name))
         if warning:
             warnings.append(warning)
         if not shared.complete:

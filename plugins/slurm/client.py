@@ -13,7 +13,14 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from tracebot.plugins.slurm.parse import SACCT_SEP, PidRow, parse_listpids, parse_records, parse_sacct
+from tracebot.plugins.slurm.parse import (
+    SACCT_SEP,
+    AmbiguousRecord,
+    PidRow,
+    parse_listpids,
+    parse_records,
+    parse_sacct,
+)
 
 DEFAULT_TIMEOUT_S = 10.0
 PING_TIMEOUT_S = 5.0
@@ -93,17 +100,23 @@ class SlurmCli:
     def show_job(self, job_id: str) -> list[dict[str, str]]:
         """``scontrol show job -o``: one record per array task / het component; [] if slurmctld forgot it."""
         try:
-            return parse_records(self.run("scontrol", "show", "job", "-o", job_id))
+            out = self.run("scontrol", "show", "job", "-o", job_id)
         except SlurmError as exc:
             if isinstance(exc, ControllerDown) or not _is_no_such_job(str(exc)):
                 raise
             return []
+        try:
+            return parse_records(out)
+        except AmbiguousRecord as exc:
+            raise SlurmError(str(exc)) from exc
 
     def show_steps(self, job_id: str) -> list[dict[str, str]]:
         """The job's steps; [] when it has none (any more): a job that just ended answers "Job step 951. not
         found" (Slurm 22.05), which must not turn a finished job's answer into an error."""
         try:
             return parse_records(self.run("scontrol", "show", "step", "-o", job_id))
+        except AmbiguousRecord as exc:
+            raise SlurmError(str(exc)) from exc
         except SlurmError as exc:
             if isinstance(exc, ControllerDown) or not (_is_no_such_job(str(exc)) or _no_such_step(str(exc))):
                 raise
@@ -113,7 +126,10 @@ class SlurmCli:
         """``sacct`` rows for the job and its steps (from slurmdbd: works while slurmctld is down)."""
         out = self.run("sacct", "--noheader", "--parsable2", f"--delimiter={SACCT_SEP}",
                        f"--format={','.join(SACCT_FIELDS)}", f"--jobs={job_id}", timeout=timeout)
-        return parse_sacct(out.rstrip("\n"), SACCT_FIELDS) if out.strip() else []
+        try:
+            return parse_sacct(out.rstrip("\n"), SACCT_FIELDS) if out.strip() else []
+        except AmbiguousRecord as exc:
+            raise SlurmError(str(exc)) from exc
 
     def hostnames(self, nodelist: str) -> list[str]:
         """Expand ``node[01-03]`` (done locally by scontrol; no controller needed)."""

@@ -14,16 +14,33 @@ from dataclasses import dataclass
 # spaces (paths, commands), so a value runs until the next `` Key=``.
 _KEY = re.compile(r"(?:^|\s)([A-Z][A-Za-z0-9_:/]*)=")
 
-SACCT_SEP = "\x1f"  # a delimiter no job name or path contains in practice (sacct --delimiter)
+# What tracebot (and its privilege, scripts/deploy/tracebot-as-owner) decide by: whose rights to act with,
+# the job's state, where its log is. The job's owner chooses other values of the same line (its name and
+# comment, its script's path, its working directory, its output paths), and one may spell " UserId=alice(1001)";
+# SLURM prints each of these keys once, so a second one is a value posing as a key.
+DECIDING_KEYS = ("UserId", "JobState", "StdOut", "StdErr", "WorkDir")
+
+SACCT_SEP = "\x1f"  # sacct --delimiter: no job name or path holds it in practice (one that does is refused)
+
+
+class AmbiguousRecord(ValueError):
+    """A record names one of :data:`DECIDING_KEYS` twice: which is SLURM's cannot be told (safe to show)."""
 
 
 def parse_key_values(line: str) -> dict[str, str]:
-    """``JobId=5 JobName=a b UserId=root(0)`` -> ``{"JobId": "5", "JobName": "a b", "UserId": "root(0)"}``."""
+    """``JobId=5 JobName=a b UserId=root(0)`` -> ``{"JobId": "5", "JobName": "a b", "UserId": "root(0)"}``.
+
+    Raises :class:`AmbiguousRecord` for a record that names one of :data:`DECIDING_KEYS` twice: a job named
+    ``x UserId=tracebot(998)`` was otherwise tracebot's own, and its log opened with tracebot's rights."""
     out: dict[str, str] = {}
     keys = list(_KEY.finditer(line))
     for i, m in enumerate(keys):
+        name = m.group(1)
+        if name in out and name in DECIDING_KEYS:
+            raise AmbiguousRecord(f"the job's record names {name} twice (its name, comment or a path spells "
+                                  f"`{name}=`), so whose job it is cannot be told; tracebot does not trace it")
         end = keys[i + 1].start() if i + 1 < len(keys) else len(line)
-        out.setdefault(m.group(1), line[m.end():end].strip())
+        out.setdefault(name, line[m.end():end].strip())
     return out
 
 
@@ -36,7 +53,8 @@ def parse_sacct(text: str, fields: list[str]) -> list[dict[str, str]]:
     """Rows of ``sacct --noheader --parsable2 --delimiter=<SACCT_SEP> --format=<fields>``.
 
     A field with an embedded newline (a ``SubmitLine`` with ``--wrap`` over several lines) splits a
-    record across lines; such pieces are joined back until the record has all its fields.
+    record across lines; such pieces are joined back until the record has all its fields. A record with
+    more fields than asked for raises :class:`AmbiguousRecord`.
     """
     rows: list[dict[str, str]] = []
     pending = ""
@@ -47,8 +65,13 @@ def parse_sacct(text: str, fields: list[str]) -> list[dict[str, str]]:
             pending = candidate
             continue
         pending = ""
-        if len(parts) > len(fields):  # the last field (free text) swallowed the extra delimiters
-            parts = parts[: len(fields) - 1] + [SACCT_SEP.join(parts[len(fields) - 1:])]
+        if len(parts) > len(fields):
+            # A free-text field holds the delimiter: the job's name, working directory or sbatch line, all
+            # its owner's to choose. Which one cannot be told, and a name "x<SEP>tracebot" would move every
+            # field after it: the User column would read "tracebot".
+            raise AmbiguousRecord(f"the job's accounting record has {len(parts) - len(fields)} field(s) too "
+                                  "many (its name or a path holds sacct's delimiter), so whose job it is cannot "
+                                  "be told; tracebot does not trace it")
         rows.append(dict(zip(fields, parts, strict=True)))
     return rows
 

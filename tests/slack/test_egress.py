@@ -17,7 +17,7 @@ from tests.slack import payloads
 from tests.slack.blocks import texts
 from tests.slack.harness import SIGNING_SECRET
 from tests.slack.plugins_for_tests import EchoPlugin
-from tests.slack.tiny_kb import OOM_LINE
+from tests.slack.tiny_kb import NCCL_LINE, OOM_LINE
 
 # One of each kind; the value is what must never be seen, the text is how it appears in a log.
 SECRETS = {
@@ -103,6 +103,38 @@ def test_user_text_reaches_slack_as_text_never_as_a_mention_or_a_disguised_link(
         assert not [m for m in LIVE_MARKUP if m in ack.body], ack.body
     escaped = "&lt;https://evil.example/login|slack.com/sso&gt;"
     assert any(escaped in c.params.get("text", "") for c in calls), "the fallback text escapes it too"
+
+
+def test_an_uploaded_logs_unknown_first_failure_reaches_the_notification_as_text_never_as_a_mention_or_link(slack):
+    # A file's text is not flattened by Slack as a typed message is: its markup arrives live. The log's
+    # first failure (an error no entry knows, then every other rank's watchdog) opens the fallback text.
+    mention = "<@U0BOSS>"
+    lines = [f"[rank3]: ValueError: shard 17 is corrupt {mention} {HOSTILE}"]
+    lines += [f"[rank{r}]: " + NCCL_LINE.replace("[Rank 5]", f"[Rank {r}]") for r in range(8) if r != 3]
+    log = "\n".join(lines).encode()
+    url = slack.fake.add_file("train.log", log)
+    slack.event(_file_message("train.log", url, len(log), text="why?", channel="D0ALICE", channel_type="im"))
+    post = slack.fake.wait_for(lambda: slack.fake.posts("D0ALICE"))[0]
+    slack.idle()
+
+    assert post["text"].startswith("First failure: [rank3]: ValueError: shard 17 is corrupt")
+    shown = post["text"] + texts(post["blocks"])
+    assert not [m for m in (*LIVE_MARKUP, mention) if m in shown], shown
+    assert "&lt;@U0BOSS&gt; &lt;!here&gt;" in post["text"], "the notification shows what the log says"
+
+
+def test_a_slash_command_with_one_huge_word_is_acknowledged_and_audited_with_its_secret_scrubbed(slack):
+    # The audit scrubs the command's words before Slack gets its acknowledgement. A word of name characters
+    # with a '-' every other character ("a-a-a-…", a log line's run) was scrubbed in quadratic time: this one
+    # would have held the acknowledgement for most of an hour (Slack gives up after 3 s).
+    word = "a-" * 150_000
+    ack = slack.command(f"diagnose DB_PASSWORD=hunter2-leaked {word}")
+    slack.idle()
+
+    assert ack.status == 200
+    row = slack.tracebot.store.audit(limit=1)[0]
+    assert row["args"].startswith("DB_PASSWORD=[redacted] a-a-a-") and "hunter2" not in row["args"]
+    assert "hunter2-leaked" not in slack.fake.everything_sent()
 
 
 class _Recorder(BaseHTTPRequestHandler):

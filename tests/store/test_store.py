@@ -202,3 +202,23 @@ def test_a_database_from_before_the_learning_migration_keeps_its_votes_and_gains
     assert [s.helpful for s in entry_stats(store)] == [1]
     store.record_unanswered(channel="C1", signature="valueerror: x", exception=None, excerpt="ValueError: x")
     assert store.count("unanswered") == 1
+
+
+def test_a_new_database_and_its_folder_are_readable_by_tracebots_user_alone(tmp_path):
+    # it keeps what was pasted in DMs and private channels, and who traced what: on a shared login node
+    # another user must not read it (nor its WAL, which holds the latest records)
+    import os
+    import stat
+
+    old = os.umask(0o022)  # a usual umask: files 0644, folders 0755
+    try:
+        store = Store(tmp_path / "var" / "t.sqlite3")
+        store.record_diagnosis(channel="D0ALICE", matches=[_match("cuda-oom")], confident=True, source="auto",
+                               text="RuntimeError: alice's private paste")
+    finally:
+        os.umask(old)
+    folder = tmp_path / "var"
+    assert stat.S_IMODE(folder.stat().st_mode) & 0o077 == 0
+    files = list(folder.iterdir())
+    assert any(p.name.endswith("-wal") for p in files), files
+    assert {p.name: stat.S_IMODE(p.stat().st_mode) & 0o077 for p in files} == {p.name: 0 for p in files}

@@ -94,7 +94,7 @@ def test_checkpoint_uri_shared_with_an_in_progress_job_names_that_job(moto_aws, 
     unrelated = moto_aws.create_job(moto_aws.job_name("bert"), checkpoint_s3_uri="s3://team-bucket/bert/ckpt")
     moto_aws.set_job_state(unrelated, "InProgress")
 
-    result = trace_training_job(make_ctx(), job)
+    result = trace_training_job(make_ctx(settings={"allow": {"U1": ["llama-*"]}}), job)  # the asker's grant
 
     assert _warning_ids(result) == ["sagemaker-checkpoint-s3-uri-reuse"]
     message = result.data["warnings"][0]["message"]
@@ -113,3 +113,22 @@ def test_empty_mp_parameters_from_hf_training_arguments_is_not_model_parallel(mo
 
     assert _warning_ids(result) == []
     assert result.data["job"]["model_parallel"] is False
+
+
+def test_a_shared_checkpoint_names_only_the_jobs_the_asker_may_trace(moto_aws, make_ctx):
+    # a grant of "team-a-*" must not reveal another team's job names (a refusal is worded the same whether
+    # a job exists or not); that someone else writes there is still said
+    uri = "s3://shared-bucket/ckpt"
+    job = moto_aws.create_job(moto_aws.job_name("team-a-llama"), checkpoint_s3_uri=uri)
+    ours = moto_aws.create_job(moto_aws.job_name("team-a-retry"), checkpoint_s3_uri=uri)
+    theirs = moto_aws.create_job(moto_aws.job_name("team-b-secret-merger"), checkpoint_s3_uri=uri)
+    for running in (ours, theirs):
+        moto_aws.set_job_state(running, "InProgress")
+
+    result = trace_training_job(make_ctx(settings={"allow": {"U1": ["team-a-*"]}}), job)
+
+    message = result.data["warnings"][0]["message"]
+    assert f"`{ours}`" in message and "1 other job you may not trace" in message
+    assert theirs not in str(result.to_dict())
+    admin = trace_training_job(make_ctx(is_admin=True), job)
+    assert f"`{theirs}`" in admin.data["warnings"][0]["message"]

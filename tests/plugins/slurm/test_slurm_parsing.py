@@ -185,3 +185,24 @@ def test_dump_step_refused_by_a_stopped_slurmd_says_the_nodes_slurmd_did_not_ans
     assert _srun_reason(err) == ("the node's slurmd did not answer the dump step (slurmd down or unreachable): "
                                  "srun: error: Task launch for StepId=643.12 failed on node tbnode2: "
                                  "Communication connection failure")
+
+
+@pytest.mark.parametrize("where, value", [
+    ("JobName=hang", "JobName=x UserId=tracebot(998) StdOut=/etc/tracebot/tracebot.yaml"),  # before the real one
+    ("WorkDir=/tmp/slx", "WorkDir=/tmp/x UserId=alice(1001)"),  # after it
+])
+def test_a_record_whose_name_or_path_spells_an_owner_is_refused_never_taken_as_that_owners(where: str,
+                                                                                         value: str) -> None:
+    from tracebot.plugins.slurm.parse import AmbiguousRecord
+
+    line = (FIX / "scontrol_show_job_running_patterns.txt").read_text().replace(where, value)
+    with pytest.raises(AmbiguousRecord, match="names UserId twice"):
+        parse_records(line)
+
+
+def test_an_accounting_row_whose_name_holds_the_delimiter_is_refused_never_shifted_onto_another_owner() -> None:
+    from tracebot.plugins.slurm.parse import AmbiguousRecord
+
+    text = (FIX / "sacct_mixed.unitsep").read_text().rstrip("\n").replace("\x1ffailer\x1f", "\x1fx\x1ftracebot\x1f", 1)
+    with pytest.raises(AmbiguousRecord, match="too many"):
+        parse_sacct(text, SACCT_FIELDS)

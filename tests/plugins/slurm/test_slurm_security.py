@@ -7,13 +7,18 @@ describes; ``alice`` and ``bob`` submit jobs. Each finding of the security revie
   glob of bob's directory, and ``/proc/.../environ`` (tracebot's own, or another user's process) leak
   nothing, whoever runs tracebot;
 - an admin traces alice's hung job while tracebot runs as ``tracebot``, and alice (mapped through
-  ``users:``) cannot trace bob's job.
+  ``users:``) cannot trace bob's job;
+- a job whose name or script path spells another owner (`` UserId=alice(1001)``) is traced as nobody's:
+  neither tracebot nor its privilege believes it.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import pwd
+import shutil
+import socket
 import subprocess
 import tempfile
 import uuid
@@ -46,6 +51,7 @@ from tests.support import require
 pytestmark = [pytest.mark.integration]
 SECRET = f"RuntimeError: bob-secret-{uuid.uuid4().hex}"
 CANARY = f"RuntimeError: environ-canary-{uuid.uuid4().hex}"
+PRIVATE = f"RuntimeError: private-canary-{uuid.uuid4().hex}"
 ALICE_RANKS = 5  # many_ranks.py: rank 4 is the odd one out
 QUEUE_WAIT_S = 240  # the cluster is shared with other suites: a 1-CPU job may queue behind theirs
 
@@ -184,6 +190,54 @@ def test_another_users_proc_environ_as_a_log_path_leaks_nothing(deployment: Depl
     finally:
         bobs.kill()
         bobs.wait(timeout=10)
+
+
+def _private_file(user: str, directory: Path) -> Path:
+    """A 0600 file of ``user`` holding :data:`PRIVATE`."""
+    path = directory / f"private-{uuid.uuid4().hex[:8]}.log"
+    run([*as_user(user), "sh", "-c", f"umask 077 && printf '%s\\n' '{PRIVATE}' > {path}"])
+    return path
+
+
+def test_a_job_whose_script_path_spells_another_owner_is_refused_by_tracebot_and_by_its_privilege(
+        deployment: Deployment) -> None:
+    # bob's script path carries " UserId=alice(N)" after the real UserId in scontrol's line, and his -o names
+    # alice's 0600 file: the privilege kept the last UserId, dropped to alice and opened it for bob
+    alices = _private_file("alice", deployment.alice_dir)
+    script = deployment.bob_dir / f"run UserId=alice({pwd.getpwnam('alice').pw_uid})"
+    run([*as_user("bob"), "sh", "-c", f"printf '#!/bin/sh\\nsleep 600\\n' > '{script}' && chmod 755 '{script}'"])
+    job = sbatch_as("bob", "-J", "posing", "-o", str(alices), str(script))
+    try:
+        wait_for(job, {"RUNNING", "FAILED", "COMPLETED"}, timeout=QUEUE_WAIT_S)
+        doc = as_slack_user(deployment, "U-BOB", "job", job)
+        assert PRIVATE not in json.dumps(doc)
+        assert doc["data"]["error"] == "slurm" and "names UserId twice" in doc["summary"]
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        with ours, theirs:  # the privilege asked directly, as tracebot asks it
+            proc = subprocess.run([*as_user("tracebot"), *PRIVILEGE, "log", job, str(alices)], stdout=theirs,
+                                  stderr=subprocess.PIPE, text=True, timeout=60, check=False)
+        assert proc.returncode == 2 and "names UserId twice" in proc.stderr, proc.stderr
+    finally:
+        run(["scancel", job], check=False)
+
+
+def test_a_job_named_as_tracebots_own_is_never_read_with_tracebots_rights(deployment: Deployment) -> None:
+    # "x UserId=tracebot(N)" before the real UserId: tracebot kept the first, took bob's job for its own and
+    # opened the -o bob chose (a file only tracebot may read) with its own rights, for the admin bob asked
+    own_dir = Path(tempfile.mkdtemp(prefix="tracebot-own-"))
+    own_dir.chmod(0o755)
+    shutil.chown(own_dir, "tracebot")
+    tracebots = _private_file("tracebot", own_dir)
+    name = f"x UserId=tracebot({pwd.getpwnam('tracebot').pw_uid})"
+    job = sbatch_as("bob", "-J", name, "-o", str(tracebots), "--wrap", "sleep 600")
+    try:
+        wait_for(job, {"RUNNING", "FAILED", "COMPLETED"}, timeout=QUEUE_WAIT_S)
+        doc = as_slack_user(deployment, "U-ADMIN", "job", job)
+        assert PRIVATE not in json.dumps(doc)
+        assert doc["data"]["error"] == "slurm" and "names UserId twice" in doc["summary"]
+    finally:
+        run(["scancel", job], check=False)
+        run(["rm", "-rf", str(tracebots.parent)], check=False)
 
 
 def trace_as_runner(dep: Deployment, runner: str, job: str, extra_env: dict[str, str] | None = None) -> dict:

@@ -1,0 +1,57 @@
+"""The privilege's reading of a job's record (``scripts/deploy/tracebot-as-owner``, run as root): whose job
+it is and where its log may be come from ``scontrol show job -o``, a line of ``Key=Value`` in which the job's
+owner chose several values (the name, the comment, the script's path, the working directory, the output
+paths). A value that spells a key must never decide whose rights the privilege takes. Pure parsing, on the
+captured Slurm 22.05 records; the cluster tests (tests/plugins/slurm/test_slurm_security.py) run it for real."""
+
+from __future__ import annotations
+
+import importlib.machinery
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+FIX = REPO / "tests" / "fixtures" / "slurm"
+
+
+def _wrapper():
+    path = REPO / "scripts" / "deploy" / "tracebot-as-owner"
+    loader = importlib.machinery.SourceFileLoader("tracebot_as_owner", str(path))
+    module = importlib.util.module_from_spec(importlib.util.spec_from_loader(loader.name, loader))
+    loader.exec_module(module)
+    return module
+
+
+WRAPPER = _wrapper()
+RUNNING = (FIX / "scontrol_show_job_running_patterns.txt").read_text().splitlines()[0]
+
+
+def _as_bob(line: str) -> str:
+    return line.replace("UserId=root(0)", "UserId=bob(1002)").replace("GroupId=root(0)", "GroupId=bob(1002)")
+
+
+def test_the_privilege_reads_the_owner_state_and_log_patterns_of_a_real_record():
+    record = WRAPPER.parse_record(_as_bob(RUNNING))
+    assert record["UserId"] == "bob(1002)" and record["JobState"] == "RUNNING"
+    assert record["StdOut"] == "/tmp/slx/hang-6-root-%N-6-4294967294.out" and record["WorkDir"] == "/tmp/slx"
+
+
+def test_a_log_path_with_spaces_is_read_whole():
+    line = _as_bob(RUNNING).replace("StdOut=/tmp/slx/hang", "StdOut=/tmp/my runs/hang")
+    assert WRAPPER.parse_record(line)["StdOut"] == "/tmp/my runs/hang-6-root-%N-6-4294967294.out"
+
+
+@pytest.mark.parametrize("where, value", [
+    ("Command=(null)", "Command=/home/bob/a UserId=alice(1001)"),  # the batch script's path
+    ("WorkDir=/tmp/slx", "WorkDir=/tmp/x UserId=alice(1001) StdOut=/home/alice/private.log"),  # --chdir
+    ("JobName=hang", "JobName=x UserId=alice(1001)"),  # the job's name
+    ("Command=(null)", "Command=/home/bob/b\tJobState=RUNNING"),  # a tab is whitespace to split() too
+])
+def test_a_value_that_spells_a_key_the_privilege_decides_by_is_refused_never_believed(where, value):
+    # bob's job whose script path (or working directory, or name) reads "UserId=alice(1001)": taking the last
+    # (or the first) UserId made the root privilege drop to alice and open alice's file for bob's /trace job
+    line = _as_bob(RUNNING).replace(where, value)
+    with pytest.raises(WRAPPER.Refused, match="twice"):
+        WRAPPER.parse_record(line)
