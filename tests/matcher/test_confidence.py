@@ -274,6 +274,8 @@ ERROR_LINES_AFTER_A_TAG = [
      "cuda-no-kernel-image"),
     ("test: OSError: [Errno 28] No space left on device", "disk-full-on-save"),
     ("[train] ERROR: torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB", "cuda-oom"),
+    # a logger's level and its separator ("%(levelname)s:%(name)s:%(message)s")
+    ("test: CRITICAL:root:torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB", "cuda-oom"),
 ]
 
 
@@ -292,6 +294,24 @@ def test_a_one_line_build_log_is_not_read_as_a_change():
 
     assert not describes_change("build: nvcc fatal   : Unsupported gpu architecture 'compute_90'")
     assert not describes_change("ci: error: could not find a version that satisfies the requirement torch==2.13")
+
+
+# A change's title that shouts a word after its type: a capitalised word is emphasis, not a logger's level (a
+# level is followed by its separator: "ERROR:", "CRITICAL - ", "FATAL |").
+SHOUTED_TITLES = [
+    "fix: CRITICAL NCCL watchdog timeout on multi-node jobs",
+    "fix(ddp): FATAL hang in all_reduce after checkpoint",
+    "feat: ERROR level logs for NCCL timeouts",
+]
+
+
+@pytest.mark.parametrize("text", SHOUTED_TITLES)
+def test_a_change_title_with_a_capitalised_word_after_its_type_is_still_a_change(matcher: Matcher, text: str):
+    from tracebot.matcher.core import describes_change
+
+    assert describes_change(text)
+    d = matcher.diagnose(text)
+    assert not d.confident, [m.entry_id for m in d.confident]  # a pasted pull request's title: no unprompted answer
 
 
 @pytest.mark.parametrize(
