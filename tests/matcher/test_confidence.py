@@ -340,7 +340,12 @@ def test_the_statement_point_is_calibrated_among_the_answers_capped_at_the_thres
                          p_confident=0.9, statements=np.array(rows))
     assert model.statement_point(75) == 0.95  # the wrong answers are not capped at 75: not among them
     assert model.statement_point(90) == 2.0  # at 90 they are, and nothing is right 99.5 % of the time from 0.99
-    assert model.statement_point(0) == 2.0  # none is capped at 0: no point
+    # an answer with no phrase at all (the model's alone) is capped at every threshold, 0 too: lowering the
+    # threshold to 0 must not lose the point (and with it every such answer) that 1 has
+    assert model.statement_point(0) == model.statement_point(1) == 0.95
+    only_phrases = RankingModel(spaces=[], coef=np.zeros(0), intercept=0.0, entry_words=[], roles=np.zeros(0),
+                                p_confident=0.9, statements=np.array([(0.99, 1.0, 0.5)] * 10))
+    assert only_phrases.statement_point(0) == 2.0  # a phrase is never below 0: none is capped there
     model.p_confident = 0.97
     assert model.statement_point(75) == 0.97  # never below the confidence point
 
