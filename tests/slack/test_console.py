@@ -141,3 +141,14 @@ def test_diagnose_asked_by_mention_is_answered_on_the_text_as_typed(kb_dir, tmp_
     assert done.returncode == 0, done.stderr
     quoted = [line for line in done.stdout.splitlines() if line.startswith("*What it says:*")]
     assert quoted == [f"*What it says:* `{typed}`"], done.stdout
+
+
+def test_a_knowledge_search_shows_and_searches_the_words_as_typed(kb_dir, tmp_path):
+    # Slack escapes &, < and > in a command's text as in a message's; /trace kb used its text unescaped, so
+    # "a<b" typed was searched for and shown back as "a&lt;b" (in Slack, and at the console since it sends as
+    # Slack does)
+    script = "\n".join(["/trace kb memory a<b&c", "/trace kb out of memory &", "/quit"])
+    done = tracebot("console", "--knowledge", str(kb_dir), "--db", str(tmp_path / "c.sqlite3"), stdin=script)
+    assert done.returncode == 0, done.stderr
+    assert "*/trace kb memory a<b&c*" in done.stdout and "*/trace kb out of memory &*" in done.stdout, done.stdout
+    assert "&lt;" not in done.stdout and "&amp;" not in done.stdout, done.stdout
