@@ -89,7 +89,7 @@ def run(directory: Path, paste: str, clock: Clock) -> None:
     clock.mark("training_rows")
     training.fit_regressions(model, xs, ys, samples)
     clock.mark("two_logistic_regressions")  # the ranking and the confidence model (names kept: bench/results compare by step)
-    model.p_confident, model.p_statement, model.report = training._calibrate(samples, xs, ys)
+    training.calibrate(model, samples, xs, ys)
     clock.mark("calibration_5_folds")
     store("model", index.model_key, model)
     clock.mark("store_model")

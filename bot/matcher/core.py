@@ -657,12 +657,14 @@ _FIRST_LINE = re.compile(r"\S.*")
 _TAGGED = re.compile(_TAGS + "(?:" + _TYPE + r")?\s*", re.IGNORECASE | re.VERBOSE)
 # An error line as a program prints it, from its start: an exception ("RuntimeError: CUDA error: …", "OSError:
 # [Errno 28] …"), a tool's own "fatal :" or "error:" after its name ("nvcc fatal   : Unsupported gpu
-# architecture", "gcc: error:", "ld: fatal error:"), a logger's error level, a traceback. A title names the
-# error its change handles in a sentence ("retry after CUDA out of memory"), never starts with its line.
+# architecture", "gcc: error:", "ld: fatal error:"), a logger's error level with its separator ("CRITICAL:root:",
+# "ERROR - ", "FATAL | "; a capitalised word alone is a title's emphasis: "fix: CRITICAL NCCL timeout on …"), a
+# traceback. A title names the error its change handles in a sentence ("retry after CUDA out of memory"), never
+# starts with its line.
 _ERROR_LINE = re.compile(
     r"""(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Interrupt|Failure|Fault)(?::\s|\s*$)
     |(?i:(?:[\w.+/-]+:?\s+)?(?:fatal\s+error|fatal|error|panic)\s*:)
-    |(?:ERROR|FATAL|CRITICAL)\b|Traceback\s\(most\srecent\scall\slast\)""",
+    |(?:ERROR|FATAL|CRITICAL)(?:\s*[:|\]]|\s+-{1,2}\s)|Traceback\s\(most\srecent\scall\slast\)""",
     re.VERBOSE,
 )
 

@@ -174,10 +174,10 @@ class RankingModel:
     def statement_point(self, threshold: float) -> float:
         """The stricter point for a problem stated without evidence (see STATEMENT_PRECISION) when texts are
         judged by ``threshold`` (a channel's, ``--threshold``): the lowest probability from which the first
-        answers :attr:`statements` holds whose phrase is below that threshold (those ``core._finish`` caps
-        there) were right STATEMENT_PRECISION of the time; never below :attr:`p_confident`; above 1 (never)
-        when there is none."""
-        capped = [(p, bool(ok)) for p, ok, phrase in self.statements.tolist() if phrase < threshold / 100]
+        answers :attr:`statements` holds that have no phrase or one below that threshold (those ``core._finish``
+        caps there: an answer from the model alone at every threshold, 0 too) were right STATEMENT_PRECISION of
+        the time; never below :attr:`p_confident`; above 1 (never) when there is none."""
+        capped = [(p, bool(ok)) for p, ok, phrase in self.statements.tolist() if not phrase or phrase < threshold / 100]
         return max(precision_point(capped, STATEMENT_PRECISION, 2.0)[0], self.p_confident)
 
     def predict(self, x: np.ndarray) -> np.ndarray:

@@ -360,9 +360,15 @@ class Prepared:
 def train(entries: list[Entry], gather: Gather, info_of: TextInfoOf, *, prepared: Prepared | None = None, **leave_out) -> RankingModel:
     """:func:`fit`, then the confidence point calibrated on out-of-fold first answers."""
     t = fit(entries, gather, info_of, prepared=prepared, **leave_out)
-    t.model.p_confident, t.model.statements, t.model.report = _calibrate(t.samples, t.xs, t.ys)
-    t.model.report["p_statement"] = round(t.model.statement_point(DEFAULT_THRESHOLD), 4)  # at the default threshold
+    calibrate(t.model, t.samples, t.xs, t.ys)
     return t.model
+
+
+def calibrate(model: RankingModel, samples: list[Sample], xs: list[np.ndarray], ys: list[np.ndarray]) -> None:
+    """Set ``model``'s confidence point, statements and report from :func:`_calibrate` (the last step of
+    :func:`train`, which ``bench/profile_cold_start.py`` times on its own)."""
+    model.p_confident, model.statements, model.report = _calibrate(samples, xs, ys)
+    model.report["p_statement"] = round(model.statement_point(DEFAULT_THRESHOLD), 4)  # at the default threshold
 
 
 def prepare(

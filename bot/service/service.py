@@ -34,7 +34,7 @@ from tracebot.service import posting
 from tracebot.service.attachments import FileLimits, diagnose_message
 from tracebot.service.dedupe import RecentKeys, delivery_keys
 from tracebot.service.egress import EgressOutbox
-from tracebot.service.inbound import Click, Inbound, SlashCommand, mentions, plain_text
+from tracebot.service.inbound import Click, Inbound, SlashCommand, as_slack_sends, mentions, plain_text
 from tracebot.service.jobs import JobPool, PoolBusy
 from tracebot.service.knowledge import KnowledgeHolder
 from tracebot.service.learning import answered_text, maintainer_home, note_unanswered
@@ -210,7 +210,9 @@ class Service:
             and first in self.router.command_names()
             and (first != "help" or len(words) == 1)
         ):
-            plan = self.router.plan(text, self.caller(msg.user), msg.channel)
+            # the command gets its text as ``/trace`` gets it, as Slack sent it (a link's markup undone): "diagnose
+            # …" is answered as a message, whose one undo would otherwise read "&amp;" typed as "&"
+            plan = self.router.plan(as_slack_sends(text), self.caller(msg.user), msg.channel)
             self.audit(plan, text, msg.user, msg.channel, via="mention")
             return self._command_in_thread(plan, msg, keys)
         where = {"channel": msg.channel, "thread": msg.thread_root, "keys": keys}

@@ -274,6 +274,8 @@ ERROR_LINES_AFTER_A_TAG = [
      "cuda-no-kernel-image"),
     ("test: OSError: [Errno 28] No space left on device", "disk-full-on-save"),
     ("[train] ERROR: torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB", "cuda-oom"),
+    # a logger's level and its separator ("%(levelname)s:%(name)s:%(message)s")
+    ("test: CRITICAL:root:torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB", "cuda-oom"),
 ]
 
 
@@ -292,6 +294,24 @@ def test_a_one_line_build_log_is_not_read_as_a_change():
 
     assert not describes_change("build: nvcc fatal   : Unsupported gpu architecture 'compute_90'")
     assert not describes_change("ci: error: could not find a version that satisfies the requirement torch==2.13")
+
+
+# A change's title that shouts a word after its type: a capitalised word is emphasis, not a logger's level (a
+# level is followed by its separator: "ERROR:", "CRITICAL - ", "FATAL |").
+SHOUTED_TITLES = [
+    "fix: CRITICAL NCCL watchdog timeout on multi-node jobs",
+    "fix(ddp): FATAL hang in all_reduce after checkpoint",
+    "feat: ERROR level logs for NCCL timeouts",
+]
+
+
+@pytest.mark.parametrize("text", SHOUTED_TITLES)
+def test_a_change_title_with_a_capitalised_word_after_its_type_is_still_a_change(matcher: Matcher, text: str):
+    from tracebot.matcher.core import describes_change
+
+    assert describes_change(text)
+    d = matcher.diagnose(text)
+    assert not d.confident, [m.entry_id for m in d.confident]  # a pasted pull request's title: no unprompted answer
 
 
 @pytest.mark.parametrize(
@@ -320,7 +340,12 @@ def test_the_statement_point_is_calibrated_among_the_answers_capped_at_the_thres
                          p_confident=0.9, statements=np.array(rows))
     assert model.statement_point(75) == 0.95  # the wrong answers are not capped at 75: not among them
     assert model.statement_point(90) == 2.0  # at 90 they are, and nothing is right 99.5 % of the time from 0.99
-    assert model.statement_point(0) == 2.0  # none is capped at 0: no point
+    # an answer with no phrase at all (the model's alone) is capped at every threshold, 0 too: lowering the
+    # threshold to 0 must not lose the point (and with it every such answer) that 1 has
+    assert model.statement_point(0) == model.statement_point(1) == 0.95
+    only_phrases = RankingModel(spaces=[], coef=np.zeros(0), intercept=0.0, entry_words=[], roles=np.zeros(0),
+                                p_confident=0.9, statements=np.array([(0.99, 1.0, 0.5)] * 10))
+    assert only_phrases.statement_point(0) == 2.0  # a phrase is never below 0: none is capped there
     model.p_confident = 0.97
     assert model.statement_point(75) == 0.97  # never below the confidence point
 

@@ -614,3 +614,23 @@ def test_an_idle_helper_never_told_to_go_ends_by_itself_and_the_parent_trains_wh
     answer = m.diagnose("my training job runs out of GPU memory at step 100, how can I fix it?").best
     assert answer is not None and answer.entry_id == "cuda-oom" and answer.probability is not None
     assert list(tmp_path.glob("model-*.pkl"))  # trained (here) and stored
+
+
+def test_the_cold_start_profile_stores_the_model_training_stores(tmp_path, monkeypatch, capsys):
+    # bench/profile_cold_start.py calls training's steps one by one to time them: its model must be the one
+    # training makes (it kept the statement point's old name, so its model had no statements: never confident
+    # on a stated problem)
+    from bench import profile_cold_start
+    from tracebot.knowledge.cache import lookup
+    from tracebot.matcher.loading import load_compiled
+
+    monkeypatch.setenv("TRACEBOT_CACHE", str(tmp_path / "cache"))
+    profile_cold_start.run(KNOWLEDGE, "CUDA out of memory", profile_cold_start.Clock())
+    assert json.loads(capsys.readouterr().out)["bench"] == "profile_cold_start"
+    kb, _, index = load_compiled(KNOWLEDGE)
+    profiled = lookup("model", index.model_key)
+    matcher = Matcher(kb, index=index, model=False)
+    trained = training.train(matcher.index.entries, matcher.evidence_of, text_info, silence=kb.silence)
+    assert profiled is not None
+    assert (len(profiled.statements), profiled.report) == (len(trained.statements), trained.report)
+    assert len(trained.statements) and not hasattr(profiled, "p_statement")

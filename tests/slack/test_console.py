@@ -130,3 +130,25 @@ def test_the_console_diagnoses_what_was_typed_not_what_slack_markup_would_make_o
     quoted = [line for line in done.stdout.splitlines() if line.startswith("*What it says:*")]
     assert len(quoted) == 2, done.stdout  # the message's answer and /trace diagnose's
     assert all(f"`{typed}`" in line for line in quoted), quoted
+
+
+def test_diagnose_asked_by_mention_is_answered_on_the_text_as_typed(kb_dir, tmp_path):
+    # "@tracebot diagnose …" undid Slack's escaping twice (once for the mention, again for the answer): "&amp;"
+    # typed was quoted back as "&", "&lt;b&gt;" as "<b>" (in Slack as at the console)
+    typed = "torch.OutOfMemoryError: CUDA out of memory (see &amp; &lt;b&gt; <b>retry</b> <https://x|y>)"
+    script = "\n".join([f"@tracebot diagnose {typed}", "/quit"])
+    done = tracebot("console", "--knowledge", str(kb_dir), "--db", str(tmp_path / "c.sqlite3"), stdin=script)
+    assert done.returncode == 0, done.stderr
+    quoted = [line for line in done.stdout.splitlines() if line.startswith("*What it says:*")]
+    assert quoted == [f"*What it says:* `{typed}`"], done.stdout
+
+
+def test_a_knowledge_search_shows_and_searches_the_words_as_typed(kb_dir, tmp_path):
+    # Slack escapes &, < and > in a command's text as in a message's; /trace kb used its text unescaped, so
+    # "a<b" typed was searched for and shown back as "a&lt;b" (in Slack, and at the console since it sends as
+    # Slack does)
+    script = "\n".join(["/trace kb memory a<b&c", "/trace kb out of memory &", "/quit"])
+    done = tracebot("console", "--knowledge", str(kb_dir), "--db", str(tmp_path / "c.sqlite3"), stdin=script)
+    assert done.returncode == 0, done.stderr
+    assert "*/trace kb memory a<b&c*" in done.stdout and "*/trace kb out of memory &*" in done.stdout, done.stdout
+    assert "&lt;" not in done.stdout and "&amp;" not in done.stdout, done.stdout
