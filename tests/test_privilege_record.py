@@ -55,3 +55,17 @@ def test_a_value_that_spells_a_key_the_privilege_decides_by_is_refused_never_bel
     line = _as_bob(RUNNING).replace(where, value)
     with pytest.raises(WRAPPER.Refused, match="twice"):
         WRAPPER.parse_record(line)
+
+
+def test_a_job_name_that_is_not_utf8_gets_a_refusal_in_words_never_a_traceback(tmp_path, monkeypatch, capsys):
+    # scontrol prints a job's name as bytes, and bob's may be b"x\xff": the privilege died decoding the record
+    # and tracebot showed "Traceback (most recent call last):" as the reason. A stand-in scontrol prints it here
+    # (the privilege's own decoding is what is tested; the cluster tests run the real one)
+    line = RUNNING.replace("JobName=hang", "JobName=x\\377")  # root's: refused before anything runs
+    scontrol = tmp_path / "scontrol"
+    scontrol.write_text(f"#!/bin/sh\nprintf '%b\\n' '{line}'\n")
+    scontrol.chmod(0o755)
+    monkeypatch.setattr(WRAPPER, "SLURM_BIN", str(tmp_path))
+    assert WRAPPER.job_record("6")["JobName"] == "x\ufffd"
+    assert WRAPPER.main(["dump", "6", "vm", "10", "10"]) == 2
+    assert "refused: job 6 belongs to root" in capsys.readouterr().err
