@@ -10,7 +10,8 @@ describes; ``alice`` and ``bob`` submit jobs. Each finding of the security revie
   ``users:``) cannot trace bob's job;
 - a job whose name or script path spells another owner (`` UserId=alice(1001)``) is traced as nobody's:
   neither tracebot nor its privilege believes it; nor does tracebot believe an accounting row spelled in a
-  step's command line.
+  step's command line;
+- the privilege dumps another user's array task whose own id is the array's (scontrol prints its siblings too).
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ from tests.plugins.slurm.cluster import (
 from tests.support import require
 from tracebot.plugins.slurm.client import SACCT_FIELDS, SlurmCli
 from tracebot.plugins.slurm.jobinfo import from_sacct
+from tracebot.plugins.slurm.parse import parse_records
 
 pytestmark = [pytest.mark.integration]
 SECRET = f"RuntimeError: bob-secret-{uuid.uuid4().hex}"
@@ -269,6 +271,25 @@ def test_a_row_spelled_in_a_steps_command_line_is_never_taken_for_tracebots_own(
         assert "0" in [s.step_id for s in jobs[0].steps]
     finally:
         run(["scancel", job], check=False)
+
+
+def test_another_users_array_task_that_carries_the_arrays_own_id_is_dumped_through_the_privilege(
+        deployment: Deployment) -> None:
+    # "scontrol show job <array id>" prints every task, and the last task to start keeps the array's own id: the
+    # privilege took an answer of two lines for a job the controller forgot and refused the dump, "not running"
+    array = sbatch_as("alice", "--array=1-2", "-J", "alice-array", "-o", f"{deployment.alice_dir}/arr-%A_%a.out",
+                      "--wrap", 'if [ "$SLURM_ARRAY_TASK_ID" = 1 ]; then exit 0; fi; sleep 600')
+    try:
+        wait_for(f"{array}_2", {"RUNNING"}, timeout=QUEUE_WAIT_S)
+        records = parse_records(run(["scontrol", "show", "job", "-o", array]).stdout)
+        assert len(records) == 2, records  # the finished task 1 is still listed beside it
+        own = next(r for r in records if r["JobId"] == array)
+        proc = subprocess.run([*as_user("tracebot"), *PRIVILEGE, "dump", array, own["BatchHost"], "60", "10"],
+                              capture_output=True, text=True, timeout=120, check=False)
+        assert proc.returncode == 0, proc.stderr
+        json.loads(proc.stdout)  # the node's dump, as tracebot reads it
+    finally:
+        run(["scancel", array], check=False)
 
 
 def trace_as_runner(dep: Deployment, runner: str, job: str, extra_env: dict[str, str] | None = None) -> dict:
