@@ -16,10 +16,11 @@ from dataclasses import dataclass
 _KEY = re.compile(r"(?:^|\s)([A-Z][A-Za-z0-9_:/]*)=")
 
 # What tracebot (and its privilege, scripts/deploy/tracebot-as-owner) decide by: whose rights to act with,
-# the job's state, where its log is. The job's owner chooses other values of the same line (its name and
-# comment, its script's path, its working directory, its output paths), and one may spell " UserId=alice(1001)";
-# SLURM prints each of these keys once, so a second one is a value posing as a key.
-DECIDING_KEYS = ("UserId", "JobState", "StdOut", "StdErr", "WorkDir")
+# the job's state, where its log is, which nodes get a py-spy step. The job's owner chooses other values of
+# the same line (its name and comment, its script's path, its working directory, its output paths), and one
+# may spell " UserId=alice(1001)" or " NodeList=n[1-99999]"; SLURM prints each of these keys once, so a second
+# one is a value posing as a key.
+DECIDING_KEYS = ("UserId", "JobState", "StdOut", "StdErr", "WorkDir", "NodeList")
 
 SACCT_SEP = "\x1f"  # the delimiter of the captured fixtures; each real question uses sacct_delimiter()
 

@@ -10,7 +10,7 @@ describes; ``alice`` and ``bob`` submit jobs. Each finding of the security revie
   ``users:``) cannot trace bob's job;
 - a job whose name or script path spells another owner (`` UserId=alice(1001)``) is traced as nobody's:
   neither tracebot nor its privilege believes it; nor does tracebot believe an accounting row spelled in a
-  step's command line;
+  step's command line, nor a name that spells the nodes to py-spy;
 - the privilege dumps another user's array task whose own id is the array's (scontrol prints its siblings too).
 """
 
@@ -243,6 +243,18 @@ def test_a_job_named_as_tracebots_own_is_never_read_with_tracebots_rights(deploy
     finally:
         run(["scancel", job], check=False)
         run(["rm", "-rf", str(tracebots.parent)], check=False)
+
+
+def test_a_job_named_as_if_it_ran_on_many_nodes_is_refused_never_fanned_out(deployment: Deployment) -> None:
+    # JobName comes before NodeList and the first was kept: bob's /trace of his own job started a py-spy step
+    # through the privilege for each of 99,999 nodes, on the host and the controller everyone's /trace needs
+    job = sbatch_as("bob", "-J", "x NodeList=n[1-99999]", "-o", f"{deployment.bob_dir}/%j.out", "--wrap", "sleep 600")
+    try:
+        wait_for(job, {"RUNNING"}, timeout=QUEUE_WAIT_S)
+        doc = as_slack_user(deployment, "U-BOB", "job", job)
+        assert doc["data"]["error"] == "slurm" and "names NodeList twice" in doc["summary"]
+    finally:
+        run(["scancel", job], check=False)
 
 
 def test_a_row_spelled_in_a_steps_command_line_is_never_taken_for_tracebots_own(deployment: Deployment) -> None:
