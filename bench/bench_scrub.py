@@ -23,6 +23,8 @@ from tracebot.secrets import Scrubber, without_people  # noqa: E402
 
 PROSE = "RuntimeError: CUDA error: an illegal memory access was encountered on rank 3 of job 4242. "
 HOSTILE = {"dashes": "a-", "dots": "a.", "letters": "a", "flags": "--a "}
+# (prefix, unit): "wandb login" then flags and no key was tried 2^n ways before its flags were read one way
+PREFIXED = {"wandb-flags": ("wandb login ", "--a ")}
 
 
 def _time(text: str, scrubber: Scrubber, runs: int = 5) -> float:
@@ -40,8 +42,9 @@ def main() -> None:
     for n in (4_000, 40_000, 400_000):
         prose = (PROSE * (n // len(PROSE) + 1))[:n]
         base = _time(prose, scrubber)
-        for name, unit in HOSTILE.items():
-            t = _time((unit * (n // len(unit) + 1))[:n], scrubber)
+        words = {name: ("", unit) for name, unit in HOSTILE.items()} | PREFIXED
+        for name, (prefix, unit) in words.items():
+            t = _time(prefix + (unit * (n // len(unit) + 1))[: n - len(prefix)], scrubber)
             out.append({"chars": n, "word": name, "seconds": round(t, 4), "prose_seconds": round(base, 4),
                         "ratio": round(t / base, 2)})
     print(json.dumps(out, indent=1))

@@ -51,7 +51,9 @@ _LABELLED = [
     # Any Authorization header value: Bearer, Basic, botocore's "AWS4-HMAC-SHA256 Credential=AKIA…/…".
     re.compile(r"""(?i)(\bauthorization\\?["']?\s*[:=]\s*(?:b?\\?["'])?)([^"'\\\n]+)"""),
     re.compile(r"(?i)(\bbearer\s+)([A-Za-z0-9._~+/=-]{8,})"),
-    re.compile(r"(?i)(\bwandb\s+login\s+(?:--?[\w-]+\s+)*)([0-9a-f]{40}|local-[0-9a-f]{40})"),
+    # Each flag read one way only (possessive): "--a" was "--" + "a" or "-" + "-a", so n flags and no key were
+    # tried 2^n ways (a 170-character line, days).
+    re.compile(r"(?i)(\bwandb\s+login\s+(?:--?+[\w-]++\s++)*+)([0-9a-f]{40}|local-[0-9a-f]{40})"),
     re.compile(r"(?i)(\bmachine\s+\S+(?:\s+login\s+\S+)?\s+password\s+)(\S+)"),  # netrc (W&B writes one)
     re.compile(r"(://[^\s/:@]+:)([^\s/@]+)(@)"),  # https://user:password@host
 ]

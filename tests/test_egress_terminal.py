@@ -6,8 +6,11 @@ from __future__ import annotations
 import json
 import logging
 
+import pytest
+
 from tracebot.cli import main
 from tracebot.config import Config
+from tracebot.secrets import scrub
 
 OOM = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 79 GiB"
 SECRETS = {
@@ -87,3 +90,14 @@ def test_a_logs_terminal_escape_sequences_reach_the_terminal_as_text_never_as_co
         shown = out + err
         assert not [c for c in "\x1b\x07\x9b\b" if c in shown], (args, shown)
         assert "]52;c;Y3VybCBldmlsfHNo" in shown, "what the log says is still shown"
+
+
+
+@pytest.mark.timeout(60)
+def test_a_wandb_login_line_with_many_flags_is_scrubbed_at_once_and_its_key_still_hidden():
+    # each "--a" after "wandb login" could be read two ways ("--" + "a" or "-" + "-a"), so a line with n of
+    # them and no key was tried 2^n ways: a pasted line or slash command of 250 characters held a worker (or
+    # the audit, before Slack's acknowledgement) for longer than anyone waits; 2^60 here
+    hostile = f"wandb login {'--a ' * 60}x"
+    line = f"{OOM} wandb login --relogin --host-x {SECRETS['wandb']}; {hostile}"
+    assert scrub(line) == f"{OOM} wandb login --relogin --host-x [redacted]; {hostile}"

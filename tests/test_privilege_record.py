@@ -55,3 +55,44 @@ def test_a_value_that_spells_a_key_the_privilege_decides_by_is_refused_never_bel
     line = _as_bob(RUNNING).replace(where, value)
     with pytest.raises(WRAPPER.Refused, match="twice"):
         WRAPPER.parse_record(line)
+
+
+def _scontrol_printing(tmp_path, monkeypatch, text: str) -> None:
+    """A stand-in ``scontrol`` that prints ``text`` (the privilege's own reading is what is tested; the
+    cluster tests run the real one)."""
+    scontrol = tmp_path / "scontrol"
+    scontrol.write_text(f"#!/bin/sh\nprintf '%b' '{text}'\n")
+    scontrol.chmod(0o755)
+    monkeypatch.setattr(WRAPPER, "SLURM_BIN", str(tmp_path))
+
+
+def test_a_job_name_that_is_not_utf8_gets_a_refusal_in_words_never_a_traceback(tmp_path, monkeypatch, capsys):
+    # scontrol prints a job's name as bytes, and bob's may be b"x\xff": the privilege died decoding the record
+    # and tracebot showed "Traceback (most recent call last):" as the reason (root's job: refused before anything runs)
+    _scontrol_printing(tmp_path, monkeypatch, RUNNING.replace("JobName=hang", "JobName=x\\377") + "\\n")
+    assert WRAPPER.job_record("6")["JobName"] == "x\ufffd"
+    assert WRAPPER.main(["dump", "6", "vm", "10", "10"]) == 2
+    assert "refused: job 6 belongs to root" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("fixture, job_id", [("scontrol_show_job_array.txt", "7"), ("scontrol_show_job_het.txt", "8")])
+def test_the_array_task_or_het_component_with_the_jobs_own_id_is_found_among_its_siblings(
+        tmp_path, monkeypatch, capsys, fixture, job_id):
+    # "scontrol show job 7" prints every task of array 7, and task 7_2's own id is 7 (het job 8: component
+    # 8+0 is job 8): the privilege took any answer of more than one line for a job the controller forgot,
+    # so it refused to dump another user's task 7_2 as "not running" and checked its log path against nothing
+    _scontrol_printing(tmp_path, monkeypatch, (FIX / fixture).read_text())
+    record = WRAPPER.job_record(job_id)
+    assert record["JobId"] == job_id and record["UserId"] == "root(0)"
+    assert WRAPPER.main(["log", job_id, "/tmp/x.out"]) == 2
+    assert f"refused: job {job_id} belongs to root" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("name", ["x\\ny", "x\\nJobId=6 UserId=alice(1001) JobState=RUNNING StdOut=/home/alice/a\\ny"])
+def test_a_record_a_line_break_in_the_name_cuts_in_two_is_refused_never_taken_for_forgotten(
+        tmp_path, monkeypatch, capsys, name):
+    # bob's job named "x<newline>y" is two lines: taken for a job the controller forgot, its owner came from
+    # accounting and its log path was checked against no StdOut pattern at all
+    _scontrol_printing(tmp_path, monkeypatch, RUNNING.replace("JobName=hang", f"JobName={name}") + "\\n")
+    assert WRAPPER.main(["log", "6", "/tmp/slx/hang-6-root-vm-6-4294967294.out"]) == 2
+    assert "line break" in capsys.readouterr().err

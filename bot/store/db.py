@@ -62,7 +62,10 @@ def _create_private(path: Path) -> None:
     """Make a missing database file (and its folder) readable by this user alone: it keeps what was pasted
     in DMs and private channels and who traced what, and tracebot runs on a login node others share.
     SQLite gives its WAL and shared-memory files the database file's mode. An existing file is left as
-    its owner set it."""
+    its owner set it. A symbolic link is followed first (an admin links the database to another disk before
+    the first start), so the file made is the one SQLite opens: the link's existence is no reason to let
+    SQLite create its target with the umask."""
+    path = Path(os.path.realpath(path))
     with suppress(FileExistsError):
         path.parent.mkdir(parents=True, mode=0o700)
     with suppress(FileExistsError):

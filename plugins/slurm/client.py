@@ -14,12 +14,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tracebot.plugins.slurm.parse import (
-    SACCT_SEP,
     AmbiguousRecord,
     PidRow,
     parse_listpids,
     parse_records,
     parse_sacct,
+    sacct_delimiter,
 )
 
 DEFAULT_TIMEOUT_S = 10.0
@@ -36,7 +36,7 @@ _NO_SUCH_JOB = ("invalid job id", "invalid job id specified", "invalid job id sp
 SACCT_FIELDS = [
     "JobID", "JobIDRaw", "JobName", "User", "State", "ExitCode", "DerivedExitCode", "Elapsed", "Timelimit",
     "Submit", "Start", "End", "NodeList", "NNodes", "NTasks", "AllocCPUS", "ReqTRES", "Partition",
-    "Reason", "WorkDir", "SubmitLine",  # SubmitLine last: free text (parse_sacct relies on it)
+    "Reason", "WorkDir", "SubmitLine",  # JobID first: parse_sacct relies on it never holding a newline
 ]
 
 
@@ -124,10 +124,11 @@ class SlurmCli:
 
     def accounting(self, job_id: str, timeout: float | None = None) -> list[dict[str, str]]:
         """``sacct`` rows for the job and its steps (from slurmdbd: works while slurmctld is down)."""
-        out = self.run("sacct", "--noheader", "--parsable2", f"--delimiter={SACCT_SEP}",
+        sep = sacct_delimiter()
+        out = self.run("sacct", "--noheader", "--parsable2", f"--delimiter={sep}",
                        f"--format={','.join(SACCT_FIELDS)}", f"--jobs={job_id}", timeout=timeout)
         try:
-            return parse_sacct(out.rstrip("\n"), SACCT_FIELDS) if out.strip() else []
+            return parse_sacct(out.removesuffix("\n"), SACCT_FIELDS, sep) if out.strip() else []
         except AmbiguousRecord as exc:
             raise SlurmError(str(exc)) from exc
 

@@ -7,6 +7,7 @@ Pure functions over strings, tested against outputs captured from a real Slurm 2
 from __future__ import annotations
 
 import re
+import secrets
 from dataclasses import dataclass
 
 # scontrol's one-line records are ``Key=Value Key=Value ...``; keys start with a capital letter and may
@@ -15,12 +16,20 @@ from dataclasses import dataclass
 _KEY = re.compile(r"(?:^|\s)([A-Z][A-Za-z0-9_:/]*)=")
 
 # What tracebot (and its privilege, scripts/deploy/tracebot-as-owner) decide by: whose rights to act with,
-# the job's state, where its log is. The job's owner chooses other values of the same line (its name and
-# comment, its script's path, its working directory, its output paths), and one may spell " UserId=alice(1001)";
-# SLURM prints each of these keys once, so a second one is a value posing as a key.
-DECIDING_KEYS = ("UserId", "JobState", "StdOut", "StdErr", "WorkDir")
+# the job's state, where its log is, which nodes get a py-spy step. The job's owner chooses other values of
+# the same line (its name and comment, its script's path, its working directory, its output paths), and one
+# may spell " UserId=alice(1001)" or " NodeList=n[1-99999]"; SLURM prints each of these keys once, so a second
+# one is a value posing as a key.
+DECIDING_KEYS = ("UserId", "JobState", "StdOut", "StdErr", "WorkDir", "NodeList")
 
-SACCT_SEP = "\x1f"  # sacct --delimiter: no job name or path holds it in practice (one that does is refused)
+SACCT_SEP = "\x1f"  # the delimiter of the captured fixtures; each real question uses sacct_delimiter()
+
+
+def sacct_delimiter() -> str:
+    """A fresh ``sacct --delimiter`` for one question: random, so no job's name, working directory or command
+    line (its owner's text, written before tracebot asks) can hold it. A fixed one could be spelled: with a
+    newline before it, a ``--wrap`` spelled a whole row of its own, whose User column said "tracebot"."""
+    return f"{SACCT_SEP}{secrets.token_hex(8)}{SACCT_SEP}"
 
 
 class AmbiguousRecord(ValueError):
@@ -49,30 +58,33 @@ def parse_records(text: str) -> list[dict[str, str]]:
     return [parse_key_values(line) for line in text.splitlines() if "=" in line]
 
 
-def parse_sacct(text: str, fields: list[str]) -> list[dict[str, str]]:
-    """Rows of ``sacct --noheader --parsable2 --delimiter=<SACCT_SEP> --format=<fields>``.
+def parse_sacct(text: str, fields: list[str], sep: str = SACCT_SEP) -> list[dict[str, str]]:
+    """Rows of ``sacct --noheader --parsable2 --delimiter=<sep> --format=<fields>`` (``text`` without its last
+    newline); ``sep`` must be one no field holds (:func:`sacct_delimiter`).
 
-    A field with an embedded newline (a ``SubmitLine`` with ``--wrap`` over several lines) splits a
-    record across lines; such pieces are joined back until the record has all its fields. A record with
-    more fields than asked for raises :class:`AmbiguousRecord`.
+    Every ``sep`` is then sacct's own, so the rows are told apart by counting them, never by newlines: a
+    free-text field may hold newlines (a ``SubmitLine`` with a multi-line ``--wrap``). Between a row's last
+    field and the next row's first (``JobID``, which never holds a newline) stands the newline that ends the
+    row: the last newline of that piece. Output that does not come to whole rows raises
+    :class:`AmbiguousRecord`.
     """
+    if not text:
+        return []
+    pieces = text.split(sep)
+    per_row = len(fields) - 1
+    if per_row < 1 or (len(pieces) - 1) % per_row:
+        raise AmbiguousRecord(f"the job's accounting record has field(s) too many (or too few) for rows of "
+                              f"{len(fields)} (a name or a path holds sacct's delimiter), so whose job it is "
+                              "cannot be told; tracebot does not trace it")
     rows: list[dict[str, str]] = []
-    pending = ""
-    for line in text.split("\n"):
-        candidate = f"{pending}\n{line}" if pending else line
-        parts = candidate.split(SACCT_SEP)
-        if len(parts) < len(fields):
-            pending = candidate
-            continue
-        pending = ""
-        if len(parts) > len(fields):
-            # A free-text field holds the delimiter: the job's name, working directory or sbatch line, all
-            # its owner's to choose. Which one cannot be told, and a name "x<SEP>tracebot" would move every
-            # field after it: the User column would read "tracebot".
-            raise AmbiguousRecord(f"the job's accounting record has {len(parts) - len(fields)} field(s) too "
-                                  "many (its name or a path holds sacct's delimiter), so whose job it is cannot "
-                                  "be told; tracebot does not trace it")
-        rows.append(dict(zip(fields, parts, strict=True)))
+    first = pieces[0]
+    for start in range(1, len(pieces), per_row):
+        values = [first, *pieces[start:start + per_row]]
+        if start + per_row < len(pieces):
+            values[-1], newline, first = values[-1].rpartition("\n")
+            if not newline:
+                raise AmbiguousRecord("sacct's rows are not separated by newlines; tracebot does not trace the job")
+        rows.append(dict(zip(fields, values, strict=True)))
     return rows
 
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import sqlite3
+import stat
 import threading
 import time
 
@@ -204,21 +206,37 @@ def test_a_database_from_before_the_learning_migration_keeps_its_votes_and_gains
     assert store.count("unanswered") == 1
 
 
-def test_a_new_database_and_its_folder_are_readable_by_tracebots_user_alone(tmp_path):
-    # it keeps what was pasted in DMs and private channels, and who traced what: on a shared login node
-    # another user must not read it (nor its WAL, which holds the latest records)
-    import os
-    import stat
-
-    old = os.umask(0o022)  # a usual umask: files 0644, folders 0755
+def _private_paste_stored(path) -> Store:
+    """A store opened at ``path`` under a usual umask (files 0644, folders 0755), holding a DM's paste."""
+    old = os.umask(0o022)
     try:
-        store = Store(tmp_path / "var" / "t.sqlite3")
+        store = Store(path)
         store.record_diagnosis(channel="D0ALICE", matches=[_match("cuda-oom")], confident=True, source="auto",
                                text="RuntimeError: alice's private paste")
     finally:
         os.umask(old)
+    return store
+
+
+def _others_bits(folder) -> dict[str, int]:
+    return {p.name: stat.S_IMODE(p.stat().st_mode) & 0o077 for p in [folder, *folder.iterdir()]}
+
+
+def test_a_new_database_and_its_folder_are_readable_by_tracebots_user_alone(tmp_path):
+    # it keeps what was pasted in DMs and private channels, and who traced what: on a shared login node
+    # another user must not read it (nor its WAL, which holds the latest records)
+    _private_paste_stored(tmp_path / "var" / "t.sqlite3")
     folder = tmp_path / "var"
-    assert stat.S_IMODE(folder.stat().st_mode) & 0o077 == 0
-    files = list(folder.iterdir())
-    assert any(p.name.endswith("-wal") for p in files), files
-    assert {p.name: stat.S_IMODE(p.stat().st_mode) & 0o077 for p in files} == {p.name: 0 for p in files}
+    assert any(p.name.endswith("-wal") for p in folder.iterdir())
+    assert _others_bits(folder) == dict.fromkeys(_others_bits(folder), 0)
+
+
+def test_a_new_database_behind_a_symlink_is_readable_by_tracebots_user_alone(tmp_path):
+    # an admin who puts the database on another disk links var/tracebot.sqlite3 to it before the first start:
+    # the link exists, so the private file was never made, and SQLite created the target with the umask (0644)
+    disk = tmp_path / "data" / "db"
+    (tmp_path / "var").mkdir()
+    (tmp_path / "var" / "t.sqlite3").symlink_to(disk / "t.sqlite3")
+    store = _private_paste_stored(tmp_path / "var" / "t.sqlite3")
+    assert store.count("diagnoses") == 1 and (disk / "t.sqlite3").is_file()
+    assert _others_bits(disk) == dict.fromkeys(_others_bits(disk), 0)

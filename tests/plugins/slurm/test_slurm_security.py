@@ -9,7 +9,9 @@ describes; ``alice`` and ``bob`` submit jobs. Each finding of the security revie
 - an admin traces alice's hung job while tracebot runs as ``tracebot``, and alice (mapped through
   ``users:``) cannot trace bob's job;
 - a job whose name or script path spells another owner (`` UserId=alice(1001)``) is traced as nobody's:
-  neither tracebot nor its privilege believes it.
+  neither tracebot nor its privilege believes it; nor does tracebot believe an accounting row spelled in a
+  step's command line, nor a name that spells the nodes to py-spy;
+- the privilege dumps another user's array task whose own id is the array's (scontrol prints its siblings too).
 """
 
 from __future__ import annotations
@@ -47,6 +49,9 @@ from tests.plugins.slurm.cluster import (
     wait_until_hung,
 )
 from tests.support import require
+from tracebot.plugins.slurm.client import SACCT_FIELDS, SlurmCli
+from tracebot.plugins.slurm.jobinfo import from_sacct
+from tracebot.plugins.slurm.parse import parse_records
 
 pytestmark = [pytest.mark.integration]
 SECRET = f"RuntimeError: bob-secret-{uuid.uuid4().hex}"
@@ -238,6 +243,65 @@ def test_a_job_named_as_tracebots_own_is_never_read_with_tracebots_rights(deploy
     finally:
         run(["scancel", job], check=False)
         run(["rm", "-rf", str(tracebots.parent)], check=False)
+
+
+def test_a_job_named_as_if_it_ran_on_many_nodes_is_refused_never_fanned_out(deployment: Deployment) -> None:
+    # JobName comes before NodeList and the first was kept: bob's /trace of his own job started a py-spy step
+    # through the privilege for each of 99,999 nodes, on the host and the controller everyone's /trace needs
+    job = sbatch_as("bob", "-J", "x NodeList=n[1-99999]", "-o", f"{deployment.bob_dir}/%j.out", "--wrap", "sleep 600")
+    try:
+        wait_for(job, {"RUNNING"}, timeout=QUEUE_WAIT_S)
+        doc = as_slack_user(deployment, "U-BOB", "job", job)
+        assert doc["data"]["error"] == "slurm" and "names NodeList twice" in doc["summary"]
+    finally:
+        run(["scancel", job], check=False)
+
+
+def test_a_row_spelled_in_a_steps_command_line_is_never_taken_for_tracebots_own(deployment: Deployment) -> None:
+    # bob's srun argument holds a newline and then a whole accounting row in the delimiter tracebot used to ask
+    # sacct for (\x1f), with his job's id, User "tracebot" and an -o of tracebot's: it replaced the real row, and
+    # tracebot read that -o with its own rights once the controller had forgotten the job
+    values = dict.fromkeys(SACCT_FIELDS, "")
+    values.update(JobID="JID", JobIDRaw="JID", JobName="x", User="tracebot", State="COMPLETED", ExitCode="0:0",
+                  SubmitLine="sbatch -o /etc/tracebot/tracebot.yaml x")
+    row = deployment.bob_dir / f"row-{uuid.uuid4().hex[:8]}"
+    row.write_text("\x1f".join(values[f] for f in SACCT_FIELDS))
+    row.chmod(0o644)
+    script = deployment.bob_dir / f"forge-{uuid.uuid4().hex[:8]}.sh"
+    script.write_text(f'#!/bin/sh\nsrun true "$(printf \'\\n\'; sed "s/JID/$SLURM_JOB_ID/g" {row})"\n')
+    script.chmod(0o755)
+    job = sbatch_as("bob", "-J", "forger", "-o", f"{deployment.bob_dir}/%x-%j.out", str(script))
+    try:
+        wait_for(job, {"COMPLETED", "FAILED"}, timeout=QUEUE_WAIT_S)
+        cli = SlurmCli()
+        for _ in range(120):  # slurmdbd records the step a moment after the job ends: wait for it
+            jobs = from_sacct(job, cli.accounting(job))
+            if jobs and "0" in [s.step_id for s in jobs[0].steps]:
+                break
+            subprocess.run(["sleep", "0.5"], check=True, timeout=5)
+        assert [(j.job_id, j.user) for j in jobs] == [(job, "bob")]
+        assert "0" in [s.step_id for s in jobs[0].steps]
+    finally:
+        run(["scancel", job], check=False)
+
+
+def test_another_users_array_task_that_carries_the_arrays_own_id_is_dumped_through_the_privilege(
+        deployment: Deployment) -> None:
+    # "scontrol show job <array id>" prints every task, and the last task to start keeps the array's own id: the
+    # privilege took an answer of two lines for a job the controller forgot and refused the dump, "not running"
+    array = sbatch_as("alice", "--array=1-2", "-J", "alice-array", "-o", f"{deployment.alice_dir}/arr-%A_%a.out",
+                      "--wrap", 'if [ "$SLURM_ARRAY_TASK_ID" = 1 ]; then exit 0; fi; sleep 600')
+    try:
+        wait_for(f"{array}_2", {"RUNNING"}, timeout=QUEUE_WAIT_S)
+        records = parse_records(run(["scontrol", "show", "job", "-o", array]).stdout)
+        assert len(records) == 2, records  # the finished task 1 is still listed beside it
+        own = next(r for r in records if r["JobId"] == array)
+        proc = subprocess.run([*as_user("tracebot"), *PRIVILEGE, "dump", array, own["BatchHost"], "60", "10"],
+                              capture_output=True, text=True, timeout=120, check=False)
+        assert proc.returncode == 0, proc.stderr
+        json.loads(proc.stdout)  # the node's dump, as tracebot reads it
+    finally:
+        run(["scancel", array], check=False)
 
 
 def trace_as_runner(dep: Deployment, runner: str, job: str, extra_env: dict[str, str] | None = None) -> dict:
