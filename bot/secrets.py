@@ -202,14 +202,15 @@ def install_log_filter(scrubber: Scrubber, logger: logging.Logger | None = None)
 # Control characters a terminal acts on (ESC starts a sequence that can set the title, clear the screen
 # or write the clipboard; C1's CSI does the same alone; BEL, backspace): a job's log and name are its
 # owner's, and an admin reads them here. Tab, newline and carriage return (tracebot's progress bar) stay.
-_TERMINAL_CONTROLS = dict.fromkeys([*range(0x20), 0x7F, *range(0x80, 0xA0)], "?")
+# Unicode's directional overrides and isolates (U+202A-202E, U+2066-2069) reorder what the terminal shows.
+_TERMINAL_CONTROLS = dict.fromkeys([*range(0x20), 0x7F, *range(0x80, 0xA0), *range(0x202A, 0x202F), *range(0x2066, 0x206A)], "?")
 for _kept in "\t\n\r":
     del _TERMINAL_CONTROLS[ord(_kept)]
 
 
 class ScrubbingStream:
     """A text stream (standard output or error) whose every write is scrubbed first, and whose terminal
-    control characters are shown as ``?`` instead of acted on."""
+    control characters and bidirectional overrides are shown as ``?`` instead of acted on."""
 
     def __init__(self, inner: TextIO, scrubber: Scrubber) -> None:
         self.inner = inner

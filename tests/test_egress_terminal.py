@@ -93,6 +93,20 @@ def test_a_logs_terminal_escape_sequences_reach_the_terminal_as_text_never_as_co
 
 
 
+def test_a_logs_bidirectional_overrides_reach_the_terminal_as_text_never_reordering_it(tmp_path, capsys):
+    # Unicode's directional overrides and isolates make a terminal show a line's characters in another
+    # order than they are ("Trojan Source"): a job's log line could make an admin read a path or a command
+    # that is not the one it holds
+    hostile = "rm -rf \u202e/ tsil\u202c \u2066x\u2069 \u2067y\u2069 \u2068z\u2069 \u202a\u202b\u202d"
+    log = tmp_path / "bob.log"
+    log.write_text(f"{OOM} {hostile}\n", encoding="utf-8")
+    main(["diagnose", str(log), "--all"])
+    out, err = capsys.readouterr()
+    assert "CUDA out of memory" in out
+    assert not [c for c in out + err if 0x202A <= ord(c) <= 0x202E or 0x2066 <= ord(c) <= 0x2069], out + err
+    assert "tsil" in out + err, "what the log says is still shown"
+
+
 @pytest.mark.timeout(60)
 def test_a_wandb_login_line_with_many_flags_is_scrubbed_at_once_and_its_key_still_hidden():
     # each "--a" after "wandb login" could be read two ways ("--" + "a" or "-" + "-a"), so a line with n of
