@@ -694,7 +694,10 @@ def describes_change(text: str) -> bool:
 
 # "help" as a word: "Add a helper that retries …" and "that would have been helpful, thanks" ask nothing
 _ASKING = re.compile(
-    r"[?？]|in advance|any (?:idea|help|hint)|please|\bhelp(?:s|ed|ing)?\b|どうすれば|教えて|でしょうか", re.IGNORECASE
+    r"[?？]|in advance|any (?:idea|help|hint)|please|\bhelp(?:s|ed|ing)?\b|どうすれば|教えて|でしょうか"
+    # Chinese: why, how, may I ask, would you mind (a request's courtesy), help
+    r"|为什么|為什麼|怎么|怎麼|如何|请问|請問|麻烦|麻煩|求助|请教|請教",
+    re.IGNORECASE,
 )
 _FUNCTION_WORDS_TEXT = (
     "an the is are was were be been my our we it its this that these there how why what when where which who "

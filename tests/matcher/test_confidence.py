@@ -365,3 +365,22 @@ def test_a_statement_is_judged_by_the_statement_point_at_the_threshold_it_is_dia
         del model.statement_point
     assert asked == [threshold]  # a channel's threshold, --threshold: not the default one
     assert d.best is not None and d.best.entry_id == entry and not d.best.confident
+
+
+# Written here. A Chinese report signs off with 谢谢 ("thanks") as an English one does; its asking is in words
+# (为什么 why, 怎么 how, 请问 may I ask, 麻烦 would you mind), not a question mark.
+CHINESE_REPORT_SIGNED_OFF = (
+    "启动训练时报错 Duplicate GPU detected : rank 1 and rank 0 both on CUDA device 3b000，麻烦看一下怎么改，谢谢",
+    "nccl-invalid-usage-duplicate-gpu",
+)
+CHINESE_THANKS = "改了 CUDA_VISIBLE_DEVICES 以后 Duplicate GPU detected 就没有了，谢谢"
+
+
+def test_a_chinese_report_that_asks_in_words_and_signs_off_with_thanks_is_answered(matcher: Matcher):
+    text, entry = CHINESE_REPORT_SIGNED_OFF
+    d = matcher.diagnose(text)
+    assert d.best is not None and d.best.entry_id == entry and d.best.confident, d.notes
+
+
+def test_a_chinese_thank_you_naming_the_error_it_got_rid_of_stays_silent(matcher: Matcher):
+    assert not matcher.diagnose(CHINESE_THANKS).confident
