@@ -652,9 +652,9 @@ def cmd_trace(args: argparse.Namespace) -> int:
                 print(f"wrote {one.path}")
         if result.attachments and not out_dir:
             print("(use --out DIR to save the attachments)")
-    if result.status != "error":
-        return EXIT_OK
-    return EXIT_USAGE if result.data.get("error") == "usage" else EXIT_FAILED
+    if result.status == "error":
+        return EXIT_USAGE if result.data.get("error") == "usage" else EXIT_FAILED
+    return EXIT_FAILED if any(one.path is None for one in saved) else EXIT_OK
 
 
 def _own_options(words: list[str], as_json: bool, out: str | None) -> tuple[list[str], bool, Path | None]:

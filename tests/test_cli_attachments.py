@@ -92,3 +92,14 @@ def test_a_symlink_in_out_dir_is_not_followed(tmp_path: Path, attach_plugin: Non
     assert victim.read_text() == "keep me"
     assert doc["attachments"][8]["path"] != str(out / "ranks.png")
     assert "symbolic link" in doc["attachments"][8]["note"]
+
+
+def test_an_out_dir_that_cannot_be_made_says_why_and_still_prints_the_result(
+        tmp_path: Path, attach_plugin: None, capsys: pytest.CaptureFixture[str]) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    assert main(["trace", "attach", "--out", str(blocker / "out")]) == 1
+    said = capsys.readouterr()
+    assert "files" in said.out  # the result itself
+    assert "could not create the directory" in said.err and "Not a directory" in said.err
+    assert main(["trace", "help", "--out", str(blocker / "out")]) == 0  # nothing to write, nothing to fail

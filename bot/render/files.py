@@ -52,7 +52,15 @@ def shown(name: str) -> str:
 
 
 def write_attachments(attachments: list[Attachment], out_dir: Path) -> list[SavedAttachment]:
-    out_dir.mkdir(parents=True, exist_ok=True)
+    """Each attachment written into ``out_dir`` (made if missing), or the reason it was not."""
+    if not attachments:
+        return []
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        why = f"could not create the directory {out_dir}: {exc.strerror or exc}"
+        return [SavedAttachment(a, None, f"attachment {n} {shown(a.filename)} was not written: {why}")
+                for n, a in enumerate(attachments, 1)]
     taken: set[str] = set()
     saved = []
     for n, attachment in enumerate(attachments, 1):
