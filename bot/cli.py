@@ -29,7 +29,6 @@ if TYPE_CHECKING:
     from tracebot.knowledge.loader import KnowledgeBase
     from tracebot.matcher import Matcher
     from tracebot.plugin_api import Caller
-    from tracebot.result import Result
 
 # Each command imports what it needs when it runs: `tracebot diagnose` on a paste must not pay for the
 # service, the plugins or the Slack app (a cold start is part of every CI log classification).
@@ -622,6 +621,7 @@ def add_trace_subcommands(subparsers: Any) -> None:
 
 
 def cmd_trace(args: argparse.Namespace) -> int:
+    from tracebot.render.files import write_attachments
     from tracebot.render.text import render_result
     from tracebot.service.plugin_host import default_host
     from tracebot.service.router import Router
@@ -635,21 +635,26 @@ def cmd_trace(args: argparse.Namespace) -> int:
     result = router.run_text(" ".join(words) or "help", local_caller(config), progress=_progress_printer())
     if kb_note:
         result.data.setdefault("notes", []).append(kb_note)
-    written = _write_attachments(result, out_dir) if out_dir else []
+    saved = write_attachments(result.attachments, out_dir) if out_dir else []
     if as_json:
         payload = result.to_dict()
-        for entry, path in zip(payload["attachments"], written, strict=False):
-            entry["path"] = str(path)
+        for entry, one in zip(payload["attachments"], saved, strict=False):
+            entry["path"] = str(one.path) if one.path else None
+            if one.note:
+                entry["note"] = one.note
         print(json.dumps(payload, ensure_ascii=False, indent=2))
     else:
         print(render_result(result))
-        for path in written:
-            print(f"wrote {path}")
+        for one in saved:
+            if one.note:
+                print(f"note: {one.note}", file=sys.stderr)
+            if one.path:
+                print(f"wrote {one.path}")
         if result.attachments and not out_dir:
             print("(use --out DIR to save the attachments)")
-    if result.status != "error":
-        return EXIT_OK
-    return EXIT_USAGE if result.data.get("error") == "usage" else EXIT_FAILED
+    if result.status == "error":
+        return EXIT_USAGE if result.data.get("error") == "usage" else EXIT_FAILED
+    return EXIT_FAILED if any(one.path is None for one in saved) else EXIT_OK
 
 
 def _own_options(words: list[str], as_json: bool, out: str | None) -> tuple[list[str], bool, Path | None]:
@@ -709,16 +714,6 @@ def _progress_printer() -> Any:
     if not sys.stderr.isatty():
         return lambda _msg: None
     return lambda msg: print(f"… {msg}", file=sys.stderr, flush=True)
-
-
-def _write_attachments(result: Result, out_dir: Path) -> list[Path]:
-    out_dir.mkdir(parents=True, exist_ok=True)
-    written = []
-    for attachment in result.attachments:
-        path = out_dir / Path(attachment.filename).name  # a plugin's file name never leaves DIR
-        path.write_bytes(attachment.content)
-        written.append(path)
-    return written
 
 
 @contextlib.contextmanager

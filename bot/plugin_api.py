@@ -17,6 +17,7 @@ log file of any size). It returns a :class:`Result` of plain data: sections in t
 from __future__ import annotations
 
 import logging
+import pwd
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -72,6 +73,20 @@ class Caller:
     slack_user: str | None = None
     cluster_user: str | None = None
     is_admin: bool = False
+
+    @property
+    def cluster_uid(self) -> int | None:
+        """The uid of ``cluster_user`` in this host's user database (None when unmapped or unknown here).
+
+        Ownership is compared by uid, never by the name ``ps`` prints: ``ps -o user=`` cuts a name
+        longer than 8 characters to ``longuse+``. A cluster shares one user database (LDAP, SSSD), so
+        this uid is the user's on every node."""
+        if not self.cluster_user:
+            return None
+        try:
+            return pwd.getpwnam(self.cluster_user).pw_uid
+        except KeyError:
+            return None
 
 
 def _ignore(_message: str) -> None:

@@ -30,6 +30,7 @@ REGEX_SOURCE_CHARS = 160  # a signature covers the start of a long line: enough 
 CLAUSE_MIN_CHARS = 60
 _CLAUSE_BREAK = re.compile(r"[(,;]")
 MAX_SNIPPET_READ = 8 << 20
+CONTEXT_LINES = 15  # kept around the chosen lines of a long paste
 TODO = "TODO"
 
 _MASKS: list[tuple[re.Pattern[str], str]] = [
@@ -153,7 +154,7 @@ def pick_signatures(snippet: str, limit: int = MAX_SIGNATURES) -> list[Signature
     return out
 
 
-def trim_snippet(snippet: str, signatures: Sequence[Signature], context: int = 15) -> str:
+def trim_snippet(snippet: str, signatures: Sequence[Signature], context: int = CONTEXT_LINES) -> str:
     """The part of a long log worth keeping as an example: the signature lines with some context."""
     text = to_text(snippet).strip("\n")
     if len(text) <= MAX_EXAMPLE_CHARS // 4 or not signatures:

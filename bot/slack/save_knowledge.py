@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import logging
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -19,13 +20,16 @@ from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
 from tracebot.authoring.compare import CompareError
-from tracebot.authoring.draft import DraftError, pick_signatures, trim_snippet
+from tracebot.authoring.draft import DraftError
 from tracebot.authoring.evaluate import CaseError
 from tracebot.authoring.from_thread import ThreadMessage, fix_choices, one_line, save_configured, thread_error
-from tracebot.matcher.normalize import to_text
+from tracebot.authoring.log_window import NotText, error_window
 from tracebot.matcher.signals import error_signature
 from tracebot.render.slack import escape, section
+from tracebot.service.attachments import is_text_file
+from tracebot.service.outbox import DownloadRefused
 from tracebot.service.service import Service
+from tracebot.slack.inbound import files_of
 
 log = logging.getLogger(__name__)
 SHORTCUT_ID = "tracebot_save_knowledge"
@@ -98,26 +102,51 @@ def chosen(view: dict[str, Any]) -> tuple[str, str, str | None]:
     return meta["channel"], meta["thread_ts"], (value.get("selected_option") or {}).get("value")
 
 
-def _attached_error(service: Service, root: ThreadMessage) -> str:
-    """The first attached text file of the root message, trimmed to the part around its error lines."""
-    for f in root.files:
-        url = f.get("url_private_download") or f.get("url_private")
-        if not url:
+def _attached_error(service: Service, root: ThreadMessage) -> tuple[str, list[str]]:
+    """The part around the error lines of the root message's first attached log that has one, and why
+    each file before it was not used. Only that window is kept: the log is streamed, never held whole."""
+    limit = service.config.max_file_bytes
+    notes: list[str] = []
+    for f in files_of({"files": root.files}):
+        if not is_text_file(f) or not f.url:
+            notes.append(f"{f.name}: not a text or log file")
+            continue
+        if f.size is not None and f.size > limit:
+            notes.append(f"{f.name}: larger than {limit >> 20} MB, the most tracebot reads of an attachment")
             continue
         with tempfile.TemporaryDirectory(prefix="tracebot-thread-file-") as tmp:
             dest = Path(tmp) / "log"
-            service.outbox.download(url, dest, service.config.max_file_bytes)
-            text = to_text(dest.read_bytes())
-        if error_signature(text) is not None:
-            return trim_snippet(text, pick_signatures(text))
-    return ""
+            try:
+                service.outbox.download(f.url, dest, limit)
+                window = error_window(dest, max_inflated=service.config.max_inflated_bytes,
+                                      deadline=time.monotonic() + service.config.message_budget_s)
+            except DownloadRefused as exc:
+                notes.append(f"{f.name}: {exc}".replace("file is larger", "larger"))
+                continue
+            except NotText as exc:
+                notes.append(f"{f.name}: {exc}")
+                continue
+            except OSError as exc:
+                notes.append(f"{f.name}: could not be read ({exc.strerror or exc})")
+                continue
+        if error_signature(window) is not None:
+            return window, notes
+        notes.append(f"{f.name}: no error line found in it")
+    return "", notes
 
 
 def save(service: Service, client: WebClient, *, channel: str, thread_ts: str, fix_ts: str, user: str) -> None:
     messages = read_thread(client, channel, thread_ts)
     error = thread_error(messages)
+    file_notes: list[str] = []
     if messages and error_signature(error) is None and messages[0].files:
-        error = _attached_error(service, messages[0]) or error
+        attached, file_notes = _attached_error(service, messages[0])
+        if not attached and file_notes:  # the error was to come from a file: say why none could be used
+            text = ":x: I could not read the attached log, so there is no error to draft from: " + "; ".join(
+                escape(note) for note in file_notes)
+            service.outbox.ephemeral(channel, user, text, None, thread_ts)
+            return
+        error = attached or error
     fix = next((m.text for m in messages if m.ts == fix_ts), "")
     try:
         saved = save_configured(
@@ -133,6 +162,7 @@ def save(service: Service, client: WebClient, *, channel: str, thread_ts: str, f
         text = f":x: I could not save this thread as knowledge: {exc}"
         service.outbox.ephemeral(channel, user, text, None, thread_ts)
         return
+    saved.notes += [f"Not used: {note}" for note in file_notes]
     service.outbox.upload(
         channel, thread_ts, f"{saved.entry_id}.yaml", saved.yaml.encode("utf-8"), f"Draft entry {saved.entry_id}"
     )

@@ -69,15 +69,25 @@ def run(ctx: CommandContext, pid: int, host: str | None = None, native: bool = F
     remote = remote_prefix(settings, host) if host else None
     if remote:
         _check_remote_owner(ctx, remote, pid)
-        targets = [procs.Target(pid, f"pid {pid}")]
+        targets, left_out = [procs.Target(pid, f"pid {pid}")], []  # only the pid itself is dumped there
     else:
         if not procs.exists(pid):
             return Result(title=title, summary=f"No process {pid}{where}.", status="error",
                           data={"error": "no_such_process", "pid": pid})
         _check_owner(ctx, pid)
-        targets = procs.targets(pid)
+        targets, left_out = _own_targets(ctx, procs.targets(pid))
+        if not targets:
+            return Result(title=title, status="error",
+                          data={"error": "not_yours", "pid": pid, "left_out": len(left_out)},
+                          summary=f"All {len(left_out)} process(es) to dump under pid {pid} run as another user "
+                                  f"(changed user through setuid or sudo): {_LEFT_OUT_WHY}")
     dumps = _dump(ctx, settings, targets, native, remote)
     result = Result(title=title, summary="")
+    if left_out:
+        result.data["left_out"] = len(left_out)
+        result.data.setdefault("notes", []).append(
+            f"{len(left_out)} process(es) under pid {pid} left out: they run as another user (changed user "
+            f"through setuid or sudo). {_LEFT_OUT_WHY}")
     hosts = {t.label: host for t in targets} if host else None
     result.summary = add_stack_report(result, ctx, dumps, hosts,
                                       png_title=f"{len(targets)} ranks of pid {pid} by stack")
@@ -105,15 +115,35 @@ def _dump(ctx: CommandContext, settings: dict[str, Any], targets: list[procs.Tar
     return dumps
 
 
-def _check_owner(ctx: CommandContext, pid: int) -> None:
-    if ctx.caller.is_admin:
-        return
+_LEFT_OUT_WHY = "You may trace only your own processes; an admin can trace them."
+
+
+def _caller_uid(ctx: CommandContext) -> int:
+    """The caller's uid, for a caller who is not an admin; refused when there is none."""
     if not ctx.caller.cluster_user:
         raise NotAllowed("Your Slack user is not mapped to a cluster user, so you may not trace processes; "
                          "ask an admin to add you to the users mapping.")
-    if procs.owner(pid) != ctx.caller.cluster_user:
+    uid = ctx.caller.cluster_uid
+    if uid is None:
+        raise NotAllowed(f"Your cluster user {ctx.caller.cluster_user} is not known on this host, so which "
+                         "processes are yours cannot be checked.")
+    return uid
+
+
+def _check_owner(ctx: CommandContext, pid: int) -> None:
+    if ctx.caller.is_admin:
+        return
+    if not procs.owned_by(pid, _caller_uid(ctx)):
         raise NotAllowed(f"Process {pid} is not yours ({ctx.caller.cluster_user}); "
                          "you may trace only your own processes.")
+
+
+def _own_targets(ctx: CommandContext, found: list[procs.Target]) -> tuple[list[procs.Target], list[procs.Target]]:
+    """py-spy dumps the ranks and children under the pid too: each must be the caller's, not only the
+    pid asked for (a rank may have changed user since). Admins trace them all."""
+    if ctx.caller.is_admin:
+        return found, []
+    return procs.split_by_owner(found, _caller_uid(ctx))
 
 
 def remote_prefix(settings: dict[str, Any], host: str) -> list[str]:
@@ -129,14 +159,15 @@ def remote_prefix(settings: dict[str, Any], host: str) -> list[str]:
 def _check_remote_owner(ctx: CommandContext, remote: list[str], pid: int) -> None:
     if ctx.caller.is_admin:
         return
-    if not ctx.caller.cluster_user:
-        raise NotAllowed("Your Slack user is not mapped to a cluster user, so you may not trace processes.")
+    uid = _caller_uid(ctx)
     try:
-        proc = subprocess.run([*remote, "ps", "-o", "user=", "-p", str(pid)], capture_output=True, text=True,
-                              timeout=min(15.0, max(1.0, ctx.remaining())), check=False)
+        # uids, not `user=`: ps cuts a long user name to "longuse+"; all four, as procs.owned_by checks
+        proc = subprocess.run([*remote, "ps", "-o", "ruid=,euid=,suid=,fsuid=", "-p", str(pid)], capture_output=True,
+                              text=True, timeout=min(15.0, max(1.0, ctx.remaining())), check=False)
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise NotAllowed(f"Could not check who owns process {pid} on that host ({type(exc).__name__}).") from exc
-    if proc.stdout.strip() != ctx.caller.cluster_user:
+    found = proc.stdout.split()
+    if not found or found != [str(uid)] * 4:
         raise NotAllowed(f"Process {pid} on that host is not yours or does not exist; "
                          "you may trace only your own processes.")
 

@@ -75,20 +75,40 @@ def rank_variable(env: dict[str, str]) -> tuple[str, str] | None:
     return None
 
 
-def owner(pid: int) -> str | None:
-    """The user name owning the process (real uid from /proc/PID/status), or None if it is gone."""
+def uids(pid: int) -> tuple[int, ...] | None:
+    """Real, effective, saved and file-system uid of the process (/proc/PID/status), or None if it is gone."""
     try:
         status = (PROC / str(pid) / "status").read_text()
     except OSError:
         return None
     for line in status.splitlines():
         if line.startswith("Uid:"):
-            uid = int(line.split()[1])
-            try:
-                return pwd.getpwuid(uid).pw_name
-            except KeyError:
-                return str(uid)
+            return tuple(int(u) for u in line.split()[1:])
     return None
+
+
+def owner(pid: int) -> str | None:
+    """The user name owning the process (its real uid), or None if it is gone."""
+    found = uids(pid)
+    if not found:
+        return None
+    try:
+        return pwd.getpwuid(found[0]).pw_name
+    except KeyError:
+        return str(found[0])
+
+
+def owned_by(pid: int, uid: int) -> bool:
+    """Whether every uid of the process is ``uid``: a setuid program or a child that went through sudo
+    runs with another effective uid, and reading its memory is not the caller's to do."""
+    found = uids(pid)
+    return bool(found) and all(u == uid for u in found)
+
+
+def split_by_owner(found: list[Target], uid: int) -> tuple[list[Target], list[Target]]:
+    """``found`` as (the processes ``uid`` owns, the others)."""
+    mine = [t for t in found if owned_by(t.pid, uid)]
+    return mine, [t for t in found if t not in mine]
 
 
 def is_python(pid: int) -> bool:

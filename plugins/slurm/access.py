@@ -9,6 +9,7 @@ import grp
 import pwd
 
 from tracebot.plugin_api import Caller, NotAllowed
+from tracebot.plugins.slurm.gpus import PsRow
 from tracebot.plugins.slurm.settings import SlurmSettings
 
 
@@ -36,15 +37,16 @@ def sees_all_commands(caller: Caller, node: str, settings: SlurmSettings) -> boo
                for pattern in settings.gpus_allow.get(key, []))
 
 
-def visible_ps(details: dict[int, str], caller: Caller, sees_all: bool) -> dict[int, str]:
-    """``user etime stat args`` per pid, with the args of other users' processes hidden unless ``sees_all``."""
+def visible_ps(details: dict[int, PsRow], caller: Caller, sees_all: bool) -> dict[int, str]:
+    """``user etime stat args`` per pid, with the args of other users' processes hidden unless ``sees_all``.
+    A process is the caller's when its uid is the caller's (names in ps output may be cut short)."""
     if sees_all:
-        return details
+        return {pid: row.text for pid, row in details.items()}
+    uid = caller.cluster_uid
     shown = {}
-    for pid, line in details.items():
-        fields = line.split(maxsplit=3)
-        mine = bool(caller.cluster_user) and fields[:1] == [caller.cluster_user]
-        shown[pid] = line if mine else " ".join([*fields[:3], HIDDEN])
+    for pid, row in details.items():
+        mine = uid is not None and row.uid == uid
+        shown[pid] = row.text if mine else " ".join([*row.text.split(maxsplit=3)[:3], HIDDEN])
     return shown
 
 

@@ -177,7 +177,7 @@ def run_gpus(ctx: CommandContext, node: str) -> Result:
                    f"All {len(view.processes)} GPU process(es) on {node} belong to running jobs.")
         return Result(title=title, summary=summary, status="ok", tables=tables, data=data)
     pids = " ".join(str(p.pid) for p in left)
-    stuck = [p.pid for p in left if "D" in _ps_field(view.details.get(p.pid, ""), 2)]
+    stuck = [p.pid for p in left if p.pid in view.details and "D" in _ps_field(view.details[p.pid].text, 2)]
     held = ", ".join(f"pid {p.pid} ({p.process_name}, {p.used_mib if p.used_mib is not None else '?'} MiB)" for p in left)
     fix = [f"`ssh {node} kill {pids}`; if they are still listed after a few seconds: `ssh {node} kill -9 {pids}`.",
            f"Check again: `ssh {node} nvidia-smi` should no longer list them before jobs are scheduled there."]

@@ -78,10 +78,22 @@ def is_local(node: str) -> bool:
 
 
 @dataclass
+class PsRow:
+    """One process as ``ps`` on the node sees it."""
+
+    uid: int  # who owns it: compared with the caller's uid (a user name in ps output may be cut short)
+    text: str  # "user etime stat args"
+
+
+# user:32 prints names in full where plain `user` cuts them to 8 columns ("longuse+")
+PS_FIELDS = "pid=,uid=,user:32=,etime=,stat=,args="
+
+
+@dataclass
 class NodeGpuView:
     processes: list[GpuProcess]
     job_of_pid: dict[int, str]
-    details: dict[int, str]  # pid -> "user etime stat args" from ps
+    details: dict[int, PsRow]  # the leftover GPU processes, by pid
 
 
 def inspect_node(node: str, settings: SlurmSettings, timeout: float) -> NodeGpuView:
@@ -96,16 +108,20 @@ def inspect_node(node: str, settings: SlurmSettings, timeout: float) -> NodeGpuV
     scontrol = f"{settings.bin_dir}/scontrol" if settings.bin_dir else "scontrol"
     pids = parse_listpids(_run(prefix, [scontrol, "listpids"], timeout, what="scontrol listpids",
                                ok_codes=(0, 1)))
-    details: dict[int, str] = {}
     leftover = [p.pid for p in orphans(processes, {r.pid: r.job_id for r in pids})]
-    if leftover:
-        ps = _run(prefix, ["ps", "-o", "pid=,user=,etime=,stat=,args=", "-p", ",".join(map(str, leftover))],
-                  timeout, what="ps", ok_codes=(0, 1))
-        for line in ps.splitlines():
-            head, _, rest = line.strip().partition(" ")
-            if head.isdigit():
-                details[int(head)] = " ".join(rest.split())[:200]
+    details = ps_details(prefix, leftover, timeout) if leftover else {}
     return NodeGpuView(processes, {r.pid: r.job_id for r in pids}, details)
+
+
+def ps_details(prefix: list[str], pids: list[int], timeout: float) -> dict[int, PsRow]:
+    """Owner uid and ``user etime stat args`` of each of ``pids`` still running (``prefix``: on a node)."""
+    ps = _run(prefix, ["ps", "-o", PS_FIELDS, "-p", ",".join(map(str, pids))], timeout, what="ps", ok_codes=(0, 1))
+    details: dict[int, PsRow] = {}
+    for line in ps.splitlines():
+        fields = line.split(maxsplit=2)
+        if len(fields) == 3 and fields[0].isdigit() and fields[1].isdigit():
+            details[int(fields[0])] = PsRow(int(fields[1]), " ".join(fields[2].split())[:200])
+    return details
 
 
 def _run(prefix: list[str], argv: list[str], timeout: float, what: str, ok_codes: tuple[int, ...] = (0,)) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import subprocess
+import tracemalloc
 from pathlib import Path
 
 import pytest
@@ -137,12 +138,9 @@ def test_kb_new_from_thread_in_the_console_lists_the_replies_then_drafts_from_th
     assert "hf_Zz9" not in draft
 
 
-def test_when_the_root_message_only_attaches_a_log_the_draft_is_made_from_the_log(slack):
-    log = "\n".join([f"step {i} loss 0.{i}" for i in range(50)] + ERROR.splitlines()[1:] + ["exiting"])
-    url = slack.fake.add_file("train.log", log.encode())
+def _submit_with_attachment(slack, attached: dict) -> str:
     root = payloads.new_ts()
     fix = {"ts": payloads.new_ts(), "user": "U0CAROL", "text": FIX}
-    attached = {"id": "F0LOG", "name": "train.log", "mimetype": "text/plain", "url_private_download": url}
     slack.fake.add_thread(
         "C0TRAIN", [{"ts": root, "user": "U0ERIN", "text": "my job died, log attached", "files": [attached]}, fix]
     )
@@ -150,6 +148,14 @@ def test_when_the_root_message_only_attaches_a_log_the_draft_is_made_from_the_lo
     select = next(b for b in view["blocks"] if b["type"] == "input")["element"]
     values = {"fix": {"fix_reply": {"type": "static_select", "selected_option": select["options"][0]}}}
     slack.interaction(payloads.view_submission(view, values))
+    return root
+
+
+def test_when_the_root_message_only_attaches_a_log_the_draft_is_made_from_the_log(slack):
+    log = "\n".join([f"step {i} loss 0.{i}" for i in range(50)] + ERROR.splitlines()[1:] + ["exiting"])
+    url = slack.fake.add_file("train.log", log.encode())
+    _submit_with_attachment(slack, {"id": "F0LOG", "name": "train.log", "mimetype": "text/plain",
+                                    "url_private_download": url})
     upload = slack.fake.wait_for(lambda: [u for u in slack.fake.uploads.values() if u.get("completed")])[0]
     draft = upload["content"].decode()
     assert upload["filename"] == "valueerror-shard-index-out-of-range.yaml"
@@ -169,3 +175,48 @@ def test_saving_the_same_thread_twice_posts_the_draft_again_but_leaves_the_first
             first = git(repo, "rev-parse", "kb/valueerror-shard-index-out-of-range")
     assert "already exists in the checkout, so nothing was committed" in slack.fake.posts("C0TRAIN")[-1]["text"]
     assert git(repo, "rev-parse", "kb/valueerror-shard-index-out-of-range") == first
+
+
+def test_a_long_attached_log_is_drafted_from_a_window_around_its_error_lines(slack):
+    steps = [f"step {i} loss 0.{i % 97} lr 3e-4 tokens/s 81234" for i in range(1_100_000)]
+    log = "\n".join(steps[:200_000] + ERROR.splitlines()[1:] + steps[200_000:]) + "\n"  # ~48 MB
+    url = slack.fake.add_file("train.log", log.encode())
+    tracemalloc.start()
+    try:
+        _submit_with_attachment(slack, {"id": "F0BIG", "name": "train.log", "mimetype": "text/plain",
+                                        "size": len(log), "url_private_download": url})
+        upload = slack.fake.wait_for(lambda: [u for u in slack.fake.uploads.values() if u.get("completed")],
+                                     timeout=120)[0]
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < len(log) // 2, f"{peak >> 20} MB held for a {len(log) >> 20} MB log"  # streamed, not read whole
+    draft = upload["content"].decode()
+    assert "ValueError: shard index 11 out of range" in draft
+    assert "step 199990 loss" in draft and "step 200010 loss" in draft  # the lines around the error
+    assert "step 0 loss" not in draft and "step 1099999 loss" not in draft  # not the rest of the log
+
+
+def test_an_attached_log_too_large_or_not_text_is_refused_with_the_reason(slack):
+    slack.config.max_file_bytes = 1 << 20
+    big = b"x" * ((1 << 20) + 10)
+    url = slack.fake.add_file("huge.log", big)
+    _submit_with_attachment(slack, {"id": "F0HUGE", "name": "huge.log", "mimetype": "text/plain",
+                                    "size": len(big), "url_private_download": url})
+    said = slack.fake.wait_for(lambda: slack.fake.calls_to("chat.postEphemeral"))[-1].params["text"]
+    assert "huge.log" in said and "larger than 1 MB" in said
+
+    unsized = slack.fake.add_file("unsized.log", big)  # Slack did not say its size: the download stops at the cap
+    _submit_with_attachment(slack, {"id": "F0UNS", "name": "unsized.log", "mimetype": "text/plain",
+                                    "url_private_download": unsized})
+    said = slack.fake.wait_for(lambda: len(slack.fake.calls_to("chat.postEphemeral")) == 2
+                               and slack.fake.calls_to("chat.postEphemeral"))[-1].params["text"]
+    assert "unsized.log" in said and "larger than 1 MB" in said
+
+    binary = slack.fake.add_file("core.log", b"\x7fELF\x02\x01\x01\x00" + bytes(range(256)) * 64)
+    _submit_with_attachment(slack, {"id": "F0BIN", "name": "core.log", "mimetype": "text/plain",
+                                    "url_private_download": binary})
+    said = slack.fake.wait_for(lambda: len(slack.fake.calls_to("chat.postEphemeral")) == 3
+                               and slack.fake.calls_to("chat.postEphemeral"))[-1].params["text"]
+    assert "core.log" in said and "not a text file" in said
+    assert [u for u in slack.fake.uploads.values() if u.get("completed")] == []

@@ -12,7 +12,7 @@ import time
 import pytest
 from PIL import Image
 
-from tests.plugins.pyspy.hung import line_of
+from tests.plugins.pyspy.hung import line_of, wait_for_ranks, wait_until_in
 from tests.support import entry_dict, require, write_kb
 from tracebot.knowledge.loader import load_knowledge_base
 from tracebot.matcher import Matcher
@@ -172,6 +172,30 @@ def test_a_user_may_trace_only_their_own_processes(hung, host, make_ctx):
     assert refused.status == "error" and "not yours" in refused.summary and refused.stack_groups == []
     assert "not mapped to a cluster user" in unmapped.summary
     assert allowed.stack_groups[0].where.function == "all_reduce_wait"
+
+
+def test_a_rank_that_changed_user_is_left_out_of_the_dump_and_counted(spawn, worker_script, host, make_ctx):
+    """Rank 1 runs as another user (as after sudo or a setuid binary): py-spy must not read it for a
+    caller who owns only the launcher and the other ranks."""
+    require(os.geteuid() == 0, "starting a rank as another user needs root")
+    launch = (f"import os, subprocess, sys\n"
+              f"kids = [subprocess.Popen([sys.executable, {str(worker_script)!r}, 'wait'], "
+              f"env={{**os.environ, 'RANK': str(r)}}, stdin=subprocess.PIPE) for r in (0, 2)]\n"
+              f"kids.append(subprocess.Popen(['sleep', '300'], env={{**os.environ, 'RANK': '1'}}, user='nobody'))\n"
+              f"sys.stdin.read()\n")
+    parent = spawn(sys.executable, "-c", launch).pid
+    ranks = wait_for_ranks(parent, 3)
+    for target in ranks:
+        if target.label != "1":
+            wait_until_in(target.pid, "all_reduce_wait")
+    me = pid_command.procs.owner(parent)
+
+    result = host.run_command("pid", make_ctx(cluster_user=me), [str(parent)])
+    assert list(result.data["processes"]) == ["0", "2"] and result.data["left_out"] == 1
+    assert [g.ranks for g in result.stack_groups] == [["0", "2"]] and "1" not in result.unreadable
+    assert any("1 process(es) under pid" in n and "another user" in n for n in result.data["notes"])
+    admin = host.run_command("pid", make_ctx(cluster_user=None, is_admin=True), [str(parent)])
+    assert list(admin.data["processes"]) == ["0", "1", "2"] and "left_out" not in admin.data
 
 
 def test_a_pid_that_does_not_exist_says_so(host, make_ctx):

@@ -1,0 +1,111 @@
+"""The part of an attached log a draft needs, read streamed: a window around its error lines.
+
+A draft keeps a window of its paste (:func:`tracebot.authoring.draft.trim_snippet`: the chosen error
+lines with their context, at most ``MAX_EXAMPLE_CHARS // 4`` characters). For an attached log of up to
+``max_file_bytes`` that window is found without holding the log in memory: one streamed pass collects
+the distinct error lines (the matcher's candidate reader and ``scan_log``'s idea of an error line), the
+draft's signature lines are chosen among them, and a second pass keeps only the lines around them and
+stops reading there. gzip is unpacked on the fly within the same limits as a diagnosed attachment.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+from tracebot.authoring.draft import CONTEXT_LINES, pick_signatures
+from tracebot.knowledge.entry import MAX_EXAMPLE_CHARS
+from tracebot.matcher.logscan import ERROR_LINE, FALLBACK_TRIGGER
+from tracebot.matcher.normalize import clean, mask
+from tracebot.matcher.scan import ScanStats, candidate_lines, open_log
+
+WINDOW_CHARS = MAX_EXAMPLE_CHARS // 4
+MAX_ERROR_LINES = 200  # distinct error lines the signatures are chosen from
+SNIFF_BYTES = 8192
+
+
+class NotText(ValueError):
+    """The file is not a text log (NUL bytes or mostly undecodable bytes at its start)."""
+
+
+def error_window(path: Path, *, max_inflated: int | None = None, deadline: float | None = None) -> str:
+    """The lines around the log's most distinctive error lines ("" when it has no error line).
+
+    Raises :class:`NotText` for a binary file and :class:`OSError` when it cannot be read."""
+    _check_text(path, max_inflated)
+    errors = _error_lines(path, max_inflated, deadline)
+    if not errors:
+        return ""
+    chosen = pick_signatures("\n".join(text for _, text in errors))
+    if not chosen:
+        return ""
+    numbers = [errors[s.line_no - 1][0] for s in chosen]
+    first = max(1, min(numbers) - CONTEXT_LINES)
+    last = max(numbers) + CONTEXT_LINES
+    kept: list[str] = []
+    size = 0
+    for no, line in _numbered(path, _LinesBetween(first, last), max_inflated, deadline):
+        kept.append(line.removesuffix("\r"))
+        size += len(line) + 1
+        if size >= WINDOW_CHARS or no >= last:
+            break  # the rest of the log is never read
+    return "\n".join(kept)[:WINDOW_CHARS]
+
+
+def _check_text(path: Path, max_inflated: int | None) -> None:
+    stream, _ = open_log(path, max_inflated=max_inflated)
+    with stream:
+        head = stream.read(SNIFF_BYTES)
+    undecodable = head.decode("utf-8", errors="replace").count("\ufffd")
+    if b"\x00" in head or undecodable > len(head) // 10 + 3:  # +3: a character cut at the end of the sniff
+        raise NotText("it is not a text file (binary content); attach the log as text or .gz")
+
+
+def _error_lines(path: Path, max_inflated: int | None, deadline: float | None) -> list[tuple[int, str]]:
+    """``(line number, line)`` of the first distinct error lines, each one line for pick_signatures."""
+    seen: set[str] = set()
+    found: list[tuple[int, str]] = []
+    for no, text in _numbered(path, FALLBACK_TRIGGER, max_inflated, deadline):
+        if not ERROR_LINE.search(text):
+            continue
+        line = " ".join(text.splitlines())  # \r, \f, U+2028 inside a line must not make two
+        key = mask(clean(line).text)
+        if key in seen:
+            continue
+        seen.add(key)
+        found.append((no, line))
+        if len(found) >= MAX_ERROR_LINES:
+            break
+    return found
+
+
+def _numbered(path: Path, trigger: object, max_inflated: int | None,
+              deadline: float | None) -> Iterator[tuple[int, str]]:
+    stream, size = open_log(path, max_inflated=max_inflated, deadline=deadline)
+    with stream:
+        yield from candidate_lines(stream, trigger, ScanStats(), size_hint=size, deadline=deadline)
+
+
+class _LinesBetween:
+    """A trigger for :func:`candidate_lines` that picks lines ``first``..``last`` (1-based), counting
+    lines as the reader does; blocks before them are only counted, not split."""
+
+    def __init__(self, first: int, last: int) -> None:
+        self.first, self.last = first, last
+        self.before = 0  # lines in the blocks seen so far
+
+    def line_starts(self, block: bytes) -> list[int]:
+        start_no = self.before + 1
+        self.before += block.count(b"\n") + (1 if block and not block.endswith(b"\n") else 0)
+        if self.before < self.first or start_no > self.last:
+            return []
+        starts: list[int] = []
+        pos, no = 0, start_no
+        while pos < len(block) and no <= self.last:
+            if no >= self.first:
+                starts.append(pos)
+            newline = block.find(b"\n", pos)
+            if newline == -1:
+                break
+            pos, no = newline + 1, no + 1
+        return starts

@@ -1,0 +1,84 @@
+"""``/trace pid``: py-spy dumps a launcher's descendants too, so each one is checked, not only the pid
+asked for: a rank that changed user (setuid, sudo) is left out for a caller who does not own it. Real
+process trees of this machine, read from /proc; no py-spy needed (tests/plugins/pyspy covers the dump)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import pwd
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+
+import pytest
+
+from tests.support import require
+from tracebot.plugins.pyspy import procs
+
+OTHER = "nobody"
+# A launcher whose ranks in FOREIGN run as another user, as a rank that went through sudo or a setuid
+# binary does.
+LAUNCHER = f"""
+import os, subprocess, sys
+foreign = {{int(r) for r in sys.argv[1].split(",") if r}}
+ranks = [subprocess.Popen(["sleep", "300"], env={{**os.environ, "RANK": str(r)}},
+                          user={OTHER!r} if r in foreign else None) for r in range(3)]
+sys.stdin.read()
+for p in ranks:
+    p.kill()
+"""
+
+
+@contextlib.contextmanager
+def launcher(foreign: str) -> Iterator[int]:
+    require(os.geteuid() == 0, "starting a rank as another user needs root")
+    proc = subprocess.Popen([sys.executable, "-c", LAUNCHER, foreign], stdin=subprocess.PIPE, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 30
+        while len(procs.targets(proc.pid)) < 3 and time.monotonic() < deadline:
+            time.sleep(0.05)  # polls for the state asserted below (all three ranks started)
+        yield proc.pid
+    finally:
+        proc.communicate(b"", timeout=10)
+
+
+@pytest.fixture
+def launcher_with_a_foreign_rank() -> Iterator[int]:
+    with launcher("1") as pid:
+        yield pid
+
+
+def test_a_rank_running_as_another_user_is_left_out_and_counted(launcher_with_a_foreign_rank: int) -> None:
+    found = procs.targets(launcher_with_a_foreign_rank)
+    assert [t.label for t in found] == ["0", "1", "2"]
+    mine, others = procs.split_by_owner(found, os.geteuid())
+    assert [t.label for t in mine] == ["0", "2"]
+    assert [t.label for t in others] == ["1"]
+    assert procs.owned_by(others[0].pid, pwd.getpwnam(OTHER).pw_uid)
+
+
+def test_a_process_is_owned_only_when_every_uid_is_the_callers(launcher_with_a_foreign_rank: int) -> None:
+    me, other = os.geteuid(), pwd.getpwnam(OTHER).pw_uid
+    assert procs.owned_by(launcher_with_a_foreign_rank, me)
+    assert not procs.owned_by(launcher_with_a_foreign_rank, other)
+    assert not procs.owned_by(4_194_305, me)  # no such process
+    # as a setuid program runs: the caller's real uid, another effective (and saved) uid
+    setuid_like = subprocess.Popen(
+        [sys.executable, "-c", f"import os, sys; os.setresuid({other}, {me}, {me}); print(flush=True); sys.stdin.read()"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, start_new_session=True)
+    try:
+        assert setuid_like.stdout is not None and setuid_like.stdout.readline() == b"\n"  # uids are set now
+        assert procs.uids(setuid_like.pid) == (other, me, me, me)
+        assert not procs.owned_by(setuid_like.pid, other)
+    finally:
+        setuid_like.communicate(b"", timeout=10)
+
+
+def test_when_every_rank_runs_as_another_user_nothing_is_dumped_and_the_reason_is_given(host, make_ctx) -> None:
+    with launcher("0,1,2") as parent:
+        result = host.run_command("pid", make_ctx(cluster_user=pwd.getpwuid(os.geteuid()).pw_name), [str(parent)])
+    assert result.status == "error" and result.stack_groups == [] and result.data["left_out"] == 3
+    assert "All 3 process(es) to dump under pid" in result.summary and "another user" in result.summary
+    assert "an admin can trace them" in result.summary
