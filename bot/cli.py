@@ -81,6 +81,10 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
     from tracebot.render.text import render_diagnosis
 
     given = Path(args.file) if args.file not in (None, "-") and not args.batch else None
+    why = _not_a_file(given) if given is not None else None
+    if why:  # said before loading the knowledge base (seconds at 1,000 entries with nothing cached)
+        print(f"error: {given}: {why}", file=sys.stderr)
+        return 2
     # a file over FULL_SCAN_CHARS on disk (plain, or gzip that inflates to more) is streamed: the line
     # rules answer it, so no helper process imports scikit-learn for a model nobody will read
     streamed = given is not None and given.is_file() and given.stat().st_size > FULL_SCAN_CHARS
@@ -96,10 +100,6 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
             d = matcher.diagnose(data[:MAX_STDIN_BYTES])
         else:
             path = Path(args.file)
-            why = _not_a_file(path)
-            if why:
-                print(f"error: {path}: {why}", file=sys.stderr)
-                return 2
             try:
                 d = matcher.diagnose_file(path, progress=progress if path.stat().st_size > FULL_SCAN_CHARS else None)
             except OSError as exc:
