@@ -3,7 +3,8 @@
 A draft keeps a window of its paste (:func:`tracebot.authoring.draft.trim_snippet`: the chosen error
 lines with their context, at most ``MAX_EXAMPLE_CHARS // 4`` characters). For an attached log of up to
 ``max_file_bytes`` that window is found without holding the log in memory: one streamed pass collects
-the distinct error lines (the matcher's candidate reader and ``scan_log``'s idea of an error line), the
+the distinct error lines (the matcher's candidate reader, ``scan_log``'s idea of an error line and the
+draft's line score), the
 draft's signature lines are chosen among them, and a second pass keeps only the lines around them and
 stops reading there. gzip is unpacked on the fly within the same limits as a diagnosed attachment.
 """
@@ -18,6 +19,7 @@ from tracebot.knowledge.entry import MAX_EXAMPLE_CHARS
 from tracebot.matcher.logscan import ERROR_LINE, FALLBACK_TRIGGER
 from tracebot.matcher.normalize import clean, mask
 from tracebot.matcher.scan import ScanStats, candidate_lines, open_log
+from tracebot.matcher.signals import line_score
 
 WINDOW_CHARS = MAX_EXAMPLE_CHARS // 4
 MAX_ERROR_LINES = 200  # distinct error lines the signatures are chosen from
@@ -66,10 +68,12 @@ def _error_lines(path: Path, max_inflated: int | None, deadline: float | None) -
     seen: set[str] = set()
     found: list[tuple[int, str]] = []
     for no, text in _numbered(path, FALLBACK_TRIGGER, max_inflated, deadline):
-        if not ERROR_LINE.search(text):
-            continue
         line = " ".join(text.splitlines())  # \r, \f, U+2028 inside a line must not make two
-        key = mask(clean(line).text)
+        cleaned = clean(line).text
+        # the draft's own scoring as well: "ncclInternalError: …", "报错AssertionError: …" have no error word
+        if not ERROR_LINE.search(text) and not line_score(cleaned):
+            continue
+        key = mask(cleaned)
         if key in seen:
             continue
         seen.add(key)

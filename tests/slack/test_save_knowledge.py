@@ -220,3 +220,22 @@ def test_an_attached_log_too_large_or_not_text_is_refused_with_the_reason(slack)
                                and slack.fake.calls_to("chat.postEphemeral"))[-1].params["text"]
     assert "core.log" in said and "not a text file" in said
     assert [u for u in slack.fake.uploads.values() if u.get("completed")] == []
+
+
+# Written here (review12): error lines the draft's own scoring finds but the generic error-word regex does not
+# (NCCL's lower-case error names, a Chinese word glued to an exception's name).
+@pytest.mark.parametrize("error_line", [
+    "node07:4412:4498 [3] NCCL INFO misc/socket.cc:484 -> 2\n"
+    "node07:4412:4498 [3] ncclInternalError: Internal check failed. Proxy Call to rank 12 failed (Connect)",
+    "[rank2]: 初始化时报错AssertionError: world size 16 is not divisible by tensor parallel size 3",
+])
+def test_an_attached_log_whose_error_the_draft_scores_is_drafted_not_refused(slack, error_line: str):
+    log = "\n".join([f"step {i} loss 0.{i}" for i in range(40)] + error_line.splitlines() + ["exiting"])
+    url = slack.fake.add_file("run.log", log.encode())
+    _submit_with_attachment(slack, {"id": "F0NCCL", "name": "run.log", "mimetype": "text/plain",
+                                    "url_private_download": url})
+    done = slack.fake.wait_for(lambda: [u for u in slack.fake.uploads.values() if u.get("completed")]
+                               or slack.fake.calls_to("chat.postEphemeral"))
+    assert not slack.fake.calls_to("chat.postEphemeral"), slack.fake.calls_to("chat.postEphemeral")[-1].params["text"]
+    draft = done[0]["content"].decode()
+    assert error_line.splitlines()[-1].split("]", 1)[-1].split("报错")[-1][:30] in draft
