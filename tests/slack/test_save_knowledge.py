@@ -239,3 +239,21 @@ def test_an_attached_log_whose_error_the_draft_scores_is_drafted_not_refused(sla
     assert not slack.fake.calls_to("chat.postEphemeral"), slack.fake.calls_to("chat.postEphemeral")[-1].params["text"]
     draft = done[0]["content"].decode()
     assert error_line.splitlines()[-1].split("]", 1)[-1].split("报错")[-1][:30] in draft
+
+
+def test_the_error_at_the_end_of_a_log_full_of_lesser_error_lines_is_drafted(slack):
+    # Written here (review12): hundreds of distinct warnings that say "error" before the crash at the very end.
+    names = [f"{a}{b}{c}" for a in "bcdfg" for b in "aeiou" for c in ("lt", "rn", "sk", "mp", "nd", "st", "rk",
+                                                                      "vy", "zz", "pp", "gh", "ck", "ft", "wn")]
+    lines = [f"step {i} loss 0.{i}" for i in range(300)]
+    lines += [f"WARNING dataset: error decoding caption of sample {n}, skipped" for n in names]
+    lines += [f"step {i} loss 0.{i}" for i in range(300, 600)]
+    lines += ["Traceback (most recent call last):", '  File "train.py", line 88, in <module>',
+              "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 3.50 GiB"]
+    url = slack.fake.add_file("train.log", "\n".join(lines).encode())
+    _submit_with_attachment(slack, {"id": "F0TAIL", "name": "train.log", "mimetype": "text/plain",
+                                    "url_private_download": url})
+    upload = slack.fake.wait_for(lambda: [u for u in slack.fake.uploads.values() if u.get("completed")])[0]
+    draft = upload["content"].decode()
+    assert "torch.OutOfMemoryError: CUDA out of memory" in draft
+    assert "error decoding caption" not in draft
