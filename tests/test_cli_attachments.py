@@ -103,3 +103,27 @@ def test_an_out_dir_that_cannot_be_made_says_why_and_still_prints_the_result(
     assert "files" in said.out  # the result itself
     assert "could not create the directory" in said.err and "Not a directory" in said.err
     assert main(["trace", "help", "--out", str(blocker / "out")]) == 0  # nothing to write, nothing to fail
+
+
+def test_a_fifo_planted_after_the_check_fails_that_attachment_instead_of_hanging(tmp_path: Path,
+                                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    # Written here (review12). The name check runs before the open: something that can write to DIR can put a
+    # named pipe under the name in between (the check is made to miss it here, as the race would). Opening a
+    # pipe for writing with no reader waits forever, so `tracebot trace --out` would hang.
+    import os
+    import threading
+
+    from tracebot.render import files
+
+    out = tmp_path / "out"
+    out.mkdir()
+    os.mkfifo(out / "ranks.png")
+    monkeypatch.setattr(files, "_occupied", lambda path: False)
+    saved: list[files.SavedAttachment] = []
+    worker = threading.Thread(target=lambda: saved.extend(files.write_attachments(
+        [Attachment("ranks.png", b"png"), Attachment("stacks.txt", b"text")], out)), daemon=True)
+    worker.start()
+    worker.join(timeout=30)  # a guard against the hang, not a synchronisation: it returns as soon as both are done
+    assert not worker.is_alive(), "writing an attachment blocked on a named pipe"
+    assert saved[0].path is None and "was not written" in saved[0].note
+    assert saved[1].path == out / "stacks.txt" and (out / "stacks.txt").read_bytes() == b"text"

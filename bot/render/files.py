@@ -9,9 +9,11 @@ link already in DIR is never followed.
 
 from __future__ import annotations
 
+import errno
 import mimetypes
 import os
 import re
+import stat
 import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
@@ -108,7 +110,13 @@ def _occupied(path: Path) -> bool:
 
 
 def _write_new_or_regular(path: Path, content: bytes) -> None:
-    """Write ``content`` to ``path`` without following a symbolic link put there meanwhile."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+    """Write ``content`` to ``path`` without following a symbolic link put there meanwhile, nor waiting
+    on a named pipe (O_NONBLOCK: opening one with no reader fails instead of blocking forever) or writing
+    into a device."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+    fd = os.open(path, flags, 0o644)
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise OSError(errno.EINVAL, "not a regular file (put there while tracebot was writing)")
     with os.fdopen(fd, "wb") as f:
         f.write(content)
