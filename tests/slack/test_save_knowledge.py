@@ -257,3 +257,17 @@ def test_the_error_at_the_end_of_a_log_full_of_lesser_error_lines_is_drafted(sla
     draft = upload["content"].decode()
     assert "torch.OutOfMemoryError: CUDA out of memory" in draft
     assert "error decoding caption" not in draft
+
+
+def test_an_attached_gz_cut_short_is_drafted_from_what_could_be_unpacked(slack):
+    # Written here (review12): an upload cut off mid-way; gzip raises EOFError (not an OSError) at the cut.
+    import gzip
+
+    log = "\n".join([f"step {i} loss 0.{i}" for i in range(40)] + ERROR.splitlines()[1:]
+                    + [f"retry {i} of shard {i % 13}" for i in range(60_000)])
+    packed = gzip.compress(log.encode())
+    url = slack.fake.add_file("train.log.gz", packed[: len(packed) // 2])
+    _submit_with_attachment(slack, {"id": "F0CUT", "name": "train.log.gz", "mimetype": "application/gzip",
+                                    "url_private_download": url})
+    upload = slack.fake.wait_for(lambda: [u for u in slack.fake.uploads.values() if u.get("completed")])[0]
+    assert "ValueError: shard index 11 out of range" in upload["content"].decode()
