@@ -703,7 +703,7 @@ _ASKING = re.compile(
 # 学会了如何…; not 不知道/没明白, which still ask), "that's why" (这就是为什么), "sorry for the trouble" (添麻烦了),
 # "anyway" (无论如何). These spans are taken out before the asking words are looked for.
 _NOT_ASKING = re.compile(
-    r"(?<![不没])(?:知道|明白|清楚|懂|懂得|学会|弄懂|搞懂|就是)了?(?:为什么|為什麼|怎么|怎麼|如何)"
+    r"(?<![不没沒])(?:知道|明白|清楚|懂|懂得|学会|學會|弄懂|搞懂|就是)了?(?:为什么|為什麼|怎么|怎麼|如何)"
     r"|添麻烦|添麻煩|无论如何|無論如何"
 )
 
