@@ -127,3 +127,16 @@ def test_a_fifo_planted_after_the_check_fails_that_attachment_instead_of_hanging
     assert not worker.is_alive(), "writing an attachment blocked on a named pipe"
     assert saved[0].path is None and "was not written" in saved[0].note
     assert saved[1].path == out / "stacks.txt" and (out / "stacks.txt").read_bytes() == b"text"
+
+
+@pytest.mark.parametrize("name", ["a\u2028b.txt", "line\u2029sep.png", "\u00a0.txt", "wide\u3000space.txt",
+                                  "   ", " ranks.png", "ranks.png ", "-rf", "--help.txt"])
+def test_an_invisible_spacing_or_option_like_name_is_renamed(tmp_path: Path, name: str) -> None:
+    # Written here (review12): line and paragraph separators and spaces other than ' ' are not control
+    # characters (Unicode's Z, not C), yet they break a printed line or hide in it; a name of spaces or with one
+    # at either end looks like another; a leading '-' is read as an option by `rm *` or `ls *` in DIR.
+    from tracebot.render.files import write_attachments
+
+    [saved] = write_attachments([Attachment(name, b"x", mimetype="text/plain")], tmp_path)
+    assert saved.path is not None and saved.path.name.startswith("attachment-1"), saved
+    assert all(c.isprintable() for c in saved.path.name) and saved.note

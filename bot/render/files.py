@@ -2,9 +2,9 @@
 
 Attachment names come from plugins, and plugins carry job-controlled text (a job name, a py-spy file
 name), so a name is used only when it is one plain, visible file name: never a path, ``.``/``..``, a
-hidden file (``.bashrc``), a control or invisible character, or a name another attachment of the same
-run already took. Anything else is saved under a name made here, and the note says why; a symbolic
-link already in DIR is never followed.
+hidden file (``.bashrc``), a control or invisible character, a space at either end, a leading ``-``, or a
+name another attachment of the same run already took. Anything else is saved under a name made here,
+and the note says why; a symbolic link already in DIR is never followed.
 """
 
 from __future__ import annotations
@@ -35,8 +35,14 @@ def name_problem(name: str) -> str:
     """Why ``name`` may not be used as a file name in DIR, or ``""`` when it may."""
     if not name:
         return "is empty"
-    if any(unicodedata.category(c).startswith("C") for c in name):
+    # C: controls, format characters (zero-width, bidi); not printable besides: Z's line and paragraph
+    # separators and spaces other than ' ' (U+00A0, U+3000), which break a printed line or hide in it
+    if any(unicodedata.category(c).startswith("C") or (not c.isprintable() and c != " ") for c in name):
         return "contains a control or invisible character"
+    if name != name.strip(" "):
+        return "begins or ends with a space"
+    if name.startswith("-"):
+        return "begins with '-' (a command run on the files in DIR would read it as an option)"
     if "/" in name or "\\" in name:
         return "contains a path separator ('/' or '\\')"
     if name in (".", ".."):
