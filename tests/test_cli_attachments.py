@@ -103,3 +103,40 @@ def test_an_out_dir_that_cannot_be_made_says_why_and_still_prints_the_result(
     assert "files" in said.out  # the result itself
     assert "could not create the directory" in said.err and "Not a directory" in said.err
     assert main(["trace", "help", "--out", str(blocker / "out")]) == 0  # nothing to write, nothing to fail
+
+
+def test_a_fifo_planted_after_the_check_fails_that_attachment_instead_of_hanging(tmp_path: Path,
+                                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    # Written here (review12). The name check runs before the open: something that can write to DIR can put a
+    # named pipe under the name in between (the check is made to miss it here, as the race would). Opening a
+    # pipe for writing with no reader waits forever, so `tracebot trace --out` would hang.
+    import os
+    import threading
+
+    from tracebot.render import files
+
+    out = tmp_path / "out"
+    out.mkdir()
+    os.mkfifo(out / "ranks.png")
+    monkeypatch.setattr(files, "_occupied", lambda path: False)
+    saved: list[files.SavedAttachment] = []
+    worker = threading.Thread(target=lambda: saved.extend(files.write_attachments(
+        [Attachment("ranks.png", b"png"), Attachment("stacks.txt", b"text")], out)), daemon=True)
+    worker.start()
+    worker.join(timeout=30)  # a guard against the hang, not a synchronisation: it returns as soon as both are done
+    assert not worker.is_alive(), "writing an attachment blocked on a named pipe"
+    assert saved[0].path is None and "was not written" in saved[0].note
+    assert saved[1].path == out / "stacks.txt" and (out / "stacks.txt").read_bytes() == b"text"
+
+
+@pytest.mark.parametrize("name", ["a\u2028b.txt", "line\u2029sep.png", "\u00a0.txt", "wide\u3000space.txt",
+                                  "   ", " ranks.png", "ranks.png ", "-rf", "--help.txt"])
+def test_an_invisible_spacing_or_option_like_name_is_renamed(tmp_path: Path, name: str) -> None:
+    # Written here (review12): line and paragraph separators and spaces other than ' ' are not control
+    # characters (Unicode's Z, not C), yet they break a printed line or hide in it; a name of spaces or with one
+    # at either end looks like another; a leading '-' is read as an option by `rm *` or `ls *` in DIR.
+    from tracebot.render.files import write_attachments
+
+    [saved] = write_attachments([Attachment(name, b"x", mimetype="text/plain")], tmp_path)
+    assert saved.path is not None and saved.path.name.startswith("attachment-1"), saved
+    assert all(c.isprintable() for c in saved.path.name) and saved.note

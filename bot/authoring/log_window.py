@@ -3,13 +3,15 @@
 A draft keeps a window of its paste (:func:`tracebot.authoring.draft.trim_snippet`: the chosen error
 lines with their context, at most ``MAX_EXAMPLE_CHARS // 4`` characters). For an attached log of up to
 ``max_file_bytes`` that window is found without holding the log in memory: one streamed pass collects
-the distinct error lines (the matcher's candidate reader and ``scan_log``'s idea of an error line), the
+the best distinct error lines (the matcher's candidate reader, ``scan_log``'s idea of an error line and the
+draft's line score), the
 draft's signature lines are chosen among them, and a second pass keeps only the lines around them and
 stops reading there. gzip is unpacked on the fly within the same limits as a diagnosed attachment.
 """
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,9 +20,10 @@ from tracebot.knowledge.entry import MAX_EXAMPLE_CHARS
 from tracebot.matcher.logscan import ERROR_LINE, FALLBACK_TRIGGER
 from tracebot.matcher.normalize import clean, mask
 from tracebot.matcher.scan import ScanStats, candidate_lines, open_log
+from tracebot.matcher.signals import line_score
 
 WINDOW_CHARS = MAX_EXAMPLE_CHARS // 4
-MAX_ERROR_LINES = 200  # distinct error lines the signatures are chosen from
+MAX_ERROR_LINES = 200  # distinct error lines the signatures are chosen from (the best by line score)
 SNIFF_BYTES = 8192
 
 
@@ -62,21 +65,31 @@ def _check_text(path: Path, max_inflated: int | None) -> None:
 
 
 def _error_lines(path: Path, max_inflated: int | None, deadline: float | None) -> list[tuple[int, str]]:
-    """``(line number, line)`` of the first distinct error lines, each one line for pick_signatures."""
-    seen: set[str] = set()
-    found: list[tuple[int, str]] = []
+    """``(line number, line)`` of the distinct error lines pick_signatures would rank first (the best
+    ``MAX_ERROR_LINES`` by line score, the earlier of equals, as it ranks them), in log order, each one line.
+
+    The whole log is read: the crash at its end outranks hundreds of warnings saying "error" before it."""
+    kept: dict[str, tuple[int, int, str, str]] = {}  # masked line -> its heap entry
+    heap: list[tuple[int, int, str, str]] = []  # (score, -line number, key, line): the weakest on top
     for no, text in _numbered(path, FALLBACK_TRIGGER, max_inflated, deadline):
-        if not ERROR_LINE.search(text):
-            continue
         line = " ".join(text.splitlines())  # \r, \f, U+2028 inside a line must not make two
-        key = mask(clean(line).text)
-        if key in seen:
+        cleaned = clean(line).text
+        score = line_score(cleaned)
+        # the draft's own scoring as well: "ncclInternalError: …", "报错AssertionError: …" have no error word
+        if not score and not ERROR_LINE.search(text):
             continue
-        seen.add(key)
-        found.append((no, line))
-        if len(found) >= MAX_ERROR_LINES:
-            break
-    return found
+        key = mask(cleaned)
+        if key in kept:
+            continue  # an earlier copy is kept; a copy dropped before ranks lower than every kept line
+        entry = (score, -no, key, line)
+        if len(heap) < MAX_ERROR_LINES:
+            heapq.heappush(heap, entry)
+        elif entry[:2] > heap[0][:2]:
+            del kept[heapq.heapreplace(heap, entry)[2]]
+        else:
+            continue
+        kept[key] = entry
+    return sorted((-minus_no, line) for _, minus_no, _, line in heap)
 
 
 def _numbered(path: Path, trigger: object, max_inflated: int | None,

@@ -10,6 +10,7 @@ from __future__ import annotations
 import gzip
 import io
 import time
+import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -82,13 +83,33 @@ class BoundedInflate:
             if room <= 0:
                 self.stopped = f"unpacks to more than {self.max_bytes >> 20} MB; only the first {self.max_bytes >> 20} MB were read"
                 break
-            piece = self.inner.read(int(min(want, room)))
+            piece = self._piece(int(min(want, room)))
             if not piece:
                 break
             pieces.append(piece)
             self.inflated += len(piece)
             want -= len(piece)
         return b"".join(pieces)
+
+    def _piece(self, n: int) -> bytes:
+        """Up to ``n`` inflated bytes; a gzip cut short or damaged (EOFError, zlib.error: not OSErrors) ends
+        the stream after the bytes that came out before the damage, and ``stopped`` says so. ``read1``:
+        a plain ``read`` of a piece would lose the whole piece to an error at its end."""
+        read1 = getattr(self.inner, "read1", self.inner.read)
+        parts: list[bytes] = []
+        got = 0
+        while got < n:
+            try:
+                part = read1(n - got)
+            except (OSError, EOFError, zlib.error) as exc:
+                self.stopped = (f"the gzip data is damaged or cut short after {(self.inflated + got) >> 20} MB "
+                                f"unpacked ({exc}); the rest was not read")
+                break
+            if not part:
+                break
+            parts.append(part)
+            got += len(part)
+        return b"".join(parts)
 
     def seek(self, offset: int) -> int:
         self.inflated, self.stopped = 0, ""

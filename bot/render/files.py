@@ -2,16 +2,18 @@
 
 Attachment names come from plugins, and plugins carry job-controlled text (a job name, a py-spy file
 name), so a name is used only when it is one plain, visible file name: never a path, ``.``/``..``, a
-hidden file (``.bashrc``), a control or invisible character, or a name another attachment of the same
-run already took. Anything else is saved under a name made here, and the note says why; a symbolic
-link already in DIR is never followed.
+hidden file (``.bashrc``), a control or invisible character, a space at either end, a leading ``-``, or a
+name another attachment of the same run already took. Anything else is saved under a name made here,
+and the note says why; a symbolic link already in DIR is never followed.
 """
 
 from __future__ import annotations
 
+import errno
 import mimetypes
 import os
 import re
+import stat
 import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,8 +35,14 @@ def name_problem(name: str) -> str:
     """Why ``name`` may not be used as a file name in DIR, or ``""`` when it may."""
     if not name:
         return "is empty"
-    if any(unicodedata.category(c).startswith("C") for c in name):
+    # C: controls, format characters (zero-width, bidi); not printable besides: Z's line and paragraph
+    # separators and spaces other than ' ' (U+00A0, U+3000), which break a printed line or hide in it
+    if any(unicodedata.category(c).startswith("C") or (not c.isprintable() and c != " ") for c in name):
         return "contains a control or invisible character"
+    if name != name.strip(" "):
+        return "begins or ends with a space"
+    if name.startswith("-"):
+        return "begins with '-' (a command run on the files in DIR would read it as an option)"
     if "/" in name or "\\" in name:
         return "contains a path separator ('/' or '\\')"
     if name in (".", ".."):
@@ -108,7 +116,13 @@ def _occupied(path: Path) -> bool:
 
 
 def _write_new_or_regular(path: Path, content: bytes) -> None:
-    """Write ``content`` to ``path`` without following a symbolic link put there meanwhile."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+    """Write ``content`` to ``path`` without following a symbolic link put there meanwhile, nor waiting
+    on a named pipe (O_NONBLOCK: opening one with no reader fails instead of blocking forever) or writing
+    into a device."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+    fd = os.open(path, flags, 0o644)
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise OSError(errno.EINVAL, "not a regular file (put there while tracebot was writing)")
     with os.fdopen(fd, "wb") as f:
         f.write(content)

@@ -70,18 +70,27 @@ def run(ctx: CommandContext, pid: int, host: str | None = None, native: bool = F
     if remote:
         _check_remote_owner(ctx, remote, pid)
         targets, left_out = [procs.Target(pid, f"pid {pid}")], []  # only the pid itself is dumped there
+        started: dict[int, int | None] = {}
     else:
         if not procs.exists(pid):
             return Result(title=title, summary=f"No process {pid}{where}.", status="error",
                           data={"error": "no_such_process", "pid": pid})
+        found = procs.targets(pid)
+        started = {t.pid: procs.start_time(t.pid) for t in found}  # before the check: a pid reused after it differs
         _check_owner(ctx, pid)
-        targets, left_out = _own_targets(ctx, procs.targets(pid))
+        targets, left_out = _own_targets(ctx, found)
         if not targets:
             return Result(title=title, status="error",
                           data={"error": "not_yours", "pid": pid, "left_out": len(left_out)},
                           summary=f"All {len(left_out)} process(es) to dump under pid {pid} run as another user "
                                   f"(changed user through setuid or sudo): {_LEFT_OUT_WHY}")
     dumps = _dump(ctx, settings, targets, native, remote)
+    if not remote and not ctx.caller.is_admin:
+        changed = _changed_since_checked(ctx, targets, started)
+        targets = [t for t in targets if t not in changed]
+        left_out += changed
+        for target in changed:
+            del dumps[target.label]  # read after it became another user's (setuid exec, pid reused)
     result = Result(title=title, summary="")
     if left_out:
         result.data["left_out"] = len(left_out)
@@ -144,6 +153,20 @@ def _own_targets(ctx: CommandContext, found: list[procs.Target]) -> tuple[list[p
     if ctx.caller.is_admin:
         return found, []
     return procs.split_by_owner(found, _caller_uid(ctx))
+
+
+def _changed_since_checked(ctx: CommandContext, targets: list[procs.Target],
+                           started: dict[int, int | None]) -> list[procs.Target]:
+    """The dumped processes that are no longer the caller's, or no longer the process that was checked:
+    between the check and py-spy a process can exec a setuid program, or exit and have its pid reused."""
+    uid = _caller_uid(ctx)
+    changed = []
+    for target in targets:
+        now = procs.start_time(target.pid)
+        # one that exited meanwhile keeps its dump (or py-spy's reason): it was the one checked while it ran
+        if now is not None and (now != started.get(target.pid) or not procs.owned_by(target.pid, uid)):
+            changed.append(target)
+    return changed
 
 
 def remote_prefix(settings: dict[str, Any], host: str) -> list[str]:

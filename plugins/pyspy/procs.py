@@ -87,6 +87,17 @@ def uids(pid: int) -> tuple[int, ...] | None:
     return None
 
 
+def start_time(pid: int) -> int | None:
+    """When the process started (clock ticks since boot, field 22 of /proc/PID/stat), or None if it is
+    gone: a pid reused by a new process has another start time."""
+    try:
+        stat = (PROC / str(pid) / "stat").read_bytes()
+    except OSError:
+        return None
+    fields = stat[stat.rfind(b")") + 2 :].split()  # after the parenthesised name, fields start at 3
+    return int(fields[19]) if len(fields) > 19 and fields[19].isdigit() else None
+
+
 def owner(pid: int) -> str | None:
     """The user name owning the process (its real uid), or None if it is gone."""
     found = uids(pid)

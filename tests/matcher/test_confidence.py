@@ -384,3 +384,28 @@ def test_a_chinese_report_that_asks_in_words_and_signs_off_with_thanks_is_answer
 
 def test_a_chinese_thank_you_naming_the_error_it_got_rid_of_stays_silent(matcher: Matcher):
     assert not matcher.diagnose(CHINESE_THANKS).confident
+
+
+# Written here (review12). The Chinese asking words also say "now I know why/how", "that's why", "sorry for the
+# trouble" and "anyway" in a closing thank-you; such a text asks nothing and must stay silent like "已解决，谢谢".
+CHINESE_RESOLVED_WITH_ASKING_WORDS = [
+    "Duplicate GPU detected : rank 2 and rank 5 both on CUDA device 8a000，现在知道为什么了，已解决，谢谢",
+    "Duplicate GPU detected : rank 0 and rank 3 both on CUDA device 1c000，明白怎么回事了，多谢大家，谢谢",
+    "Duplicate GPU detected : rank 1 and rank 4 both on CUDA device 5e000，已解决，给各位添麻烦了，谢谢",
+    "Duplicate GPU detected : rank 6 and rank 7 both on CUDA device 9d000，原来这就是为什么会报错，谢谢",
+    "Duplicate GPU detected : rank 2 and rank 3 both on CUDA device 4f000，学会了如何设置可见设备，已解决，谢谢",
+]
+CHINESE_REPORT_NOT_KNOWING_HOW = (
+    "训练启动就报 Duplicate GPU detected : rank 1 and rank 2 both on CUDA device 2a000，不知道怎么改，谢谢"
+)
+
+
+@pytest.mark.parametrize("text", CHINESE_RESOLVED_WITH_ASKING_WORDS)
+def test_a_chinese_thank_you_that_says_it_now_knows_why_stays_silent(matcher: Matcher, text: str):
+    d = matcher.diagnose(text)
+    assert not d.confident and "thank-you" in " ".join(d.notes), d.notes
+
+
+def test_a_chinese_report_that_does_not_know_how_is_still_answered(matcher: Matcher):
+    d = matcher.diagnose(CHINESE_REPORT_NOT_KNOWING_HOW)
+    assert d.best is not None and d.best.entry_id == "nccl-invalid-usage-duplicate-gpu" and d.best.confident, d.notes

@@ -53,3 +53,24 @@ def test_a_deadline_in_the_past_reads_nothing_of_the_file(tmp_path, matcher):
 
     assert found.bytes_read == 0 and found.truncated
     assert any(n.startswith("time limit reached") for n in found.notes)
+
+
+# Written here (review12): an upload cut short, a damaged archive. What could be unpacked is read; the rest is
+# named in a note, never a crash (gzip raises EOFError and zlib.error, neither an OSError).
+def _damaged(tmp_path, how: str):
+    steps = b"".join(b"step %d loss 0.%d lr 3e-4\n" % (i, i % 97) for i in range(40_000))
+    data = gzip.compress(OOM + steps, compresslevel=6)
+    path = tmp_path / f"{how}.log.gz"
+    if how == "cut":
+        path.write_bytes(data[: len(data) // 2])
+    else:
+        middle = len(data) // 2
+        path.write_bytes(data[:middle] + bytes(b ^ 0x5A for b in data[middle : middle + 64]) + data[middle + 64 :])
+    return path
+
+
+def test_a_gzip_cut_short_or_damaged_is_read_up_to_the_damage(tmp_path, matcher):
+    for how in ("cut", "damaged"):
+        found = matcher.diagnose_file(_damaged(tmp_path, how))
+        assert found.matches and found.matches[0].entry_id == "cuda-oom", how
+        assert found.truncated and any("damaged or cut short" in n for n in found.notes), (how, found.notes)

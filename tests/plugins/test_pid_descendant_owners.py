@@ -82,3 +82,44 @@ def test_when_every_rank_runs_as_another_user_nothing_is_dumped_and_the_reason_i
     assert result.status == "error" and result.stack_groups == [] and result.data["left_out"] == 3
     assert "All 3 process(es) to dump under pid" in result.summary and "another user" in result.summary
     assert "an admin can trace them" in result.summary
+
+
+# Written here (review12). Ownership is checked, then py-spy runs: a process can change user in between (exec a
+# setuid program, or exit and have its pid reused by another user's process). A stack read after that is not
+# the caller's to see, so each dumped process is checked again once the dump is done.
+CHANGES_USER_ON_REQUEST = f"""
+import os, pwd, sys
+other = pwd.getpwnam({OTHER!r}).pw_uid
+print("ready", flush=True)
+sys.stdin.readline()
+os.setresuid(other, other, other)
+print("changed", flush=True)
+sys.stdin.read()
+"""
+
+
+def test_a_process_that_changes_user_while_it_is_dumped_is_not_shown(host, make_ctx, monkeypatch) -> None:
+    require(os.geteuid() == 0, "changing a process's user needs root")
+    from tracebot.plugins.pyspy import command
+
+    target = subprocess.Popen([sys.executable, "-c", CHANGES_USER_ON_REQUEST], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, start_new_session=True)
+    assert target.stdin is not None and target.stdout is not None
+    try:
+        assert target.stdout.readline() == b"ready\n"
+        real_dump_many = command.dump_many
+
+        def dump_after_the_change(pids, **kwargs):  # the real py-spy, run once the process has changed user
+            target.stdin.write(b"go\n")
+            target.stdin.flush()
+            assert target.stdout.readline() == b"changed\n"
+            return real_dump_many(pids, **kwargs)
+
+        monkeypatch.setattr(command, "dump_many", dump_after_the_change)
+        result = host.run_command("pid", make_ctx(cluster_user=pwd.getpwuid(os.geteuid()).pw_name), [str(target.pid)])
+    finally:
+        target.kill()
+        target.wait(timeout=10)
+    assert result.stack_groups == [], result.stack_groups
+    assert result.status == "error" and result.data["left_out"] == 1
+    assert any("another user" in n for n in result.data["notes"]), result.data

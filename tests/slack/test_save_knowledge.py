@@ -220,3 +220,54 @@ def test_an_attached_log_too_large_or_not_text_is_refused_with_the_reason(slack)
                                and slack.fake.calls_to("chat.postEphemeral"))[-1].params["text"]
     assert "core.log" in said and "not a text file" in said
     assert [u for u in slack.fake.uploads.values() if u.get("completed")] == []
+
+
+# Written here (review12): error lines the draft's own scoring finds but the generic error-word regex does not
+# (NCCL's lower-case error names, a Chinese word glued to an exception's name).
+@pytest.mark.parametrize("error_line", [
+    "node07:4412:4498 [3] NCCL INFO misc/socket.cc:484 -> 2\n"
+    "node07:4412:4498 [3] ncclInternalError: Internal check failed. Proxy Call to rank 12 failed (Connect)",
+    "[rank2]: 初始化时报错AssertionError: world size 16 is not divisible by tensor parallel size 3",
+])
+def test_an_attached_log_whose_error_the_draft_scores_is_drafted_not_refused(slack, error_line: str):
+    log = "\n".join([f"step {i} loss 0.{i}" for i in range(40)] + error_line.splitlines() + ["exiting"])
+    url = slack.fake.add_file("run.log", log.encode())
+    _submit_with_attachment(slack, {"id": "F0NCCL", "name": "run.log", "mimetype": "text/plain",
+                                    "url_private_download": url})
+    done = slack.fake.wait_for(lambda: [u for u in slack.fake.uploads.values() if u.get("completed")]
+                               or slack.fake.calls_to("chat.postEphemeral"))
+    assert not slack.fake.calls_to("chat.postEphemeral"), slack.fake.calls_to("chat.postEphemeral")[-1].params["text"]
+    draft = done[0]["content"].decode()
+    assert error_line.splitlines()[-1].split("]", 1)[-1].split("报错")[-1][:30] in draft
+
+
+def test_the_error_at_the_end_of_a_log_full_of_lesser_error_lines_is_drafted(slack):
+    # Written here (review12): hundreds of distinct warnings that say "error" before the crash at the very end.
+    names = [f"{a}{b}{c}" for a in "bcdfg" for b in "aeiou" for c in ("lt", "rn", "sk", "mp", "nd", "st", "rk",
+                                                                      "vy", "zz", "pp", "gh", "ck", "ft", "wn")]
+    lines = [f"step {i} loss 0.{i}" for i in range(300)]
+    lines += [f"WARNING dataset: error decoding caption of sample {n}, skipped" for n in names]
+    lines += [f"step {i} loss 0.{i}" for i in range(300, 600)]
+    lines += ["Traceback (most recent call last):", '  File "train.py", line 88, in <module>',
+              "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 3.50 GiB"]
+    url = slack.fake.add_file("train.log", "\n".join(lines).encode())
+    _submit_with_attachment(slack, {"id": "F0TAIL", "name": "train.log", "mimetype": "text/plain",
+                                    "url_private_download": url})
+    upload = slack.fake.wait_for(lambda: [u for u in slack.fake.uploads.values() if u.get("completed")])[0]
+    draft = upload["content"].decode()
+    assert "torch.OutOfMemoryError: CUDA out of memory" in draft
+    assert "error decoding caption" not in draft
+
+
+def test_an_attached_gz_cut_short_is_drafted_from_what_could_be_unpacked(slack):
+    # Written here (review12): an upload cut off mid-way; gzip raises EOFError (not an OSError) at the cut.
+    import gzip
+
+    log = "\n".join([f"step {i} loss 0.{i}" for i in range(40)] + ERROR.splitlines()[1:]
+                    + [f"retry {i} of shard {i % 13}" for i in range(60_000)])
+    packed = gzip.compress(log.encode())
+    url = slack.fake.add_file("train.log.gz", packed[: len(packed) // 2])
+    _submit_with_attachment(slack, {"id": "F0CUT", "name": "train.log.gz", "mimetype": "application/gzip",
+                                    "url_private_download": url})
+    upload = slack.fake.wait_for(lambda: [u for u in slack.fake.uploads.values() if u.get("completed")])[0]
+    assert "ValueError: shard index 11 out of range" in upload["content"].decode()
