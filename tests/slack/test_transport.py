@@ -95,3 +95,14 @@ def test_the_request_url_check_slack_makes_when_installing_is_answered(slack):
     )
     resp = slack.send(body, "application/json")
     assert resp.status == 200 and "3eZbrw1aBm2rZgRNFdxV2595E9CY3gmdALWMmHkvFXO7tYXAYM8P" in resp.body
+
+
+def test_a_500_from_slack_when_posting_an_answer_is_retried_and_the_answer_arrives(slack):
+    slack.fake.fail_next("chat.postMessage", status=500)
+    slack.event(payloads.mention(OOM_LINE))
+    slack.idle()
+    attempts = slack.fake.calls_to("chat.postMessage")
+    assert len(attempts) == 2
+    assert attempts[0].params["blocks"] == attempts[1].params["blocks"]
+    assert "Test: CUDA out of memory" in texts(attempts[1].params["blocks"])
+    assert "could not diagnose" not in json.dumps([a.params for a in attempts])
