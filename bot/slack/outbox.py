@@ -11,7 +11,7 @@ from urllib.parse import urlparse
 from slack_sdk.errors import SlackApiError
 from slack_sdk.webhook import WebhookClient
 
-from tracebot.service.outbox import Blocks, DownloadRefused, NotInChannel
+from tracebot.service.outbox import Blocks, DownloadRefused, NotInChannel, UploadRefused
 from tracebot.service.ratelimit import RateLimiter
 
 log = logging.getLogger(__name__)
@@ -102,9 +102,12 @@ class SlackOutbox:
 
     def upload(self, channel: str, thread_ts: str | None, filename: str, content: bytes, title: str) -> None:
         self.limiter.acquire(channel)
-        self.client.files_upload_v2(
-            channel=channel, thread_ts=thread_ts, content=content, filename=filename, title=title
-        )
+        try:
+            self.client.files_upload_v2(
+                channel=channel, thread_ts=thread_ts, content=content, filename=filename, title=title
+            )
+        except SlackApiError as exc:
+            raise UploadRefused(str(exc.response.get("error") or exc.response.status_code)) from exc
 
     def permalink(self, channel: str, ts: str) -> str:
         return str(self.client.chat_getPermalink(channel=channel, message_ts=ts)["permalink"])
