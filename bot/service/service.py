@@ -448,3 +448,15 @@ class Service:
     def shutdown(self, wait: bool = True) -> None:
         self.trace_jobs.shutdown(wait=wait)
         self.jobs.shutdown(wait=wait)
+
+    def drain(self, timeout: float) -> bool:
+        """Stopping: post what was already accepted (Slack has its ack and will not send it again), for at
+        most ``timeout`` seconds, then drop what is left. True when nothing was dropped."""
+        done = self.wait_idle(timeout)
+        if not done:
+            log.error(
+                "stopping with %d answers and %d /trace runs unfinished after %.0fs",
+                self.jobs.pending, self.trace_jobs.pending, timeout,
+            )
+        self.shutdown(wait=False)
+        return done
