@@ -316,10 +316,14 @@ class Service:
             self.outbox.ephemeral(click.channel, click.user, text, blocks, thread)
             return
         helpful = click.action_id == render.ACTION_HELPFUL
-        self.store.record_feedback(
-            diagnosis_id=record.id, entry_id=entry_id, user=click.user, helpful=helpful
+        recorded = self.records.attempt(
+            "recording feedback",
+            lambda: self.store.record_feedback(
+                diagnosis_id=record.id, entry_id=entry_id, user=click.user, helpful=helpful
+            ) is not None,
+            False,
         )
-        thanks = msg(lang, "thanks_helpful" if helpful else "thanks_not_this")
+        thanks = msg(lang, "feedback_not_recorded" if not recorded else "thanks_helpful" if helpful else "thanks_not_this")
         self.outbox.ephemeral(click.channel, click.user, thanks, None, thread)
 
     def visible_to(self, user: str, records: list[Any], limit: int = 10) -> list[Any]:
