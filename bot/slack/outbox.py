@@ -43,6 +43,11 @@ def file_origins(api_url: str | None) -> frozenset[Origin]:
     return SLACK_FILE_ORIGINS | {extra} if extra else SLACK_FILE_ORIGINS
 
 
+def _is_html(url: str) -> bool:
+    """The file itself is a web page (its name, the last part of Slack's file URL, says so)."""
+    return urlparse(url).path.lower().endswith((".html", ".htm"))
+
+
 class _RedirectGuard(urllib.request.HTTPRedirectHandler):
     """Follows a redirect only to an allowed origin; anywhere else the download is refused, so the
     ``Authorization`` header (which urllib copies onto the redirected request) never leaves them."""
@@ -145,6 +150,10 @@ class SlackOutbox:
         req = urllib.request.Request(url, headers={"Authorization": f"Bearer {self.client.token}"})
         size = 0
         with self._opener.open(req, timeout=DOWNLOAD_TIMEOUT_S) as resp, dest.open("wb") as out:
+            if resp.headers.get_content_type() == "text/html" and not _is_html(url):
+                # What Slack serves, with 200, to a token without files:read: read as a log, its sign-in
+                # page would be answered "no known error matched".
+                raise DownloadRefused("Slack sent its sign-in page, not the file: tracebot needs the files:read scope")
             while chunk := resp.read(1 << 16):
                 size += len(chunk)
                 if size > max_bytes:
