@@ -340,3 +340,14 @@ def test_a_helpful_click_when_the_database_turns_read_only_is_still_thanked_and_
     assert "could not record that" in thanks.params["text"]
     shown = home_text(slack)
     assert "readonly" in shown and "recording feedback" in shown
+
+
+def test_a_trace_whose_parent_message_slack_refuses_tells_the_caller_instead_of_vanishing(app):
+    slack = app()
+    slack.fake.fail_next("chat.postMessage", status=200)  # ok: false (as for restricted_action), not retried
+    resp = slack.command("slow 4411")
+    assert resp.status == 200 and not resp.body, "queued: the parent message would be the visible answer"
+    slack.idle()
+    (told,) = slack.fake.calls_to("chat.postEphemeral")
+    assert told.params["user"] == "U0ALICE" and told.params["channel"] == "C0TRAIN"
+    assert "/trace slow 4411" in told.params["text"] and "could not post" in told.params["text"]
