@@ -13,6 +13,7 @@ import json
 import logging
 import os
 import pwd
+import signal
 import stat
 import sys
 import time
@@ -322,6 +323,18 @@ def _extend(sub: Any, kbs: Any, eval_p: argparse.ArgumentParser) -> None:
 
 log = logging.getLogger("tracebot")
 KB_POLL_S = 2.0
+DRAIN_S = 60.0  # a stopping bot posts its queued answers for this long (systemd's stop timeout is 90 s)
+
+
+class _Stop(KeyboardInterrupt):
+    """SIGTERM, raised in the main thread like Ctrl-C, so both stop the same way."""
+
+
+def _stop_on_sigterm() -> None:
+    def stop(_signum: int, _frame: object) -> None:
+        raise _Stop
+
+    signal.signal(signal.SIGTERM, stop)
 
 
 def _config(args: argparse.Namespace) -> Config:
@@ -403,13 +416,15 @@ def cmd_serve(args: argparse.Namespace) -> int:
     cfg = _config(args)
     configure_logging(cfg)
     _require(cfg, "SLACK_BOT_TOKEN", "SLACK_SIGNING_SECRET")
-    app, _ = _build_app(cfg)
+    app, service = _build_app(cfg)
     assert cfg.slack_signing_secret is not None  # _require checked it
     server = make_http_server(app, cfg.slack_signing_secret, args.host, args.port)
     log.info("tracebot listening on http://%s:%d%s", args.host, server.server_address[1], EVENTS_PATH)
+    _stop_on_sigterm()
     with contextlib.suppress(KeyboardInterrupt):
         server.serve_forever()
-    server.shutdown()
+    server.shutdown()  # no new requests; what was accepted is still answered
+    service.drain(DRAIN_S)
     return 0
 
 
@@ -418,9 +433,14 @@ def cmd_socket(cfg: Config) -> int:
 
     configure_logging(cfg)
     _require(cfg, "SLACK_BOT_TOKEN", "SLACK_APP_TOKEN")
-    app, _ = _build_app(cfg)
+    app, service = _build_app(cfg)
     log.info("tracebot connecting in Socket Mode")
-    socket_mode_handler(app, cfg).start()
+    handler = socket_mode_handler(app, cfg)
+    _stop_on_sigterm()
+    with contextlib.suppress(KeyboardInterrupt):
+        handler.start()
+    handler.close()  # no new envelopes; what was acked is still answered
+    service.drain(DRAIN_S)
     return 0
 
 

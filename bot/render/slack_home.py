@@ -8,10 +8,17 @@ from collections import defaultdict
 from typing import Any
 
 from tracebot.render.slack import context, escape, section
-from tracebot.render.slack_limits import MAX_BLOCKS, cut
+from tracebot.render.slack_limits import MAX_BLOCKS, SECTION_CHARS, cut
 
 Block = dict[str, Any]
 HOME_BLOCKS = 100  # Slack allows 100 blocks in a Home tab view (50 in a message)
+# A Home tab has no thread to attach a file to: what is cut says where the rest is.
+MORE_ENTRIES = "\n… `/trace kb <words>` searches every entry"
+MORE_ERRORS = "\n… the rest are in tracebot's log"
+
+
+def _cut(text: str, more: str) -> str:
+    return cut(text, SECTION_CHARS, more)[0]
 
 
 def home_view(
@@ -36,7 +43,7 @@ def home_view(
         for tag, titles in sorted(by_tag.items())
     ]
     blocks.append(section(f"*What I know* — {len(entries)} entries"))
-    blocks.append(section(cut("\n".join(lines) or "No entries loaded.", 3000)[0]))
+    blocks.append(section(_cut("\n".join(lines) or "No entries loaded.", MORE_ENTRIES)))
     blocks.append({"type": "divider"})
     blocks.append(section("*Recent diagnoses*"))
     if recent:
@@ -66,7 +73,7 @@ def home_view(
         blocks.append(
             section(f":warning: *Load errors* ({len(errors)}) — the last good knowledge base is in use")
         )
-        blocks.append(section(cut("\n".join(f"• `{escape(e)}`" for e in errors), 3000)[0]))
+        blocks.append(section(_cut("\n".join(f"• `{escape(e)}`" for e in errors), MORE_ERRORS)))
     if storage_errors:
         blocks.append({"type": "divider"})
         blocks.append(
@@ -75,7 +82,7 @@ def home_view(
                 "posted, but these were not recorded"
             )
         )
-        blocks.append(section(cut("\n".join(f"• `{escape(e)}`" for e in storage_errors), 3000)[0]))
+        blocks.append(section(_cut("\n".join(f"• `{escape(e)}`" for e in storage_errors), MORE_ERRORS)))
     return {"type": "home", "blocks": blocks[: min(HOME_BLOCKS, MAX_BLOCKS * 2)]}
 
 

@@ -20,6 +20,11 @@ class DownloadRefused(RuntimeError):
     """A file we will not fetch (too large, not on Slack's file host); the message says why."""
 
 
+class UploadRefused(RuntimeError):
+    """Slack would not take a file (uploads disabled, too large, a channel it cannot go to); the message
+    is Slack's reason."""
+
+
 class Outbox(Protocol):
     def post(
         self, channel: str, text: str, blocks: Blocks | None = None, thread_ts: str | None = None

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import logging
+
 from tracebot.render import slack as render
 from tracebot.render.blocks_text import blocks_to_text
 from tracebot.render.slack_limits import block_chars, fit
 from tracebot.result import Result
-from tracebot.service.outbox import Outbox
+from tracebot.service.outbox import Outbox, UploadRefused
 
+log = logging.getLogger(__name__)
 PRIVATE_ERRORS = frozenset({"usage", "not_allowed", "not_here"})  # said only to the one who asked
 
 
@@ -40,10 +43,23 @@ def post(
     f = fit(text, blocks)
     ts = outbox.post(channel, f.text, f.blocks, thread_ts=thread)
     if f.overflowed:
-        outbox.upload(
-            channel, thread or ts, filename, blocks_to_text(blocks, text).encode("utf-8"), "Full answer"
-        )
+        attach(outbox, channel, thread or ts, filename, blocks_to_text(blocks, text).encode("utf-8"), "Full answer")
     return ts
+
+
+def attach(outbox: Outbox, channel: str, thread: str, filename: str, content: bytes, title: str) -> bool:
+    """Upload a file into ``thread``. The message it belongs to is already posted, so a refused upload
+    is said in the thread (the message promised a file) rather than failing the answer it completes."""
+    try:
+        outbox.upload(channel, thread, filename, content, title)
+        return True
+    except Exception as exc:
+        log.warning("could not attach %s in %s/%s", filename, channel, thread, exc_info=True)
+        reason = str(exc) if isinstance(exc, UploadRefused) else type(exc).__name__
+        name = render.escape(filename).replace("`", "'")
+        text = f":warning: I could not attach `{name}` (Slack said: {render.escape(reason)}); what is above is all I could post here."
+        outbox.post(channel, text, [render.section(text)], thread_ts=thread)
+        return False
 
 
 SUMMARY_CHARS = 3500  # about three screens: a longer result is summarised in the thread, in full in a file
@@ -62,7 +78,7 @@ def post_result(outbox: Outbox, channel: str, thread: str | None, result: Result
         ts = post(outbox, channel, full, thread, filename=RESULT_FILE)
     else:
         ts = post(outbox, channel, render.result_summary(result, RESULT_FILE), thread, filename=RESULT_FILE)
-        outbox.upload(channel, thread or ts, RESULT_FILE, blocks_to_text(full[1], full[0]).encode("utf-8"), "Full result")
+        attach(outbox, channel, thread or ts, RESULT_FILE, blocks_to_text(full[1], full[0]).encode("utf-8"), "Full result")
     for a in result.attachments:
-        outbox.upload(channel, thread or ts, a.filename, a.content, a.title or a.filename)
+        attach(outbox, channel, thread or ts, a.filename, a.content, a.title or a.filename)
     return ts

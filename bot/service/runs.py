@@ -219,6 +219,9 @@ class TraceRuns:
         elif line is None and thread_ts is not None:  # failed before anything was posted in the thread
             text = f":x: `/trace {render.escape(plan.label)}` {summary}"
             steps.append(("failure note", lambda: self.outbox.post(channel, text, [render.section(text)], thread_ts)))
+        elif line is None and user:  # the parent message itself was refused: the ack said nothing either
+            text = f":x: I could not post in this channel, so `/trace {render.escape(plan.label)}` did not run: {summary}"
+            steps.append(("failure note", lambda: self.outbox.ephemeral(channel, user, text, [render.section(text)])))
         for what, step in steps:
             try:
                 step()

@@ -316,10 +316,14 @@ class Service:
             self.outbox.ephemeral(click.channel, click.user, text, blocks, thread)
             return
         helpful = click.action_id == render.ACTION_HELPFUL
-        self.store.record_feedback(
-            diagnosis_id=record.id, entry_id=entry_id, user=click.user, helpful=helpful
+        recorded = self.records.attempt(
+            "recording feedback",
+            lambda: self.store.record_feedback(
+                diagnosis_id=record.id, entry_id=entry_id, user=click.user, helpful=helpful
+            ) is not None,
+            False,
         )
-        thanks = msg(lang, "thanks_helpful" if helpful else "thanks_not_this")
+        thanks = msg(lang, "feedback_not_recorded" if not recorded else "thanks_helpful" if helpful else "thanks_not_this")
         self.outbox.ephemeral(click.channel, click.user, thanks, None, thread)
 
     def visible_to(self, user: str, records: list[Any], limit: int = 10) -> list[Any]:
@@ -448,3 +452,15 @@ class Service:
     def shutdown(self, wait: bool = True) -> None:
         self.trace_jobs.shutdown(wait=wait)
         self.jobs.shutdown(wait=wait)
+
+    def drain(self, timeout: float) -> bool:
+        """Stopping: post what was already accepted (Slack has its ack and will not send it again), for at
+        most ``timeout`` seconds, then drop what is left. True when nothing was dropped."""
+        done = self.wait_idle(timeout)
+        if not done:
+            log.error(
+                "stopping with %d answers and %d /trace runs unfinished after %.0fs",
+                self.jobs.pending, self.trace_jobs.pending, timeout,
+            )
+        self.shutdown(wait=False)
+        return done

@@ -11,7 +11,7 @@ from typing import Any
 
 from slack_bolt import App, BoltContext
 from slack_sdk import WebClient
-from slack_sdk.http_retry.builtin_handlers import RateLimitErrorRetryHandler
+from slack_sdk.http_retry.builtin_handlers import RateLimitErrorRetryHandler, ServerErrorRetryHandler
 
 from tracebot.config import Config
 from tracebot.service.build import build_service
@@ -33,6 +33,9 @@ def make_client(config: Config) -> WebClient:
     client = WebClient(**kwargs)
     # Slack answers 429 with Retry-After; the SDK handler waits that long and tries again.
     client.retry_handlers.append(RateLimitErrorRetryHandler(max_retry_count=3))
+    # A 500 or 503 is Slack's own passing trouble: without a retry, one of them on chat.postMessage turns
+    # a finished diagnosis into "Sorry, I could not diagnose that". Slack documents 5xx as retryable.
+    client.retry_handlers.append(ServerErrorRetryHandler(max_retry_count=2))
     return client
 
 

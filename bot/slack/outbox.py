@@ -11,7 +11,7 @@ from urllib.parse import urlparse
 from slack_sdk.errors import SlackApiError
 from slack_sdk.webhook import WebhookClient
 
-from tracebot.service.outbox import Blocks, DownloadRefused, NotInChannel
+from tracebot.service.outbox import Blocks, DownloadRefused, NotInChannel, UploadRefused
 from tracebot.service.ratelimit import RateLimiter
 
 log = logging.getLogger(__name__)
@@ -41,6 +41,11 @@ def file_origins(api_url: str | None) -> frozenset[Origin]:
     Slack on loopback serves its files there over http). Nothing else ever gets the bot token."""
     extra = origin(api_url) if api_url else None
     return SLACK_FILE_ORIGINS | {extra} if extra else SLACK_FILE_ORIGINS
+
+
+def _is_html(url: str) -> bool:
+    """The file itself is a web page (its name, the last part of Slack's file URL, says so)."""
+    return urlparse(url).path.lower().endswith((".html", ".htm"))
 
 
 class _RedirectGuard(urllib.request.HTTPRedirectHandler):
@@ -102,9 +107,12 @@ class SlackOutbox:
 
     def upload(self, channel: str, thread_ts: str | None, filename: str, content: bytes, title: str) -> None:
         self.limiter.acquire(channel)
-        self.client.files_upload_v2(
-            channel=channel, thread_ts=thread_ts, content=content, filename=filename, title=title
-        )
+        try:
+            self.client.files_upload_v2(
+                channel=channel, thread_ts=thread_ts, content=content, filename=filename, title=title
+            )
+        except SlackApiError as exc:
+            raise UploadRefused(str(exc.response.get("error") or exc.response.status_code)) from exc
 
     def permalink(self, channel: str, ts: str) -> str:
         return str(self.client.chat_getPermalink(channel=channel, message_ts=ts)["permalink"])
@@ -142,6 +150,10 @@ class SlackOutbox:
         req = urllib.request.Request(url, headers={"Authorization": f"Bearer {self.client.token}"})
         size = 0
         with self._opener.open(req, timeout=DOWNLOAD_TIMEOUT_S) as resp, dest.open("wb") as out:
+            if resp.headers.get_content_type() == "text/html" and not _is_html(url):
+                # What Slack serves, with 200, to a token without files:read: read as a log, its sign-in
+                # page would be answered "no known error matched".
+                raise DownloadRefused("Slack sent its sign-in page, not the file: tracebot needs the files:read scope")
             while chunk := resp.read(1 << 16):
                 size += len(chunk)
                 if size > max_bytes:

@@ -28,6 +28,7 @@ from tracebot.matcher.signals import error_signature
 from tracebot.render.slack import escape, section
 from tracebot.service.attachments import is_text_file
 from tracebot.service.outbox import DownloadRefused
+from tracebot.service.posting import attach
 from tracebot.service.service import Service
 from tracebot.slack.inbound import files_of
 
@@ -163,8 +164,9 @@ def save(service: Service, client: WebClient, *, channel: str, thread_ts: str, f
         service.outbox.ephemeral(channel, user, text, None, thread_ts)
         return
     saved.notes += [f"Not used: {note}" for note in file_notes]
-    service.outbox.upload(
-        channel, thread_ts, f"{saved.entry_id}.yaml", saved.yaml.encode("utf-8"), f"Draft entry {saved.entry_id}"
+    attach(
+        service.outbox, channel, thread_ts, f"{saved.entry_id}.yaml", saved.yaml.encode("utf-8"),
+        f"Draft entry {saved.entry_id}",
     )
     summary = saved.summary()
     service.outbox.post(channel, summary, [section(escape(summary))], thread_ts=thread_ts)

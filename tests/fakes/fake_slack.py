@@ -51,6 +51,8 @@ class FakeSlack:
         self.not_in: set[str] = set()  # channels tracebot was never invited to
         self.threads: dict[tuple[str, str], list[dict[str, Any]]] = {}  # (channel, root ts) -> messages
         self.channel_members: dict[str, list[str]] = {}  # conversations.members; unlisted: nobody but tracebot
+        # Slack serves its sign-in page, with 200, at a file URL when the token lacks the files:read scope
+        self.files_scope = True
         self._failures: dict[str, list[tuple[int, int]]] = {}
         self._lock = threading.Lock()
         self._ts = itertools.count(1)
@@ -244,7 +246,7 @@ class FakeSlack:
                     if key in fake.redirects:
                         self._send(302, b"", "text/plain", headers={"Location": fake.redirects[key]})
                         return
-                    if self.headers.get("Authorization") != f"Bearer {fake.bot_token}":
+                    if self.headers.get("Authorization") != f"Bearer {fake.bot_token}" or not fake.files_scope:
                         # Slack answers an unauthenticated file URL with its login page, not the file.
                         self._send(200, b"<html>sign in</html>", "text/html")
                         return

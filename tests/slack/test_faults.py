@@ -323,3 +323,31 @@ def test_a_flooded_channel_queues_its_own_pastes_while_other_channels_are_answer
         assert_each_answered_once_in_its_thread(slack, flood + others)
     assert all(limiter.schedule(c) == [T0] for c in ("C0A", "C0B", "C0C")), "nobody waited on the flood"
     assert limiter.slept == [], "no worker slept on the flooded channel's rate slot"
+
+
+def test_a_helpful_click_when_the_database_turns_read_only_is_still_thanked_and_the_failure_shown(app, tmp_path):
+    slack = app(store=Store(tmp_path / "ro.sqlite3", timeout_s=FAST_FAIL_S))
+    (m,) = paste_in(slack, ["C0RO"])
+    assert_each_answered_once_in_its_thread(slack, [m])
+    (record,) = slack.tracebot.store.recent_diagnoses()
+    slack.tracebot.store.db.execute("PRAGMA query_only = ON")
+    value = f"{record.id}:test-cuda-oom:en"
+    click = payloads.block_action("tracebot_helpful", value, channel="C0RO", message_ts=record.reply_ts, thread_ts=m["ts"])
+    assert slack.interaction(click).status == 200
+    slack.idle()
+    (thanks,) = slack.fake.calls_to("chat.postEphemeral")
+    assert thanks.params["user"] == "U0ALICE" and thanks.params["thread_ts"] == m["ts"]
+    assert "could not record that" in thanks.params["text"]
+    shown = home_text(slack)
+    assert "readonly" in shown and "recording feedback" in shown
+
+
+def test_a_trace_whose_parent_message_slack_refuses_tells_the_caller_instead_of_vanishing(app):
+    slack = app()
+    slack.fake.fail_next("chat.postMessage", status=200)  # ok: false (as for restricted_action), not retried
+    resp = slack.command("slow 4411")
+    assert resp.status == 200 and not resp.body, "queued: the parent message would be the visible answer"
+    slack.idle()
+    (told,) = slack.fake.calls_to("chat.postEphemeral")
+    assert told.params["user"] == "U0ALICE" and told.params["channel"] == "C0TRAIN"
+    assert "/trace slow 4411" in told.params["text"] and "could not post" in told.params["text"]

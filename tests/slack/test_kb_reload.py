@@ -11,6 +11,7 @@ import pytest
 from tests.conftest import KNOWLEDGE
 from tests.slack import payloads
 from tests.slack.blocks import texts
+from tests.slack.harness import make_config, running_app
 from tests.slack.tiny_kb import ENTRIES, OOM_LINE, write_tiny_kb
 from tracebot.service.knowledge import KnowledgeHolder
 
@@ -214,3 +215,17 @@ def test_a_reload_whose_model_never_trains_gives_up_after_its_retries_until_a_fi
     _touch_later(new)
     assert holder.reload_if_changed()  # a change starts again
     assert [str(e) for e in holder.errors] == ["model training failed: RuntimeError: failure 4 (retry 1 of 2 in 10 s)"]
+
+
+def test_the_app_home_of_the_bundled_knowledge_base_points_at_trace_kb_for_what_does_not_fit(
+    tmp_path, fake_slack, plugin_host
+):
+    host, _slow = plugin_host
+    with running_app(make_config(tmp_path, fake_slack, KNOWLEDGE), fake_slack, host=host) as slack:
+        slack.event(payloads.home_opened())
+        view = slack.fake.wait_for(lambda: slack.fake.calls_to("views.publish"))[0].params["view"]
+    shown = texts(view["blocks"])
+    assert "What I know" in shown
+    # An App Home has no thread and no files: nothing there may promise an attached file.
+    assert "attached file" not in shown
+    assert "`/trace kb <words>` searches every entry" in shown

@@ -113,3 +113,14 @@ def test_an_image_attachment_is_not_downloaded(slack):
     slack.event(payloads.file_share("", files))
     slack.idle()
     assert slack.fake.posts() == []
+
+
+def test_a_log_slack_serves_as_its_sign_in_page_is_reported_unread_not_diagnosed(slack):
+    # Without the files:read scope Slack answers a file URL with its sign-in page (HTML, status 200).
+    slack.fake.files_scope = False
+    url = slack.fake.add_file("train.log", f"[rank5]: {NCCL_LINE}\n".encode())
+    files = [payloads.slack_file("train.log", url, 200)]
+    slack.event(payloads.mention("why did this die?", files=files))
+    post = slack.fake.wait_for(lambda: slack.fake.posts())[0]
+    text = texts(post["blocks"])
+    assert "train.log: could not be read" in text and "files:read" in text

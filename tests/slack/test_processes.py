@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -102,5 +103,43 @@ def test_tracebot_run_with_an_app_token_uses_socket_mode(start, fake_slack):
         assert server.wait_ack(envelope)["envelope_id"] == envelope
         post = fake_slack.wait_for(lambda: fake_slack.posts(), timeout=20)[0]
         assert post["thread_ts"] == msg["ts"]
+    finally:
+        server.stop()
+
+
+def test_stopping_tracebot_serve_with_answers_still_queued_posts_them_before_it_exits(start, fake_slack):
+    # One answer every two seconds in this channel: the last two pastes are still queued when it is stopped.
+    port = _free_port()
+    proc = start(
+        "serve", "--host", "127.0.0.1", "--port", str(port), SLACK_SIGNING_SECRET=SIGNING_SECRET,
+        TRACEBOT_CHANNEL_RATE="0.5", TRACEBOT_CHANNEL_BURST="1",
+    )
+    _wait_listening(port, proc)
+    url = f"http://127.0.0.1:{port}/slack/events"
+    pastes = [payloads.message(OOM_LINE) for _ in range(3)]
+    for msg in pastes:
+        assert send_signed(url, json.dumps(payloads.event_callback(msg)), "application/json").status == 200
+    fake_slack.wait_for(lambda: fake_slack.posts(), timeout=20)
+    proc.send_signal(signal.SIGTERM)
+    out, _ = proc.communicate(timeout=60)
+    assert proc.returncode == 0, out
+    answered = sorted(p["thread_ts"] for p in fake_slack.posts())
+    assert answered == sorted(m["ts"] for m in pastes), out
+
+
+def test_stopping_tracebot_run_in_socket_mode_with_answers_still_queued_posts_them_before_it_exits(start, fake_slack):
+    server = FakeSocketMode().start()
+    fake_slack.socket_url = server.url
+    try:
+        proc = start("run", SLACK_APP_TOKEN=fake_slack.app_token, TRACEBOT_CHANNEL_RATE="0.5", TRACEBOT_CHANNEL_BURST="1")
+        server.wait_connected(1, timeout=20)
+        pastes = [payloads.message(OOM_LINE) for _ in range(3)]
+        for msg in pastes:
+            server.wait_ack(server.send("events_api", payloads.event_callback(msg)))
+        fake_slack.wait_for(lambda: fake_slack.posts(), timeout=20)
+        proc.send_signal(signal.SIGTERM)
+        out, _ = proc.communicate(timeout=60)
+        assert proc.returncode == 0, out
+        assert sorted(p["thread_ts"] for p in fake_slack.posts()) == sorted(m["ts"] for m in pastes), out
     finally:
         server.stop()

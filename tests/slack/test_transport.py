@@ -95,3 +95,30 @@ def test_the_request_url_check_slack_makes_when_installing_is_answered(slack):
     )
     resp = slack.send(body, "application/json")
     assert resp.status == 200 and "3eZbrw1aBm2rZgRNFdxV2595E9CY3gmdALWMmHkvFXO7tYXAYM8P" in resp.body
+
+
+def test_a_500_from_slack_when_posting_an_answer_is_retried_and_the_answer_arrives(slack):
+    slack.fake.fail_next("chat.postMessage", status=500)
+    slack.event(payloads.mention(OOM_LINE))
+    slack.idle()
+    attempts = slack.fake.calls_to("chat.postMessage")
+    assert len(attempts) == 2
+    assert attempts[0].params["blocks"] == attempts[1].params["blocks"]
+    assert "Test: CUDA out of memory" in texts(attempts[1].params["blocks"])
+    assert "could not diagnose" not in json.dumps([a.params for a in attempts])
+
+
+def test_a_file_upload_slack_refuses_is_said_in_the_thread_and_the_trace_still_reports_what_it_found(slack):
+    slack.fake.fail_next("files.getUploadURLExternal", status=200)  # ok: false, not retried
+    slack.command("big")
+    slack.idle()
+    parent, _progress, result, *notes = slack.fake.calls_to("chat.postMessage")
+    thread = parent.response["ts"]
+    assert "attached file" in texts(result.params["blocks"])
+    note = texts(notes[0].params["blocks"])
+    assert notes[0].params["thread_ts"] == thread
+    assert "could not attach `tracebot-result.txt`" in note and "ratelimited" in note
+    # the other attachment still arrives, and the run says what the job did, not that the trace failed
+    assert [u["filename"] for u in slack.fake.uploads.values() if u.get("completed")] == ["ranks.txt"]
+    final = slack.fake.calls_to("chat.update")[-1].params
+    assert "60 ranks" in final["text"] and "failed" not in final["text"]
