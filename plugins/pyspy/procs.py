@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import pwd
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -96,17 +95,6 @@ def start_time(pid: int) -> int | None:
         return None
     fields = stat[stat.rfind(b")") + 2 :].split()  # after the parenthesised name, fields start at 3
     return int(fields[19]) if len(fields) > 19 and fields[19].isdigit() else None
-
-
-def owner(pid: int) -> str | None:
-    """The user name owning the process (its real uid), or None if it is gone."""
-    found = uids(pid)
-    if not found:
-        return None
-    try:
-        return pwd.getpwuid(found[0]).pw_name
-    except KeyError:
-        return str(found[0])
 
 
 def owned_by(pid: int, uid: int) -> bool:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import os
+import pwd
 import shutil
 import subprocess
 import sys
@@ -162,7 +163,7 @@ def test_remote_hosts_are_refused_clearly_unless_ssh_is_enabled(host, make_ctx, 
 
 def test_a_user_may_trace_only_their_own_processes(hung, host, make_ctx):
     target = hung("wait")  # owned by the user running the tests
-    me = pid_command.procs.owner(target)
+    me = pwd.getpwuid(pid_command.procs.uids(target)[0]).pw_name
     other = "nobody" if me != "nobody" else "daemon"
 
     refused = host.run_command("pid", make_ctx(cluster_user=other), [str(target)])
@@ -188,7 +189,7 @@ def test_a_rank_that_changed_user_is_left_out_of_the_dump_and_counted(spawn, wor
     for target in ranks:
         if target.label != "1":
             wait_until_in(target.pid, "all_reduce_wait")
-    me = pid_command.procs.owner(parent)
+    me = pwd.getpwuid(pid_command.procs.uids(parent)[0]).pw_name
 
     result = host.run_command("pid", make_ctx(cluster_user=me), [str(parent)])
     assert list(result.data["processes"]) == ["0", "2"] and result.data["left_out"] == 1
