@@ -25,6 +25,7 @@ from tracebot.config import DEFAULT_THRESHOLD
 from tracebot.knowledge.entry import Entry
 from tracebot.knowledge.loader import KnowledgeBase
 from tracebot.matcher import ModelUnavailable
+from tracebot.matcher.asking import asks
 from tracebot.matcher.facts import read_facts
 from tracebot.matcher.index import CompiledKB, looks_like_error, tokens
 from tracebot.matcher.normalize import CleanLine, LocalRanks, clean, mask, to_text
@@ -472,11 +473,11 @@ class Matcher:
         thr = requested
         idx = self.index
         notes = list(stats.notes)
-        if prose and stats.lines_total <= 3 and _RESOLVED.search(prose) and not _asks(prose):
+        if prose and stats.lines_total <= 3 and _RESOLVED.search(prose) and not asks(prose):
             # "CUDA OOM is gone after halving the batch, thanks!" names the error but needs no answer.
             thr = max(thr, 101.0)
             notes.append("reads as a thank-you / resolved report: nothing posted unprompted")
-        elif named and describes_change(named) and not _asks(prose):
+        elif named and describes_change(named) and not asks(prose):
             # "Handle Slurm's OUT_OF_MEMORY job state", "LGTM — we now catch OutOfMemoryError": a pull
             # request, a commit or a review names the error it handles; nobody in the thread has it.
             thr = max(thr, 101.0)
@@ -690,27 +691,6 @@ def describes_change(text: str) -> bool:
         and (bool(_CHANGE_TITLE.match(rest)) or not _ERROR_LINE.match(rest))
         and not _FAILURE_WORDS.search(text, first.end())
     )
-
-
-# "help" as a word: "Add a helper that retries …" and "that would have been helpful, thanks" ask nothing
-_ASKING = re.compile(
-    r"[?？]|in advance|any (?:idea|help|hint)|please|\bhelp(?:s|ed|ing)?\b|どうすれば|教えて|でしょうか"
-    # Chinese: why, how, may I ask, would you mind (a request's courtesy), help
-    r"|为什么|為什麼|怎么|怎麼|如何|请问|請問|麻烦|麻煩|求助|请教|請教",
-    re.IGNORECASE,
-)
-# The same Chinese words in a closing thank-you ask nothing: "now I know why / how" (知道为什么了, 明白怎么回事了,
-# 学会了如何…; not 不知道/没明白, which still ask), "that's why" (这就是为什么), "sorry for the trouble" (添麻烦了),
-# "anyway" (无论如何). These spans are taken out before the asking words are looked for.
-_NOT_ASKING = re.compile(
-    r"(?<![不没沒])(?:知道|明白|清楚|懂|懂得|学会|學會|弄懂|搞懂|就是)了?(?:为什么|為什麼|怎么|怎麼|如何)"
-    r"|添麻烦|添麻煩|无论如何|無論如何"
-)
-
-
-def _asks(prose: str) -> bool:
-    """Whether a text asks something (a question mark or asking words), not just thanks or reports."""
-    return bool(_ASKING.search(_NOT_ASKING.sub(" ", prose)))
 
 
 _FUNCTION_WORDS_TEXT = (
