@@ -24,7 +24,7 @@ from rapidfuzz import fuzz
 from tracebot.config import DEFAULT_THRESHOLD
 from tracebot.knowledge.entry import Entry
 from tracebot.knowledge.loader import KnowledgeBase
-from tracebot.matcher import ModelUnavailable
+from tracebot.matcher import ModelUnavailable, platforms
 from tracebot.matcher.asking import asks
 from tracebot.matcher.facts import read_facts
 from tracebot.matcher.index import CompiledKB, looks_like_error, tokens
@@ -473,6 +473,7 @@ class Matcher:
         thr = requested
         idx = self.index
         notes = list(stats.notes)
+        _drop_off_platform_evidence(aggs, idx.entries, named or prose)
         if prose and stats.lines_total <= 3 and _RESOLVED.search(prose) and not asks(prose):
             # "CUDA OOM is gone after halving the batch, thanks!" names the error but needs no answer.
             thr = max(thr, 101.0)
@@ -735,6 +736,18 @@ def prose_lines(text: str) -> str:
         if len(words) >= 3 and any(w.lower() in _FUNCTION_WORDS for w in words):
             keep.append(cl.text)
     return "\n".join(keep)
+
+
+def _drop_off_platform_evidence(aggs: dict[int, _Agg], entries: list[Entry], text: str) -> None:
+    """An entry's anchor or regex is no evidence in a text that names another operating system than the only
+    one its failure exists on (``platforms.contradicted``): macOS's shell reports any SIGKILL as "Killed: 9",
+    exit status 137, which on Linux is the kernel's OOM killer's mark."""
+    marked = [ei for ei, a in aggs.items() if a.kind in ("anchor", "regex") and entries[ei].platform]
+    if marked:
+        found = platforms.mentioned(text)
+        for ei in marked:
+            if platforms.contradicted(entries[ei].platform, found):
+                del aggs[ei]
 
 
 def _root_causes_outrank_symptoms(matches: list[Match], thr: float) -> None:
