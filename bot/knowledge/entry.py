@@ -44,7 +44,8 @@ class Entry:
     priority: int = 50
     tags: list[str] = field(default_factory=list)
     # The platforms the failure exists only on (``platform: sagemaker``; names from the matcher's
-    # ``platforms.yaml``): a text that mentions none of them is rarely about this entry.
+    # ``platforms.yaml``): a text that mentions none of them is rarely about this entry (``linux``: a text is on
+    # Linux unless it names macOS, and there the entry's anchors and regexes count for nothing).
     platform: list[str] = field(default_factory=list)
     related: list[str] = field(default_factory=list)
     trace: list[str] = field(default_factory=list)

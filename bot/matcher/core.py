@@ -24,7 +24,8 @@ from rapidfuzz import fuzz
 from tracebot.config import DEFAULT_THRESHOLD
 from tracebot.knowledge.entry import Entry
 from tracebot.knowledge.loader import KnowledgeBase
-from tracebot.matcher import ModelUnavailable
+from tracebot.matcher import ModelUnavailable, platforms
+from tracebot.matcher.asking import asks
 from tracebot.matcher.facts import read_facts
 from tracebot.matcher.index import CompiledKB, looks_like_error, tokens
 from tracebot.matcher.normalize import CleanLine, LocalRanks, clean, mask, to_text
@@ -472,11 +473,12 @@ class Matcher:
         thr = requested
         idx = self.index
         notes = list(stats.notes)
-        if prose and stats.lines_total <= 3 and _RESOLVED.search(prose) and not _asks(prose):
+        _drop_off_platform_evidence(aggs, idx.entries, named or prose)
+        if prose and stats.lines_total <= 3 and _RESOLVED.search(prose) and not asks(prose):
             # "CUDA OOM is gone after halving the batch, thanks!" names the error but needs no answer.
             thr = max(thr, 101.0)
             notes.append("reads as a thank-you / resolved report: nothing posted unprompted")
-        elif named and describes_change(named) and not _asks(prose):
+        elif named and describes_change(named) and not asks(prose):
             # "Handle Slurm's OUT_OF_MEMORY job state", "LGTM — we now catch OutOfMemoryError": a pull
             # request, a commit or a review names the error it handles; nobody in the thread has it.
             thr = max(thr, 101.0)
@@ -692,27 +694,6 @@ def describes_change(text: str) -> bool:
     )
 
 
-# "help" as a word: "Add a helper that retries …" and "that would have been helpful, thanks" ask nothing
-_ASKING = re.compile(
-    r"[?？]|in advance|any (?:idea|help|hint)|please|\bhelp(?:s|ed|ing)?\b|どうすれば|教えて|でしょうか"
-    # Chinese: why, how, may I ask, would you mind (a request's courtesy), help
-    r"|为什么|為什麼|怎么|怎麼|如何|请问|請問|麻烦|麻煩|求助|请教|請教",
-    re.IGNORECASE,
-)
-# The same Chinese words in a closing thank-you ask nothing: "now I know why / how" (知道为什么了, 明白怎么回事了,
-# 学会了如何…; not 不知道/没明白, which still ask), "that's why" (这就是为什么), "sorry for the trouble" (添麻烦了),
-# "anyway" (无论如何). These spans are taken out before the asking words are looked for.
-_NOT_ASKING = re.compile(
-    r"(?<![不没沒])(?:知道|明白|清楚|懂|懂得|学会|學會|弄懂|搞懂|就是)了?(?:为什么|為什麼|怎么|怎麼|如何)"
-    r"|添麻烦|添麻煩|无论如何|無論如何"
-)
-
-
-def _asks(prose: str) -> bool:
-    """Whether a text asks something (a question mark or asking words), not just thanks or reports."""
-    return bool(_ASKING.search(_NOT_ASKING.sub(" ", prose)))
-
-
 _FUNCTION_WORDS_TEXT = (
     "an the is are was were be been my our we it its this that these there how why what when where which who "
     "does do did doesn don can cannot could should would will won not no to of in on at for with without from "
@@ -755,6 +736,18 @@ def prose_lines(text: str) -> str:
         if len(words) >= 3 and any(w.lower() in _FUNCTION_WORDS for w in words):
             keep.append(cl.text)
     return "\n".join(keep)
+
+
+def _drop_off_platform_evidence(aggs: dict[int, _Agg], entries: list[Entry], text: str) -> None:
+    """An entry's anchor or regex is no evidence in a text that names another operating system than the only
+    one its failure exists on (``platforms.contradicted``): macOS's shell reports any SIGKILL as "Killed: 9",
+    exit status 137, which on Linux is the kernel's OOM killer's mark."""
+    marked = [ei for ei, a in aggs.items() if a.kind in ("anchor", "regex") and entries[ei].platform]
+    if marked:
+        found = platforms.mentioned(text)
+        for ei in marked:
+            if platforms.contradicted(entries[ei].platform, found):
+                del aggs[ei]
 
 
 def _root_causes_outrank_symptoms(matches: list[Match], thr: float) -> None:

@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 
 from tracebot.knowledge.entry import Entry
+from tracebot.matcher import asking
 from tracebot.matcher.index import looks_like_error
 from tracebot.matcher.platforms import mentioned
 
@@ -23,12 +24,6 @@ _EXCEPTION = re.compile(
     r"^(?:.*?[\s\]:|>])?(?P<type>(?:[A-Za-z_][\w]*\.)*[A-Z]\w*(?:Error|Exception|Failure|Interrupt|Exit|Warning))"
     r"(?::\s*(?P<msg>.*))?$",
     re.MULTILINE,
-)
-# Asking, not telling: "this is how we launch" is a statement.
-_QUESTION = re.compile(
-    r"[?？]|^\s*(?:how|why|what|which|anyone|any idea|is there|does|do|should|can|could|help)\b"
-    r"|なぜ|でしょうか|ですか|教えて|どうすれば|どうしたら",
-    re.IGNORECASE | re.MULTILINE,
 )
 _ERROR_CONTENT = re.compile(
     r"[A-Z]\w*(?:Error|Exception)\b|\b(?:nccl|cuda|oom|sigkill|sigterm|sigbus|xid|ecc|exit ?code|exitcode|timed? ?out"
@@ -76,7 +71,7 @@ def text_info(text: str, prose: str) -> TextInfo:
     else:
         kind = "chat" if words <= 8 and not has_error and not exc else "line"
     # Japanese (or Chinese) prose describing a failure is a request for help, with or without a question mark.
-    asks = bool(prose) and (bool(_QUESTION.search(prose)) or len(_CJK.findall(prose)) >= 8)
+    asks = bool(prose) and (asking.asks(prose) or len(_CJK.findall(prose)) >= 8)
     opens = bool(lines) and lines[0].strip() in {x.strip() for x in prose.splitlines()} if prose else False
     states = opens and kind != "chat" and has_error and not exc and not _SOURCE_LOCATION.search(stripped)
     return TextInfo(kind, len(lines), has_error, exc, exc_type, asks, states, mentioned(stripped))

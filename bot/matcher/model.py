@@ -31,6 +31,7 @@ import numpy as np
 from tracebot.knowledge.cache import cached
 from tracebot.knowledge.entry import Entry
 from tracebot.knowledge.silence import Silence
+from tracebot.matcher import platforms
 from tracebot.matcher.features import KINDS, TextInfo
 from tracebot.matcher.keys import model_key
 from tracebot.matcher.tfidf import Columns, Space, Vector
@@ -271,7 +272,7 @@ def _off_platform(model: RankingModel, info: TextInfo, cands: list[int]) -> np.n
     own = model.platforms
     if not own:
         return np.zeros(len(cands))
-    return np.array([bool(own[ei]) and not own[ei] & info.platforms for ei in cands], dtype=np.float64)
+    return np.array([platforms.off(own[ei], info.platforms) for ei in cands], dtype=np.float64)
 
 
 def _margin(v: np.ndarray, idx: np.ndarray) -> np.ndarray:

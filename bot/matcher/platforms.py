@@ -9,6 +9,7 @@ question because both are about a checkpoint that hangs.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -47,6 +48,27 @@ def patterns(path: Path = PLATFORMS) -> dict[str, Any]:
     return out
 
 
+# Platforms a text is on unless it names one of the others: an operating system (a training log rarely says
+# it runs on Linux; it says so by naming macOS).
+ASSUMED = {"linux": frozenset({"macos"})}
+
+
 def mentioned(text: str) -> frozenset[str]:
     """The platforms whose words ``text`` uses."""
     return frozenset(name for name, pattern in patterns().items() if pattern.search(text))
+
+
+def off(own: Iterable[str], found: frozenset[str]) -> bool:
+    """Whether an entry whose failure exists only on the platforms ``own`` (``Entry.platform``; empty: any) is
+    off them in a text that uses the words of ``found`` (:func:`mentioned`): it names none of them, and none is
+    an :data:`ASSUMED` platform the text does not rule out by naming another."""
+    own = frozenset(own)
+    return bool(own) and not own & (found | {p for p, others in ASSUMED.items() if not found & others})
+
+
+def contradicted(own: Iterable[str], found: frozenset[str]) -> bool:
+    """Whether a text names another operating system than the only ones an entry's failure exists on
+    (:data:`ASSUMED` platforms only): then the entry's anchors and regexes are no evidence there. A text that
+    merely never names SageMaker may still be a SageMaker job's error line."""
+    own = frozenset(own)
+    return own <= ASSUMED.keys() and off(own, found)

@@ -409,3 +409,29 @@ def test_a_chinese_thank_you_that_says_it_now_knows_why_stays_silent(matcher: Ma
 def test_a_chinese_report_that_does_not_know_how_is_still_answered(matcher: Matcher):
     d = matcher.diagnose(CHINESE_REPORT_NOT_KNOWING_HOW)
     assert d.best is not None and d.best.entry_id == "nccl-invalid-usage-duplicate-gpu" and d.best.confident, d.notes
+
+
+# Written here. AWS answers any internal failure with "InternalServerError: We encountered an internal error.
+# Please try again." (S3, a Pipe-mode input channel, a job's FailureReason); the seed document names it for a
+# large checkpoint's upload. As an anchor it made every such error confidently the checkpoint entry; as an
+# exemplar the rest of the text decides.
+AWS_INTERNAL_ERRORS_ELSEWHERE = [
+    "UnexpectedStatusException: Error for Training job tf-pipe-2024-03-01-10-00-00-001: Failed. Reason: ClientError: "
+    "Pipe mode input channel 'train' timed out waiting for data. InternalServerError: We encountered an internal "
+    "error. Please try again.",
+    "botocore.exceptions.ClientError: An error occurred (InternalServerError) when calling the GetObject operation: "
+    "InternalServerError: We encountered an internal error. Please try again.",
+]
+
+
+@pytest.mark.parametrize("text", AWS_INTERNAL_ERRORS_ELSEWHERE)
+def test_an_aws_internal_error_outside_a_checkpoint_upload_is_not_confidently_the_checkpoint_entry(
+    matcher: Matcher, text: str
+):
+    assert not matcher.diagnose(text).confident
+
+
+def test_an_internal_error_while_saving_a_checkpoint_on_sagemaker_is_still_the_checkpoint_entry(matcher: Matcher):
+    d = matcher.diagnose("SageMaker job saving a 30 GB checkpoint to checkpoint_s3_uri ends with InternalServerError: "
+                         "We encountered an internal error. Please try again.")
+    assert d.best is not None and d.best.entry_id == "sagemaker-checkpoint-internal-error" and d.best.confident

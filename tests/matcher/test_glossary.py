@@ -3,6 +3,7 @@ shares a word with the entry that names it otherwise; chat gains nothing from it
 
 from __future__ import annotations
 
+import pytest
 import yaml
 
 from tracebot.matcher import Matcher
@@ -41,3 +42,22 @@ def test_concepts_are_words_of_the_word_space():
 def test_japanese_chat_stays_silent(matcher: Matcher):
     for text in ("ありがとうございます、助かりました！", "私の環境でも同じです", "どうやって直しましたか？"):
         assert not matcher.diagnose(text).confident, text
+
+
+# Written here. The glossary's few Chinese terms are the strongest and least ambiguous words of the trade (a
+# hang, a timeout, out of GPU memory, a port): a Chinese report shares a word with the entry written in English.
+CHINESE_REPORTS = [
+    ("多卡训练时端口被占用，怎么解决", "master-port-in-use"),
+    ("训练跑到一半卡住了，请问怎么办", "distributed-hang-py-spy"),
+    ("多机训练 NCCL 超时，请问是什么原因", "nccl-watchdog-timeout"),
+]
+
+
+@pytest.mark.parametrize(("text", "entry"), CHINESE_REPORTS)
+def test_a_chinese_report_gets_the_entry_its_words_of_the_trade_name(matcher: Matcher, text: str, entry: str):
+    d = matcher.diagnose(text)
+    assert d.best is not None and d.best.entry_id == entry, [m.entry_id for m in d.matches]
+
+
+def test_chinese_words_for_a_hang_a_timeout_and_gpu_memory_share_the_concepts():
+    assert {"≈hang", "≈timeout"} <= _concepts("训练卡住了，NCCL 超时") and "≈oom" in _concepts("训练爆显存了")

@@ -53,3 +53,30 @@ def test_the_bundled_entries_name_known_platforms_and_lint_refuses_an_unknown_on
     assert errors == [] and kb2.get("good").platform == ["sagemaker"]
     (problem,) = platform_problems(kb2)
     assert str(problem).startswith(f"{root / 'bad.yaml'}:") and "platform 'kubeflow' is not in platforms.yaml" in str(problem)
+
+
+def test_linux_is_assumed_unless_a_text_names_macos():
+    from tracebot.matcher.platforms import contradicted, off
+
+    for text in ("Killed\nexit code 137", "SageMaker job exited with code 137", "dmesg on my Mac OS laptop"):
+        assert not off({"linux"}, mentioned(text)) and not contradicted({"linux"}, mentioned(text)), text
+    assert off({"linux"}, mentioned("zsh: Killed: 9")) and contradicted({"linux"}, mentioned("zsh: Killed: 9"))
+    # a SageMaker entry is off a plain text, but nothing in it rules SageMaker out: its anchors still count
+    assert off({"sagemaker"}, mentioned("checkpoint save hangs"))
+    assert not contradicted({"sagemaker"}, mentioned("checkpoint save hangs"))
+
+
+# Written here. macOS's shell reports any SIGKILL as "Killed: 9" (exit status 137): the system killing an unsigned
+# or unpermitted binary, a user's kill -9. On Linux the same exit status is the kernel's OOM killer's mark.
+MACOS_KILL = "$ sudo py-spy dump --pid 4121\nKilled: 9\nexit status 137, the process itself keeps running on my MacBook"
+LINUX_KILL = "$ python train.py --bs 64\nKilled\nexit status 137, the process was using 60 GB of RAM on the node"
+
+
+def test_a_macos_kill_is_not_answered_as_the_oom_killer(matcher):
+    d = matcher.diagnose(MACOS_KILL)
+    assert not d.confident and not any(m.entry_id == "host-oom-killed" and m.kind == "regex" for m in d.matches)
+
+
+def test_the_same_kill_on_linux_is_still_the_oom_killer(matcher):
+    d = matcher.diagnose(LINUX_KILL)
+    assert d.best is not None and d.best.entry_id == "host-oom-killed" and d.best.confident
