@@ -374,7 +374,8 @@ def cmd_console(args: argparse.Namespace) -> int:
     outbox = ConsoleOutbox(sys.stdout)
     try:
         store = Store(cfg.db_path)
-        service = build_service(cfg, outbox, store=store)
+        # The console's answers go to this terminal: nothing to answer again after a restart.
+        service = build_service(cfg, outbox, store=store, durable=False)
     except (StoreError, RuntimeError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -407,6 +408,7 @@ def _build_app(cfg: Config) -> tuple[Any, Any]:
     except (SlackApiError, OSError) as exc:  # auth.test at start: bad token, or Slack unreachable
         raise SystemExit(f"error: cannot start the Slack app (auth.test failed): {exc}") from exc
     service.knowledge.watch(KB_POLL_S)
+    service.resume()  # what a killed tracebot had accepted and not answered yet
     return app, service
 
 
