@@ -20,6 +20,11 @@ class DownloadRefused(RuntimeError):
     """A file we will not fetch (too large, not on Slack's file host); the message says why."""
 
 
+class PostRefused(RuntimeError):
+    """Slack would not take a message (``invalid_blocks``, ``msg_too_long``, ``is_archived``...), after its
+    retries; the message is Slack's reason."""
+
+
 class UploadRefused(RuntimeError):
     """Slack would not take a file (uploads disabled, too large, a channel it cannot go to); the message
     is Slack's reason."""

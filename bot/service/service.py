@@ -51,7 +51,7 @@ from tracebot.service.inbox import Inbox, thread_of
 from tracebot.service.jobs import JobPool, PoolBusy
 from tracebot.service.knowledge import KnowledgeHolder
 from tracebot.service.learning import answered_text, maintainer_home, note_unanswered
-from tracebot.service.outbox import NotInChannel, Outbox
+from tracebot.service.outbox import NotInChannel, Outbox, PostRefused
 from tracebot.service.ratelimit import RateLimiter
 from tracebot.service.records import Records
 from tracebot.service.router import Plan, Router
@@ -307,7 +307,13 @@ class Service:
             self._say_failed(msg, exc)
 
     def _say_failed(self, msg: Inbound, exc: Exception) -> None:
-        text = f":x: Sorry, I could not diagnose that ({type(exc).__name__}); the error is in my log."
+        if isinstance(exc, PostRefused):  # the diagnosis worked; Slack would not take the answer
+            text = (
+                f":x: Sorry, I diagnosed this but Slack refused my answer (Slack said: {render.escape(str(exc))}); "
+                "the details are in my log."
+            )
+        else:
+            text = f":x: Sorry, I could not diagnose that ({type(exc).__name__}); the error is in my log."
         self.outbox.post(msg.channel, text, [render.section(text)], thread_ts=msg.thread_root)
 
     def on_command(self, cmd: SlashCommand) -> render.Rendered | None:

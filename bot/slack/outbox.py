@@ -11,7 +11,13 @@ from urllib.parse import urlparse
 from slack_sdk.errors import SlackApiError
 from slack_sdk.webhook import WebhookClient
 
-from tracebot.service.outbox import Blocks, DownloadRefused, NotInChannel, UploadRefused
+from tracebot.service.outbox import (
+    Blocks,
+    DownloadRefused,
+    NotInChannel,
+    PostRefused,
+    UploadRefused,
+)
 from tracebot.service.ratelimit import RateLimiter
 
 log = logging.getLogger(__name__)
@@ -92,7 +98,7 @@ class SlackOutbox:
         except SlackApiError as exc:
             if exc.response.get("error") in ("not_in_channel", "channel_not_found"):
                 raise NotInChannel(channel) from exc
-            raise
+            raise PostRefused(str(exc.response.get("error") or exc.response.status_code)) from exc
         return str(resp["ts"])
 
     def update(self, channel: str, ts: str, text: str, blocks: Blocks | None = None) -> None:

@@ -122,3 +122,13 @@ def test_a_file_upload_slack_refuses_is_said_in_the_thread_and_the_trace_still_r
     assert [u["filename"] for u in slack.fake.uploads.values() if u.get("completed")] == ["ranks.txt"]
     final = slack.fake.calls_to("chat.update")[-1].params
     assert "60 ranks" in final["text"] and "failed" not in final["text"]
+
+
+def test_an_answer_slack_refuses_is_not_called_a_failed_diagnosis(slack):
+    slack.fake.fail_next("chat.postMessage", status=200, error="invalid_blocks")  # Slack's refusal: ok false
+    mention = payloads.mention(OOM_LINE)
+    slack.event(mention)
+    slack.idle()
+    said = [p["text"] for p in slack.fake.posts() if p.get("thread_ts") == mention["ts"]][-1]
+    assert "could not diagnose" not in said
+    assert "I diagnosed this but Slack refused my answer (Slack said: invalid_blocks)" in said
