@@ -14,6 +14,7 @@ from slack_sdk.webhook import WebhookClient
 from tracebot.service.outbox import (
     Blocks,
     DownloadRefused,
+    DownloadTooLarge,
     NotInChannel,
     PostRefused,
     UploadRefused,
@@ -163,6 +164,6 @@ class SlackOutbox:
             while chunk := resp.read(1 << 16):
                 size += len(chunk)
                 if size > max_bytes:
-                    raise DownloadRefused(f"file is larger than {max_bytes // (1 << 20)} MB")
+                    raise DownloadTooLarge(max_bytes)
                 out.write(chunk)
         return size
