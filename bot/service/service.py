@@ -254,9 +254,8 @@ class Service:
             and first in self.router.command_names()
             and (first != "help" or len(words) == 1)
         ):
-            # the command gets its text as ``/trace`` gets it, as Slack sent it (a link's markup undone): "diagnose
-            # …" is answered as a message, whose one undo would otherwise read "&amp;" typed as "&"
-            plan = self.router.plan(as_slack_sends(text), self.caller(msg.user), msg.channel)
+            # commands get the text as typed, as ``/trace`` gives it them (on_command)
+            plan = self.router.plan(text, self.caller(msg.user), msg.channel)
             self.audit(plan, text, msg.user, msg.channel, via="mention")
             return self._command_in_thread(plan, msg, accepted)
         where = {"channel": msg.channel, "thread": msg.thread_root, "accepted": accepted}
@@ -318,9 +317,13 @@ class Service:
 
     def on_command(self, cmd: SlashCommand) -> render.Rendered | None:
         """``/trace ...`` inside the 3-second ack window. Returns an ephemeral reply, or None when the work
-        was queued (its parent message in the channel is the visible answer)."""
-        plan = self.router.plan(cmd.text, self.caller(cmd.user), cmd.channel)
-        self.audit(plan, cmd.text, cmd.user, cmd.channel, via="slash")
+        was queued (its parent message in the channel is the visible answer).
+
+        Slack's markup is undone here, once, for every command (``&amp;``, a link's ``<https://x|x>``, a
+        broadcast's ``<!here>``): a command reads what was typed, as the CLI's ``tracebot trace`` gives it."""
+        typed = plain_text(cmd.text)
+        plan = self.router.plan(typed, self.caller(cmd.user), cmd.channel)
+        self.audit(plan, typed, cmd.user, cmd.channel, via="slash")
         if plan.kind == "reply" and plan.result is not None:
             reply: render.Rendered | None = posting.fitted(render.result(plan.result))
         else:
@@ -429,7 +432,8 @@ class Service:
 
     def _answer_command(self, text: str, channel: str, user: str | None, thread: str) -> None:
         """``/trace diagnose <text>``: answered like a mention, in the run's thread."""
-        msg = Inbound(channel=channel, user=user, ts=thread, text=text, thread_ts=thread)
+        # ``text`` is as typed; a message's text is as Slack sends it, undone once when it is diagnosed
+        msg = Inbound(channel=channel, user=user, ts=thread, text=as_slack_sends(text), thread_ts=thread)
         self.answer(msg, source="command", always=True, thread_ts=thread)
 
     def _post_answer(self, diagnosis: Diagnosis, msg: Inbound, *, source: str, always: bool, thread: str) -> str | None:
