@@ -323,7 +323,6 @@ def _extend(sub: Any, kbs: Any, eval_p: argparse.ArgumentParser) -> None:
 
 log = logging.getLogger("tracebot")
 KB_POLL_S = 2.0
-DRAIN_S = 60.0  # a stopping bot posts its queued answers for this long (systemd's stop timeout is 90 s)
 
 
 class _Stop(KeyboardInterrupt):
@@ -426,7 +425,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     with contextlib.suppress(KeyboardInterrupt):
         server.serve_forever()
     server.shutdown()  # no new requests; what was accepted is still answered
-    service.drain(DRAIN_S)
+    service.drain(cfg.drain_s)
     return 0
 
 
@@ -442,7 +441,7 @@ def cmd_socket(cfg: Config) -> int:
     with contextlib.suppress(KeyboardInterrupt):
         handler.start()
     handler.close()  # no new envelopes; what was acked is still answered
-    service.drain(DRAIN_S)
+    service.drain(cfg.drain_s)
     return 0
 
 

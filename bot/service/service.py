@@ -515,7 +515,7 @@ class Service:
         done = self.wait_idle(timeout)
         if not done:
             log.error(
-                "stopping with %d answers and %d /trace runs unfinished after %.0fs",
+                "stopping with %d answers and %d /trace runs unfinished after %gs; the next start answers them",
                 self.jobs.pending, self.trace_jobs.pending, timeout,
             )
         self.shutdown(wait=False)

@@ -245,3 +245,22 @@ def test_work_older_than_the_replay_age_is_dropped_with_a_note_to_whoever_asked(
     assert "Post it again" in mention_thread[0]
     # a paste nobody addressed to tracebot is not answered an hour late, nor apologised for: only logged
     assert [p for p in fake_slack.posts("C0TRAIN") if p.get("thread_ts") == paste["ts"]] == []
+
+
+def test_answers_a_stop_could_not_post_within_its_drain_are_posted_after_the_restart(start, fake_slack):
+    held = fake_slack.hold("chat.postMessage")
+    url = _serve(start, TRACEBOT_DRAIN_S="0.5")
+    pastes = [payloads.message(f"[rank{i}]: {OOM_LINE}") for i in range(2)]
+    _accepted(url, [json.dumps(payloads.event_callback(m)) for m in pastes])
+    held.wait_arrived(1)
+    proc = _serve.proc  # type: ignore[attr-defined]
+    proc.send_signal(signal.SIGTERM)  # a clean stop, but Slack is slower than the drain allows
+    out, _ = proc.communicate(timeout=60)
+    assert proc.returncode == 0 and "stopping with 2 answers" in out, out
+    held.drop()
+    fake_slack.stop_holding()
+    assert fake_slack.posts() == []
+
+    url = _serve(start)
+    _sentinel(fake_slack, url)
+    assert [len(_answers_in(fake_slack, "C0TRAIN", m["ts"])) for m in pastes] == [1, 1]
