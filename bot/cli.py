@@ -323,7 +323,6 @@ def _extend(sub: Any, kbs: Any, eval_p: argparse.ArgumentParser) -> None:
 
 log = logging.getLogger("tracebot")
 KB_POLL_S = 2.0
-DRAIN_S = 60.0  # a stopping bot posts its queued answers for this long (systemd's stop timeout is 90 s)
 
 
 class _Stop(KeyboardInterrupt):
@@ -374,7 +373,8 @@ def cmd_console(args: argparse.Namespace) -> int:
     outbox = ConsoleOutbox(sys.stdout)
     try:
         store = Store(cfg.db_path)
-        service = build_service(cfg, outbox, store=store)
+        # The console's answers go to this terminal: nothing to answer again after a restart.
+        service = build_service(cfg, outbox, store=store, durable=False)
     except (StoreError, RuntimeError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -407,6 +407,7 @@ def _build_app(cfg: Config) -> tuple[Any, Any]:
     except (SlackApiError, OSError) as exc:  # auth.test at start: bad token, or Slack unreachable
         raise SystemExit(f"error: cannot start the Slack app (auth.test failed): {exc}") from exc
     service.knowledge.watch(KB_POLL_S)
+    service.resume()  # what a killed tracebot had accepted and not answered yet
     return app, service
 
 
@@ -424,7 +425,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     with contextlib.suppress(KeyboardInterrupt):
         server.serve_forever()
     server.shutdown()  # no new requests; what was accepted is still answered
-    service.drain(DRAIN_S)
+    service.drain(cfg.drain_s)
     return 0
 
 
@@ -440,7 +441,7 @@ def cmd_socket(cfg: Config) -> int:
     with contextlib.suppress(KeyboardInterrupt):
         handler.start()
     handler.close()  # no new envelopes; what was acked is still answered
-    service.drain(DRAIN_S)
+    service.drain(cfg.drain_s)
     return 0
 
 

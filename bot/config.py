@@ -123,6 +123,8 @@ class Config:
     max_pending: int = 500  # queued jobs per pool before tracebot answers "busy"
     max_pending_per_channel: int = 100  # queued answers in one channel before it sheds that channel's
     log_level: str = "INFO"
+    drain_s: float = 60.0  # a stopping bot posts its queued answers this long (systemd's stop timeout: 90 s)
+    replay_max_age_s: float = 3600.0  # at start, accepted work a dead process left is answered up to this old
 
     @property
     def has_slack(self) -> bool:
@@ -168,6 +170,8 @@ class Config:
         cfg.max_pending_per_channel = int(
             _number(env, "TRACEBOT_MAX_PENDING_PER_CHANNEL", cfg.max_pending_per_channel)
         )
+        cfg.drain_s = _number(env, "TRACEBOT_DRAIN_S", cfg.drain_s)
+        cfg.replay_max_age_s = _number(env, "TRACEBOT_REPLAY_MAX_AGE_S", cfg.replay_max_age_s)
         cfg.log_level = (env.get("TRACEBOT_LOG_LEVEL") or cfg.log_level).upper()
         path = env.get("TRACEBOT_CONFIG")
         if path:

@@ -26,7 +26,7 @@ from tracebot.render import html
 from tracebot.render.blocks_text import blocks_to_text
 from tracebot.render.slack import ACTION_HELPFUL, ACTION_NOT_THIS, ACTION_WHY
 from tracebot.service.inbound import Click, FileRef, Inbound, SlashCommand, as_slack_sends
-from tracebot.service.outbox import DownloadRefused
+from tracebot.service.outbox import DownloadTooLarge
 from tracebot.service.service import Service
 
 HELP = """\
@@ -147,7 +147,7 @@ class ConsoleOutbox:
         src = Path(url)
         size = src.stat().st_size
         if size > max_bytes:
-            raise DownloadRefused(f"file is larger than {max_bytes >> 20} MB")
+            raise DownloadTooLarge(max_bytes)
         shutil.copyfile(src, dest)
         return size
 

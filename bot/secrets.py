@@ -202,15 +202,21 @@ def install_log_filter(scrubber: Scrubber, logger: logging.Logger | None = None)
 # Control characters a terminal acts on (ESC starts a sequence that can set the title, clear the screen
 # or write the clipboard; C1's CSI does the same alone; BEL, backspace): a job's log and name are its
 # owner's, and an admin reads them here. Tab, newline and carriage return (tracebot's progress bar) stay.
-# Unicode's directional overrides and isolates (U+202A-202E, U+2066-2069) reorder what the terminal shows.
-_TERMINAL_CONTROLS = dict.fromkeys([*range(0x20), 0x7F, *range(0x80, 0xA0), *range(0x202A, 0x202F), *range(0x2066, 0x206A)], "?")
+# Unicode's directional overrides and isolates (U+202A-202E, U+2066-2069) reorder what the terminal shows,
+# and so do its invisible marks (U+200E LRM, U+200F RLM, U+061C ALM) in a terminal that lays out
+# bidirectional text (VTE, Konsole, mlterm): a mark is a strong letter of its direction, so one at a
+# line's start turns the line right-to-left ("4411 4412 killed" shows as "killed 4412 4411") and one
+# beside numbers or punctuation reorders them. None of them is text a log needs; all are shown as "?".
+_BIDI_CONTROLS = [0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A)]
+_TERMINAL_CONTROLS = dict.fromkeys([*range(0x20), 0x7F, *range(0x80, 0xA0), *_BIDI_CONTROLS], "?")
 for _kept in "\t\n\r":
     del _TERMINAL_CONTROLS[ord(_kept)]
 
 
 class ScrubbingStream:
     """A text stream (standard output or error) whose every write is scrubbed first, and whose terminal
-    control characters and bidirectional overrides are shown as ``?`` instead of acted on."""
+    control characters and bidirectional controls (overrides, isolates, marks) are shown as ``?`` instead of
+    acted on."""
 
     def __init__(self, inner: TextIO, scrubber: Scrubber) -> None:
         self.inner = inner

@@ -107,6 +107,18 @@ def test_a_logs_bidirectional_overrides_reach_the_terminal_as_text_never_reorder
     assert "tsil" in out + err, "what the log says is still shown"
 
 
+def test_a_logs_invisible_direction_marks_reach_the_terminal_as_text_never_turning_a_line_around(tmp_path, capsys):
+    # An RLM (or ALM) at a line's start makes a bidi terminal lay the line out right to left: "4411 4412 killed"
+    # reads "killed 4412 4411"; an LRM does the same inside right-to-left text. Shown as "?", like the overrides.
+    marks = "\u200f\u061c\u200e"
+    log = tmp_path / "bob.log"
+    log.write_text(f"\u200f{OOM} kill 4411 4412 \u061cjob\u200e 7\n", encoding="utf-8")
+    main(["diagnose", str(log), "--all"])
+    out, err = capsys.readouterr()
+    assert "kill 4411 4412 ?job? 7" in out, "what the log says is still shown"
+    assert not [c for c in out + err if c in marks], out + err
+
+
 @pytest.mark.timeout(60)
 def test_a_wandb_login_line_with_many_flags_is_scrubbed_at_once_and_its_key_still_hidden():
     # each "--a" after "wandb login" could be read two ways ("--" + "a" or "-" + "-a"), so a line with n of

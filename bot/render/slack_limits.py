@@ -14,9 +14,12 @@ from typing import Any
 SECTION_CHARS = 3000
 MAX_BLOCKS = 50
 MESSAGE_CHARS = 40000
-# Room we keep for our own "(cut …)" marker and for the blocks' combined size.
-_MARK = "\n… (cut; the full text is in the attached file)"
-BLOCKS_TOTAL_CHARS = 38000
+# Where the rest of a cut message is: a posted message is followed by a file in its thread; a reply only
+# its asker sees (an ephemeral, a slash command's ack, a shortcut's response_url) can carry no file.
+IN_FILE = "is in the attached file"
+NOT_SHOWN = "did not fit in Slack's limit (a reply only you see cannot carry a file)"
+_MARK = f"\n… (cut; the full text {IN_FILE})"
+BLOCKS_TOTAL_CHARS = 38000  # room kept for our own "(cut …)" marker within the blocks' combined size
 
 Block = dict[str, Any]
 
@@ -57,14 +60,16 @@ def block_chars(block: Block) -> int:
     return sum(len(f.get("text", "")) for f in _text_fields(block))
 
 
-def fit(text: str, blocks: list[Block]) -> Fitted:
-    """Fit ``text`` and ``blocks`` into Slack's limits; ``overflowed`` means something was cut."""
+def fit(text: str, blocks: list[Block], rest: str = IN_FILE) -> Fitted:
+    """Fit ``text`` and ``blocks`` into Slack's limits; ``overflowed`` means something was cut. ``rest``
+    says where what was cut is (:data:`IN_FILE`, :data:`NOT_SHOWN`)."""
+    mark = f"\n… (cut; the full text {rest})"
     blocks = copy.deepcopy(blocks)
     overflowed = False
     for block in blocks:
         for field in _text_fields(block):
             limit = SECTION_CHARS if block.get("type") != "header" else 150
-            field["text"], was_cut = cut(field.get("text", ""), limit)
+            field["text"], was_cut = cut(field.get("text", ""), limit, mark)
             overflowed |= was_cut
     # Actions stay last (the buttons matter even when the body is cut).
     actions = [b for b in blocks if b.get("type") == "actions"]
@@ -76,12 +81,12 @@ def fit(text: str, blocks: list[Block]) -> Fitted:
         size = block_chars(block)
         if len(kept) >= room - 1 and i < len(body) - 1 or total + size > BLOCKS_TOTAL_CHARS:
             dropped = len(body) - i
-            kept.append(_note(f"… {dropped} more part(s) are in the attached file."))
+            kept.append(_note(f"… {dropped} more part(s): the full text {rest}."))
             overflowed = True
             break
         kept.append(block)
         total += size
-    text, text_cut = cut(text, MESSAGE_CHARS)
+    text, text_cut = cut(text, MESSAGE_CHARS, mark)
     return Fitted(text, kept + actions, overflowed or text_cut)
 
 

@@ -12,7 +12,7 @@ from tracebot.config import Config
 from tracebot.matcher import Matcher, combine
 from tracebot.result import Diagnosis
 from tracebot.service.inbound import FileRef, Inbound, plain_text
-from tracebot.service.outbox import Outbox
+from tracebot.service.outbox import DownloadTooLarge, Outbox, too_large
 
 log = logging.getLogger(__name__)
 
@@ -70,7 +70,7 @@ def diagnose_message(
             notes.append(f"{f.name}: skipped, not a text or log file")
             continue
         if f.size is not None and f.size > limits.max_file_bytes:
-            notes.append(f"{f.name}: skipped, larger than {limits.max_file_bytes >> 20} MB")
+            notes.append(f"{f.name}: skipped, {too_large(limits.max_file_bytes)}")
             continue
         room = limits.max_message_inflated_bytes - unpacked
         if room <= 0 or time.monotonic() >= deadline:
@@ -87,6 +87,9 @@ def diagnose_message(
                     max_inflated_bytes=min(limits.max_inflated_bytes, room),
                     deadline=deadline,
                 )
+            except DownloadTooLarge as exc:  # Slack did not give its size, or gave a wrong one
+                notes.append(f"{f.name}: skipped, {exc}")
+                continue
             except Exception as exc:  # one unreadable file must not lose the rest of the answer
                 log.warning("could not read %s: %s", f.name, exc)
                 notes.append(f"{f.name}: could not be read ({type(exc).__name__}: {str(exc)[:120]})")

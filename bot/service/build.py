@@ -24,8 +24,10 @@ def build_service(
     jobs: JobPool | None = None,
     bot_user_id: str | None = None,
     limiter: RateLimiter | None = None,
+    durable: bool = True,
 ) -> Service:
-    """``limiter`` is the transport's per-channel rate limiter: answers are scheduled around it."""
+    """``limiter`` is the transport's per-channel rate limiter: answers are scheduled around it.
+    ``durable``: accepted work is kept in the store's inbox until answered (False: the console)."""
     store = store or Store(config.db_path)
     knowledge = knowledge or KnowledgeHolder(config.knowledge_dir, config.confidence_threshold)
     jobs = jobs or JobPool(
@@ -45,4 +47,5 @@ def build_service(
         router=router,
         bot_user_id=bot_user_id,
         limiter=limiter,
+        durable=durable,
     )

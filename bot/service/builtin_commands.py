@@ -12,7 +12,6 @@ from typing import Any
 
 from tracebot.config import Config
 from tracebot.plugin_api import Command, CommandContext, Result, Section, Table, UsageError, hookimpl
-from tracebot.service.inbound import plain_text
 from tracebot.service.plugin_host import BUILTIN_COMMANDS
 
 NAME = BUILTIN_COMMANDS  # its registration name; the host lists its commands first
@@ -137,8 +136,7 @@ def _text(words: list[str]) -> dict[str, Any]:
 
 
 def _query(words: list[str]) -> dict[str, Any]:
-    # the words as typed: a command's text comes as Slack sends it, with &, < and > escaped
-    return {"query": plain_text(" ".join(words))}
+    return {"query": " ".join(words)}  # as typed: Service.on_command undid Slack's markup
 
 
 def _on_off(word: str) -> bool:

@@ -4,7 +4,9 @@ Slack retries an event it thinks was not acknowledged (same ``event_id``) and, w
 connections open, may deliver it on more than one. A message is also named by its channel and ``ts``,
 which covers a redelivery under a new envelope. Keys are namespaced by the handler (``auto``,
 ``direct``): one message legitimately reaches both the message and the ``app_mention`` listener.
-The store records the keys (:meth:`tracebot.store.Store.claim_event`) so this survives restarts.
+The store records the keys (:meth:`tracebot.store.Store.claim_event`) so this survives restarts: the work a
+restart answers again from the inbox (:mod:`tracebot.service.inbox`) is not answered a second time when
+Slack redelivers it.
 """
 
 from __future__ import annotations

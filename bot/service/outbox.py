@@ -20,6 +20,23 @@ class DownloadRefused(RuntimeError):
     """A file we will not fetch (too large, not on Slack's file host); the message says why."""
 
 
+class DownloadTooLarge(DownloadRefused):
+    """The file is past the size tracebot reads; the message says so after the file's name."""
+
+    def __init__(self, max_bytes: int) -> None:
+        super().__init__(too_large(max_bytes))
+        self.max_bytes = max_bytes
+
+
+def too_large(max_bytes: int) -> str:
+    return f"larger than {max_bytes >> 20} MB"
+
+
+class PostRefused(RuntimeError):
+    """Slack would not take a message (``invalid_blocks``, ``msg_too_long``, ``is_archived``...), after its
+    retries; the message is Slack's reason."""
+
+
 class UploadRefused(RuntimeError):
     """Slack would not take a file (uploads disabled, too large, a channel it cannot go to); the message
     is Slack's reason."""

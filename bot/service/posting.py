@@ -6,7 +6,7 @@ import logging
 
 from tracebot.render import slack as render
 from tracebot.render.blocks_text import blocks_to_text
-from tracebot.render.slack_limits import block_chars, fit
+from tracebot.render.slack_limits import NOT_SHOWN, block_chars, fit
 from tracebot.result import Result
 from tracebot.service.outbox import Outbox, UploadRefused
 
@@ -26,8 +26,9 @@ def tell_caller(outbox: Outbox, channel: str, user: str, result: Result, thread:
 
 
 def fitted(rendered: render.Rendered) -> render.Rendered:
-    """A reply that travels in an HTTP ack (no file can follow it): cut to the limits."""
-    f = fit(*rendered)
+    """A reply only its asker sees (an ephemeral, an HTTP ack, a response_url: no file can follow it), cut
+    to the limits and saying so without promising a file."""
+    f = fit(*rendered, rest=NOT_SHOWN)
     return f.text, f.blocks
 
 

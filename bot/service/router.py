@@ -32,6 +32,7 @@ class Plan:
     result: Result | None = None
     step: Prepared | None = None
     words: list[str] = field(default_factory=list)
+    text: str = ""  # what was planned, as Slack sent it: a restart plans it again (service/inbox.py)
 
     @property
     def command(self) -> str:
@@ -78,8 +79,8 @@ class Router:
         if step.command.quick:
             return Plan("reply", label, result=self.run_step(step, self.context(step, caller, channel)))
         if step.command.takes_text:  # the label and the run's record name the command, not the paste
-            return Plan("run", step.command.name, step=step)
-        return Plan("run", label, step=step, words=args)
+            return Plan("run", step.command.name, step=step, text=text)
+        return Plan("run", label, step=step, words=args, text=text)
 
     def context(
         self,

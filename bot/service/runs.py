@@ -22,6 +22,7 @@ from tracebot.render import slack as render
 from tracebot.result import Result
 from tracebot.service import posting
 from tracebot.service.egress import EgressOutbox
+from tracebot.service.inbox import Inbox
 from tracebot.service.jobs import Job, JobPool, PoolBusy
 from tracebot.service.outbox import NotInChannel
 from tracebot.service.plugin_host import BUILTIN_COMMANDS
@@ -54,6 +55,7 @@ class TraceRuns:
         answer_text: Callable[[str, str, str | None, str], None],
         progress_interval_s: float = 1.0,
         records: Records | None = None,
+        inbox: Inbox | None = None,
     ) -> None:
         self.outbox = outbox
         self.store = store
@@ -63,22 +65,17 @@ class TraceRuns:
         self.answer_text = answer_text  # posts the answer to ``/trace diagnose <text>`` in a thread
         self.progress_interval_s = progress_interval_s
         self.records = records or Records()
+        self.inbox = inbox or Inbox(store, self.records, durable=False)
         self._lock = threading.Lock()  # a job's "channel", "followers" and "finished" in its meta
 
     def start(
         self, plan: Plan, channel: str, user: str | None, thread_ts: str | None
     ) -> render.Rendered | None:
         """Queue ``plan``; return a reply for the user now (busy, already running) or None."""
-        try:
-            job, created = self.pool.submit(
-                lambda job: self._run(job, plan, channel, user, thread_ts),
-                label=plan.label,
-                key=plan.key,
-                meta={"channel": channel, "rights": self._rights(user)},
-            )
-        except PoolBusy as exc:
-            text = f":hourglass: {exc}"
-            return text, [render.section(text)]
+        queued = self._submit(plan, channel, user, thread_ts, key=plan.key, meta={"rights": self._rights(user)})
+        if not isinstance(queued, tuple):
+            return queued
+        job, created = queued
         if created:
             return None
         with self._lock:
@@ -108,16 +105,38 @@ class TraceRuns:
     def _start_unshared(
         self, plan: Plan, channel: str, user: str | None, thread_ts: str | None
     ) -> render.Rendered | None:
+        queued = self._submit(plan, channel, user, thread_ts)
+        return queued if not isinstance(queued, tuple) else None
+
+    def _submit(
+        self,
+        plan: Plan,
+        channel: str,
+        user: str | None,
+        thread_ts: str | None,
+        *,
+        key: str | None = None,
+        meta: dict[str, object] | None = None,
+    ) -> tuple[Job, bool] | render.Rendered:
+        """Queue the run, recorded in the inbox first (a restart finds it there); or the "busy" reply."""
+        work_id = self.inbox.add("trace", {
+            "text": plan.text, "label": plan.label, "command": plan.command,
+            "channel": channel, "user": user, "thread_ts": thread_ts,
+        })
         try:
-            self.pool.submit(
-                lambda job: self._run(job, plan, channel, user, thread_ts),
+            job, created = self.pool.submit(
+                lambda job: self._run(job, plan, channel, user, thread_ts, work_id),
                 label=plan.label,
-                meta={"channel": channel},
+                key=key,
+                meta={"channel": channel, **(meta or {})},
             )
         except PoolBusy as exc:
+            self.inbox.done(work_id)
             text = f":hourglass: {exc}"
             return text, [render.section(text)]
-        return None
+        if not created:  # the run already going answers it
+            self.inbox.done(work_id)
+        return job, created
 
     def _open_thread(self, plan: Plan, channel: str, user: str | None) -> tuple[str, str]:
         """Post the parent message; where tracebot is not a member, in the user's DM with it instead."""
@@ -135,7 +154,9 @@ class TraceRuns:
             self.outbox.post(dm, note, [render.section(note)])
             return dm, self.outbox.post(dm, *parent)
 
-    def _run(self, job: Job, plan: Plan, channel: str, user: str | None, thread_ts: str | None) -> None:
+    def _run(
+        self, job: Job, plan: Plan, channel: str, user: str | None, thread_ts: str | None, work_id: int | None = None
+    ) -> None:
         assert plan.step is not None
         status, summary = "error", "failed; see the log"
         parent_ts: str | None = None
@@ -150,6 +171,7 @@ class TraceRuns:
                     job.meta["channel"] = channel  # the thread's channel: a pointer must lead there
             thread = thread_ts or parent_ts
             assert thread is not None
+            self.inbox.where(work_id, channel, thread)
             job.meta["permalink"] = self.outbox.permalink(channel, thread)
             line = ProgressLine(self.outbox, channel, thread, self.progress_interval_s)
             job.on_progress(line.update)
@@ -193,6 +215,7 @@ class TraceRuns:
                     None,
                 )
             self._tell_followers(job, plan, result, status, summary)
+            self.inbox.done(work_id)
 
     def _finalise(
         self,

@@ -7,6 +7,9 @@ console`` call the same methods, so the console shows exactly what Slack would g
 Every message tracebot accepts ends in a posted answer or a posted, explained failure:
 - a delivery is claimed and queued together; when it cannot be queued the claim is released (so a
   redelivery gets through) and the channel is told that tracebot is shedding load;
+- what answering it needs is written to the store's inbox with the claim and deleted once answered, so
+  a process killed with work queued or running leaves it for the next start (:meth:`Service.resume`,
+  :mod:`tracebot.service.inbox`);
 - answers queue per channel (the job pool's lanes), so a flooded channel waits on its own rate limit
   and nobody else's;
 - the store is a record, not a gate (:mod:`tracebot.service.records`): when it fails the answer is
@@ -20,6 +23,7 @@ import threading
 import time
 import zlib
 from collections.abc import Callable
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from tracebot.config import Config
@@ -34,16 +38,25 @@ from tracebot.service import posting
 from tracebot.service.attachments import FileLimits, diagnose_message
 from tracebot.service.dedupe import RecentKeys, delivery_keys
 from tracebot.service.egress import EgressOutbox
-from tracebot.service.inbound import Click, Inbound, SlashCommand, as_slack_sends, mentions, plain_text
+from tracebot.service.inbound import (
+    Click,
+    FileRef,
+    Inbound,
+    SlashCommand,
+    as_slack_sends,
+    mentions,
+    plain_text,
+)
+from tracebot.service.inbox import Inbox, thread_of
 from tracebot.service.jobs import JobPool, PoolBusy
 from tracebot.service.knowledge import KnowledgeHolder
 from tracebot.service.learning import answered_text, maintainer_home, note_unanswered
-from tracebot.service.outbox import NotInChannel, Outbox
+from tracebot.service.outbox import NotInChannel, Outbox, PostRefused
 from tracebot.service.ratelimit import RateLimiter
 from tracebot.service.records import Records
 from tracebot.service.router import Plan, Router
 from tracebot.service.runs import TraceRuns
-from tracebot.store import ChannelSettings, Store
+from tracebot.store import ChannelSettings, Store, Work
 from tracebot.store.stats import most_helpful
 
 log = logging.getLogger(__name__)
@@ -51,6 +64,19 @@ log = logging.getLogger(__name__)
 
 PROGRESS_INTERVAL_S = 1.0  # a running /trace edits its progress message at most this often
 SHEDDING_NOTICE_S = 60.0  # at most one "I'm skipping messages here" notice per channel per this
+# /trace commands answered again after a restart: pure reads of the paste and the knowledge base. The
+# others reach outside tracebot (SLURM, AWS, py-spy pausing a job's processes with ptrace) with the
+# rights and the job state of when they were asked: the caller is told, and runs them again if needed.
+REPLAYED_COMMANDS = frozenset({"diagnose"})
+
+
+@dataclass(frozen=True)
+class Accepted:
+    """A delivery claimed for this process: its keys, and its inbox row (None: the store could not
+    record it, so it is answered but would not survive a restart)."""
+
+    keys: list[str]
+    work_id: int | None = None
 
 
 class Service:
@@ -68,7 +94,10 @@ class Service:
         limiter: RateLimiter | None = None,
         records: Records | None = None,
         clock: Callable[[], float] = time.monotonic,
+        durable: bool = True,
     ) -> None:
+        """``durable``: accepted work is written to the store's inbox, so a restart answers what a killed
+        process left (:meth:`resume`); the console, whose answers go to one terminal, sets it False."""
         self.config = config
         self.store = store
         self.knowledge = knowledge
@@ -86,6 +115,7 @@ class Service:
         self.bot_user_id = bot_user_id
         self.limits = FileLimits.from_config(config)  # files read from Slack: sizes and time budget
         self.records = records or Records()
+        self.inbox = Inbox(store, self.records, durable=durable)
         if limiter is not None and jobs.pace is None:
             # Answers wait for their channel's slot in the queue, not on a worker.
             jobs.pace = limiter.delay
@@ -104,6 +134,7 @@ class Service:
             answer_text=self._answer_command,
             progress_interval_s=PROGRESS_INTERVAL_S,
             records=self.records,
+            inbox=self.inbox,
         )
 
     def caller(self, user: str | None) -> Caller:
@@ -124,31 +155,39 @@ class Service:
         return settings.threshold if settings.threshold is not None else self.config.confidence_threshold
 
     # -- accepting deliveries --------------------------------------------------------------------------
-    def claim(self, keys: list[str]) -> bool:
-        """True for the first delivery of ``keys``. This process remembers them too, so a database that
-        is locked, read-only or full neither drops the message nor answers it twice."""
+    def accept(self, keys: list[str], kind: str, payload: dict[str, Any]) -> Accepted | None:
+        """The first delivery of ``keys``, claimed with the work it needs (the durable inbox); None for a
+        delivery seen before. This process remembers the keys too, so a database that is locked,
+        read-only or full neither drops the message nor answers it twice."""
         if not self._seen.claim(keys):
-            return False
-        # False: another process (or a run before a restart) handled it
-        return self.records.attempt("claiming a Slack event", lambda: self.store.claim_event(*keys), True)
+            return None
+        claimed = self.inbox.claim(keys, kind, payload)
+        if claimed is False:  # another process (or a run before a restart) has it
+            return None
+        return Accepted(keys, None if claimed is True else claimed)
 
-    def release(self, keys: list[str]) -> None:
+    def release(self, accepted: Accepted) -> None:
         # The store first: a redelivery that slipped in between would otherwise find the store still
         # claimed, keep its own in-process claim, and block every later retry.
-        self.records.attempt("releasing a Slack event", lambda: self.store.release_event(*keys), None)
-        self._seen.release(keys)
+        self.records.attempt(
+            "releasing a Slack event",
+            lambda: self.store.release_event(*accepted.keys, work_id=accepted.work_id),
+            None,
+        )
+        self._seen.release(accepted.keys)
 
     def enqueue(
-        self, fn: Callable[[Any], object], label: str, *, channel: str, thread: str | None, keys: list[str]
+        self, fn: Callable[[Any], object], label: str, *, channel: str, thread: str | None, accepted: Accepted
     ) -> bool:
-        """Queue an answer in ``channel``'s lane. When it cannot be queued, the delivery's claim is
-        released (a redelivery gets through) and the channel hears that tracebot is shedding load."""
+        """Queue an answer in ``channel``'s lane; its inbox row goes when it is done. When it cannot be
+        queued, the delivery's claim is released (a redelivery gets through) and the channel hears that
+        tracebot is shedding load."""
         try:
-            self.jobs.submit(fn, label=label, lane=channel)
+            self.jobs.submit(self.inbox.finishing(fn, accepted.work_id), label=label, lane=channel)
             return True
         except PoolBusy as exc:
             log.warning("shedding load: could not queue %s (%s)", label, exc)
-            self.release(keys)
+            self.release(accepted)
             self._tell_shedding(channel, thread)
             return False
 
@@ -182,17 +221,20 @@ class Service:
             return False  # the app_mention event for the same message answers it
         if not msg.text.strip() and not msg.files:
             return False
-        keys = delivery_keys("auto", event_id=msg.event_id, channel=msg.channel, ts=msg.ts)
-        if not self.claim(keys):
-            return False
+        # A channel tracebot does not answer by itself claims nothing: there is no work to record.
         if not self.config.channels.may_auto_reply(msg.channel) or not self.settings(msg.channel).auto_reply:
             return False
+        keys = delivery_keys("auto", event_id=msg.event_id, channel=msg.channel, ts=msg.ts)
+        accepted = self.accept(keys, "auto", {"msg": asdict(msg)})
+        return accepted is not None and self._auto(msg, accepted)
+
+    def _auto(self, msg: Inbound, accepted: Accepted) -> bool:
         return self.enqueue(
             lambda job: self._answer_auto(msg),
             f"auto {msg.channel}/{msg.ts}",
             channel=msg.channel,
             thread=msg.thread_root,
-            keys=keys,
+            accepted=accepted,
         )
 
     def on_direct(self, msg: Inbound, source: str, keys: list[str] | None = None) -> bool:
@@ -200,8 +242,10 @@ class Service:
         is not the message itself (a shortcut can be run on one message many times)."""
         if keys is None:
             keys = delivery_keys("direct", event_id=msg.event_id, channel=msg.channel, ts=msg.ts)
-        if not self.claim(keys):
-            return False
+        accepted = self.accept(keys, "direct", {"msg": asdict(msg), "source": source})
+        return accepted is not None and self._direct(msg, source, accepted)
+
+    def _direct(self, msg: Inbound, source: str, accepted: Accepted) -> bool:
         text = plain_text(msg.text, strip_mentions=True)
         words = text.split()
         first = words[0].lower() if words else ""
@@ -210,12 +254,11 @@ class Service:
             and first in self.router.command_names()
             and (first != "help" or len(words) == 1)
         ):
-            # the command gets its text as ``/trace`` gets it, as Slack sent it (a link's markup undone): "diagnose
-            # …" is answered as a message, whose one undo would otherwise read "&amp;" typed as "&"
-            plan = self.router.plan(as_slack_sends(text), self.caller(msg.user), msg.channel)
+            # commands get the text as typed, as ``/trace`` gives it them (on_command)
+            plan = self.router.plan(text, self.caller(msg.user), msg.channel)
             self.audit(plan, text, msg.user, msg.channel, via="mention")
-            return self._command_in_thread(plan, msg, keys)
-        where = {"channel": msg.channel, "thread": msg.thread_root, "keys": keys}
+            return self._command_in_thread(plan, msg, accepted)
+        where = {"channel": msg.channel, "thread": msg.thread_root, "accepted": accepted}
         if not text and not msg.files:
             hint = "Paste an error after mentioning me (or attach a log), or try `/trace help`."
             return self.enqueue(
@@ -223,9 +266,9 @@ class Service:
             )
         return self.enqueue(lambda job: self._answer_asked(msg, source), f"{source} {msg.channel}/{msg.ts}", **where)
 
-    def _command_in_thread(self, plan: Plan, msg: Inbound, keys: list[str]) -> bool:
+    def _command_in_thread(self, plan: Plan, msg: Inbound, accepted: Accepted) -> bool:
         """``@tracebot job 123``: the command's answer goes in the mention's thread."""
-        where = {"channel": msg.channel, "thread": msg.thread_root, "keys": keys}
+        where = {"channel": msg.channel, "thread": msg.thread_root, "accepted": accepted}
         if plan.kind == "reply" and plan.result is not None:
             result = plan.result
             if posting.is_private(result) and msg.user:
@@ -238,11 +281,12 @@ class Service:
                 lambda job: posting.post_result(self.outbox, msg.channel, msg.thread_root, result), plan.label, **where
             )
         reply = self.runs.start(plan, msg.channel, msg.user, thread_ts=msg.thread_root)
-        if reply is not None:
-            return self.enqueue(
-                lambda job: posting.post(self.outbox, msg.channel, reply, msg.thread_root), "busy", **where
-            )
-        return True
+        if reply is None:  # queued: the run's own inbox row takes over from the mention's
+            self.inbox.done(accepted.work_id)
+            return True
+        return self.enqueue(
+            lambda job: posting.post(self.outbox, msg.channel, reply, msg.thread_root), "busy", **where
+        )
 
     def _answer_auto(self, msg: Inbound) -> None:
         """A paste nobody addressed to tracebot: silent when nothing is confident, but once it is
@@ -262,14 +306,24 @@ class Service:
             self._say_failed(msg, exc)
 
     def _say_failed(self, msg: Inbound, exc: Exception) -> None:
-        text = f":x: Sorry, I could not diagnose that ({type(exc).__name__}); the error is in my log."
+        if isinstance(exc, PostRefused):  # the diagnosis worked; Slack would not take the answer
+            text = (
+                f":x: Sorry, I diagnosed this but Slack refused my answer (Slack said: {render.escape(str(exc))}); "
+                "the details are in my log."
+            )
+        else:
+            text = f":x: Sorry, I could not diagnose that ({type(exc).__name__}); the error is in my log."
         self.outbox.post(msg.channel, text, [render.section(text)], thread_ts=msg.thread_root)
 
     def on_command(self, cmd: SlashCommand) -> render.Rendered | None:
         """``/trace ...`` inside the 3-second ack window. Returns an ephemeral reply, or None when the work
-        was queued (its parent message in the channel is the visible answer)."""
-        plan = self.router.plan(cmd.text, self.caller(cmd.user), cmd.channel)
-        self.audit(plan, cmd.text, cmd.user, cmd.channel, via="slash")
+        was queued (its parent message in the channel is the visible answer).
+
+        Slack's markup is undone here, once, for every command (``&amp;``, a link's ``<https://x|x>``, a
+        broadcast's ``<!here>``): a command reads what was typed, as the CLI's ``tracebot trace`` gives it."""
+        typed = plain_text(cmd.text)
+        plan = self.router.plan(typed, self.caller(cmd.user), cmd.channel)
+        self.audit(plan, typed, cmd.user, cmd.channel, via="slash")
         if plan.kind == "reply" and plan.result is not None:
             reply: render.Rendered | None = posting.fitted(render.result(plan.result))
         else:
@@ -378,7 +432,8 @@ class Service:
 
     def _answer_command(self, text: str, channel: str, user: str | None, thread: str) -> None:
         """``/trace diagnose <text>``: answered like a mention, in the run's thread."""
-        msg = Inbound(channel=channel, user=user, ts=thread, text=text, thread_ts=thread)
+        # ``text`` is as typed; a message's text is as Slack sends it, undone once when it is diagnosed
+        msg = Inbound(channel=channel, user=user, ts=thread, text=as_slack_sends(text), thread_ts=thread)
         self.answer(msg, source="command", always=True, thread_ts=thread)
 
     def _post_answer(self, diagnosis: Diagnosis, msg: Inbound, *, source: str, always: bool, thread: str) -> str | None:
@@ -455,12 +510,107 @@ class Service:
 
     def drain(self, timeout: float) -> bool:
         """Stopping: post what was already accepted (Slack has its ack and will not send it again), for at
-        most ``timeout`` seconds, then drop what is left. True when nothing was dropped."""
+        most ``timeout`` seconds, then stop. What is left stays in the inbox for the next start
+        (:meth:`resume`). True when nothing was left."""
         done = self.wait_idle(timeout)
         if not done:
             log.error(
-                "stopping with %d answers and %d /trace runs unfinished after %.0fs",
+                "stopping with %d answers and %d /trace runs unfinished after %gs; the next start answers them",
                 self.jobs.pending, self.trace_jobs.pending, timeout,
             )
         self.shutdown(wait=False)
         return done
+
+    # -- after a restart -------------------------------------------------------------------------------
+    def resume(self) -> int:
+        """Answer the work that processes now gone had accepted (``kill -9``, OOM, crash, reboot, a drain
+        cut short): each row is taken by one process (:meth:`Inbox.adopt`) and answered once. Work older
+        than ``replay_max_age_s`` is not answered any more: whoever asked is told it was dropped; a paste
+        nobody addressed to tracebot is only logged. Returns how many rows were taken."""
+        taken = self.inbox.adopt(self.config.replay_max_age_s)
+        for work in taken:
+            try:
+                self._resume(work)
+            except Exception:  # one bad row must not stop the others
+                log.exception("could not answer again %s work %s left by a stopped process", work.kind, work.id)
+                self.inbox.done(work.id)
+        if taken:
+            log.info("answering again %d messages and /trace runs a stopped tracebot had accepted", len(taken))
+        return len(taken)
+
+    def _resume(self, work: Work) -> None:
+        p = work.payload
+        old = time.time() - work.created_at > self.config.replay_max_age_s
+        if work.kind == "trace":
+            self._resume_trace(work, old)
+            return
+        msg = Inbound(**{**p["msg"], "files": [FileRef(**f) for f in p["msg"].get("files") or []]})
+        accepted = Accepted([], work.id)
+        if work.kind == "auto" and old:
+            log.warning("dropped an unanswered paste in %s from %.0f minutes ago (tracebot was stopped)",
+                        msg.channel, (time.time() - work.created_at) / 60)
+            self.inbox.done(work.id)
+        elif work.kind == "auto":
+            self._auto(msg, accepted)
+        elif old:
+            self._tell_dropped(work, msg.channel, msg.thread_root, msg.user, "your message")
+        else:
+            self._direct(msg, p["source"], accepted)
+
+    def _resume_trace(self, work: Work, old: bool) -> None:
+        p = work.payload
+        label, user = render.escape(p["label"]), p.get("user")
+        where = thread_of(work)
+        channel, thread = where if where else (p["channel"], p.get("thread_ts"))
+        if not old and p["command"] in REPLAYED_COMMANDS:
+            plan = self.router.plan(p["text"], self.caller(user), p["channel"])
+            if plan.kind == "run" and self.runs.start(plan, channel, user, thread_ts=thread) is None:
+                self._mark_parent(work, channel, p["label"], user, ":arrows_counterclockwise: tracebot restarted; answered again below")
+                self.inbox.done(work.id)
+                return
+        if old:
+            self._tell_dropped(work, channel, thread, user, f"`/trace {label}`")
+            return
+        why = (
+            f":warning: tracebot restarted while `/trace {label}` was running, and did not run it again by itself: "
+            "it reaches outside tracebot (SLURM, AWS or a job's processes) with what was true when you asked. "
+            "Run it again if you still need it."
+        )
+        self._mark_parent(work, channel, p["label"], user, ":warning: interrupted: tracebot restarted")
+        self._tell(work, channel, thread, user, why)
+
+    def _tell_dropped(self, work: Work, channel: str, thread: str | None, user: str | None, what: str) -> None:
+        text = (
+            f":warning: tracebot restarted and dropped {what} (it waited longer than "
+            f"{self.config.replay_max_age_s / 60:.0f} minutes). Post it again if you still need an answer."
+        )
+        if work.kind == "trace":
+            self._mark_parent(work, channel, work.payload["label"], user, ":warning: dropped: tracebot restarted")
+        self._tell(work, channel, thread, user, text)
+
+    def _tell(self, work: Work, channel: str, thread: str | None, user: str | None, text: str) -> None:
+        """``text`` in the work's thread (or, with no thread, to the one who asked), then the work is done.
+        When even that cannot be posted, it is logged."""
+        def say(job: object) -> None:
+            try:
+                if thread is not None or not user:
+                    self.outbox.post(channel, text, [render.section(text)], thread_ts=thread)
+                else:
+                    self.outbox.ephemeral(channel, user, text, [render.section(text)])
+            except Exception:
+                log.exception("could not tell %s in %s that tracebot dropped its work", user, channel)
+        try:
+            self.jobs.submit(self.inbox.finishing(say, work.id), label=f"restart note {channel}", lane=channel)
+        except PoolBusy:
+            log.error("could not queue the restart note for %s in %s", user, channel)
+
+    def _mark_parent(self, work: Work, channel: str, label: str, user: str | None, state: str) -> None:
+        """A ``/trace`` run's own parent message says "running…" no more (``label`` as typed: the parent
+        escapes it)."""
+        where = thread_of(work)
+        if where is None or work.payload.get("thread_ts") is not None:
+            return  # no parent posted, or the thread was the caller's (a mention's), not the run's
+        try:
+            self.outbox.update(where[0], where[1], *render.parent(label, user, state))
+        except Exception:
+            log.exception("could not update the parent message of an interrupted /trace %s", label)

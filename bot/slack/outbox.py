@@ -11,7 +11,14 @@ from urllib.parse import urlparse
 from slack_sdk.errors import SlackApiError
 from slack_sdk.webhook import WebhookClient
 
-from tracebot.service.outbox import Blocks, DownloadRefused, NotInChannel, UploadRefused
+from tracebot.service.outbox import (
+    Blocks,
+    DownloadRefused,
+    DownloadTooLarge,
+    NotInChannel,
+    PostRefused,
+    UploadRefused,
+)
 from tracebot.service.ratelimit import RateLimiter
 
 log = logging.getLogger(__name__)
@@ -92,7 +99,7 @@ class SlackOutbox:
         except SlackApiError as exc:
             if exc.response.get("error") in ("not_in_channel", "channel_not_found"):
                 raise NotInChannel(channel) from exc
-            raise
+            raise PostRefused(str(exc.response.get("error") or exc.response.status_code)) from exc
         return str(resp["ts"])
 
     def update(self, channel: str, ts: str, text: str, blocks: Blocks | None = None) -> None:
@@ -157,6 +164,6 @@ class SlackOutbox:
             while chunk := resp.read(1 << 16):
                 size += len(chunk)
                 if size > max_bytes:
-                    raise DownloadRefused(f"file is larger than {max_bytes // (1 << 20)} MB")
+                    raise DownloadTooLarge(max_bytes)
                 out.write(chunk)
         return size

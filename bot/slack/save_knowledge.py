@@ -27,7 +27,7 @@ from tracebot.authoring.log_window import NotText, error_window
 from tracebot.matcher.signals import error_signature
 from tracebot.render.slack import escape, section
 from tracebot.service.attachments import is_text_file
-from tracebot.service.outbox import DownloadRefused
+from tracebot.service.outbox import DownloadRefused, too_large
 from tracebot.service.posting import attach
 from tracebot.service.service import Service
 from tracebot.slack.inbound import files_of
@@ -113,7 +113,7 @@ def _attached_error(service: Service, root: ThreadMessage) -> tuple[str, list[st
             notes.append(f"{f.name}: not a text or log file")
             continue
         if f.size is not None and f.size > limit:
-            notes.append(f"{f.name}: larger than {limit >> 20} MB, the most tracebot reads of an attachment")
+            notes.append(f"{f.name}: {too_large(limit)}, the most tracebot reads of an attachment")
             continue
         with tempfile.TemporaryDirectory(prefix="tracebot-thread-file-") as tmp:
             dest = Path(tmp) / "log"
@@ -122,7 +122,7 @@ def _attached_error(service: Service, root: ThreadMessage) -> tuple[str, list[st
                 window = error_window(dest, max_inflated=service.config.max_inflated_bytes,
                                       deadline=time.monotonic() + service.config.message_budget_s)
             except DownloadRefused as exc:
-                notes.append(f"{f.name}: {exc}".replace("file is larger", "larger"))
+                notes.append(f"{f.name}: {exc}")
                 continue
             except NotText as exc:
                 notes.append(f"{f.name}: {exc}")

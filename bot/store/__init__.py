@@ -1,5 +1,5 @@
 """The SQLite store (sqlite-utils): plain Python, no Slack."""
 
-from tracebot.store.db import ChannelSettings, DiagnosisRecord, Store, StoreError
+from tracebot.store.db import ChannelSettings, DiagnosisRecord, Store, StoreError, Work
 
-__all__ = ["ChannelSettings", "DiagnosisRecord", "Store", "StoreError"]
+__all__ = ["ChannelSettings", "DiagnosisRecord", "Store", "StoreError", "Work"]

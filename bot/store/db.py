@@ -1,4 +1,5 @@
-"""tracebot's SQLite store: events seen, diagnoses, feedback, channel settings, trace runs.
+"""tracebot's SQLite store: events seen, accepted work not yet answered (the inbox), diagnoses, feedback,
+channel settings, trace runs.
 
 Plain Python over sqlite-utils; nothing here knows Slack. One connection shared by the bot's threads,
 serialised by a lock (SQLite writes are serial anyway); WAL so ``tracebot stats`` can read while the
@@ -56,6 +57,29 @@ class DiagnosisRecord:
     confident: bool
     reply_ts: str | None
     created_at: float
+
+
+@dataclass
+class Work:
+    """A row of the inbox: accepted work and what answering it again needs (user content: deleted when done)."""
+
+    kind: str
+    payload: dict[str, Any]
+    owner: str
+    id: int | None = None
+    thread: str | None = None
+    created_at: float = 0.0
+
+
+def _insert_work(conn: sqlite3.Connection, work: Work, now: float, *, commit: bool = False) -> int:
+    cursor = conn.execute(
+        "INSERT INTO inbox(kind, payload, owner, created_at) VALUES (?, ?, ?, ?)",
+        [work.kind, json.dumps(work.payload), work.owner, now],
+    )
+    if commit:
+        conn.commit()
+    assert cursor.lastrowid is not None
+    return cursor.lastrowid
 
 
 def _create_private(path: Path) -> None:
@@ -173,12 +197,21 @@ class Store:
 
         Several keys name one delivery (event_id, channel+ts): a retry may repeat either.
         """
+        return self._claim(keys, None) is not False
+
+    def claim_work(self, keys: list[str], work: Work) -> int | None | bool:
+        """:meth:`claim_event`, and ``work`` written to the inbox in the same transaction: False for a
+        delivery seen before, else the inbox row's id (True when there were no keys to claim: the work
+        is not recorded either, since nothing could dedupe its replay against a redelivery)."""
+        return self._claim(tuple(keys), work)
+
+    def _claim(self, keys: tuple[str, ...], work: Work | None) -> int | bool:
         keys = tuple(k for k in keys if k)
         if not keys:
             return True
         now = time.time()
 
-        def claim() -> bool:
+        def claim() -> int | bool:
             # BEGIN IMMEDIATE takes the write lock first: two bot processes sharing the file (several
             # Socket Mode connections) cannot both see "not seen" and both answer.
             conn = self.db.conn
@@ -186,11 +219,13 @@ class Store:
             try:
                 placeholders = ",".join("?" * len(keys))
                 seen = conn.execute(f"SELECT 1 FROM events WHERE key IN ({placeholders}) LIMIT 1", keys)
-                first = seen.fetchone() is None
+                first: int | bool = seen.fetchone() is None
                 if first:
                     conn.executemany(
                         "INSERT INTO events(key, seen_at) VALUES (?, ?)", [(k, now) for k in keys]
                     )
+                    if work is not None:
+                        first = _insert_work(conn, work, now)
             except BaseException:
                 conn.rollback()
                 raise
@@ -202,13 +237,54 @@ class Store:
             self._run(lambda: self.db.execute("DELETE FROM events WHERE seen_at < ?", [now - EVENT_TTL_S]))
         return self._run(claim)
 
-    def release_event(self, *keys: str) -> None:
-        """Forget ``keys``: the work they named could not be queued, so a redelivery must get through."""
+    def release_event(self, *keys: str, work_id: int | None = None) -> None:
+        """Forget ``keys`` (and the inbox row ``work_id``): the work they named could not be queued, so a
+        redelivery must get through."""
         keys = tuple(k for k in keys if k)
-        if keys:
-            placeholders = ",".join("?" * len(keys))
-            with self._tx():
+        with self._tx():
+            if keys:
+                placeholders = ",".join("?" * len(keys))
                 self.db.execute(f"DELETE FROM events WHERE key IN ({placeholders})", keys)
+            if work_id is not None:
+                self.db.execute("DELETE FROM inbox WHERE id = ?", [work_id])
+
+    # -- the inbox: accepted work not yet answered ---------------------------------------------------
+    def add_work(self, work: Work) -> int:
+        """Record work accepted without a delivery key (a ``/trace`` run); its id for :meth:`finish_work`."""
+        return self._run(lambda: _insert_work(self.db.conn, work, time.time(), commit=True))
+
+    def set_work_thread(self, work_id: int, thread: str) -> None:
+        """Where the work's answer is being written (a ``/trace`` run's parent message)."""
+        with self._tx():
+            self.db.execute("UPDATE inbox SET thread = ? WHERE id = ?", [thread, work_id])
+
+    def finish_work(self, work_id: int) -> None:
+        """The answer (or an explained failure) is posted: the row goes, and the user's text with it."""
+        with self._tx():
+            self.db.execute("DELETE FROM inbox WHERE id = ?", [work_id])
+
+    def adopt_work(self, owner: str, orphaned: Callable[[str, float], bool]) -> list[Work]:
+        """Take over the rows whose owner ``orphaned(owner, created_at)`` says is gone, in one transaction:
+        two processes starting at once cannot both take a row (the second sees the first alive)."""
+
+        def adopt() -> list[Work]:
+            conn = self.db.conn
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                rows = conn.execute(
+                    "SELECT id, kind, payload, owner, thread, created_at FROM inbox WHERE owner != ? ORDER BY id",
+                    [owner],
+                ).fetchall()
+                taken = [r for r in rows if orphaned(r[3], r[5])]
+                conn.executemany("UPDATE inbox SET owner = ? WHERE id = ?", [(owner, r[0]) for r in taken])
+            except BaseException:
+                conn.rollback()
+                raise
+            conn.commit()
+            return [Work(kind, json.loads(payload), owner, id=id_, thread=thread, created_at=at)
+                    for id_, kind, payload, _old, thread, at in taken]
+
+        return self._run(adopt)
 
     # -- diagnoses -----------------------------------------------------------------------------------
     def record_diagnosis(

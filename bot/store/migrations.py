@@ -108,10 +108,28 @@ def _m003_audit(db: sqlite_utils.Database) -> None:
     db["audit"].create_index(["at"])
 
 
+def _m004_inbox(db: sqlite_utils.Database) -> None:
+    # Accepted work not yet answered: what a restart needs to answer it (service/inbox.py). A row is
+    # deleted, payload and all, once its answer or explained failure is posted.
+    db["inbox"].create(
+        {
+            "id": int,
+            "kind": str,  # "auto", "direct", "trace"
+            "payload": str,  # JSON: the message (user content) or the command, and where to reply
+            "owner": str,  # the process answering it (store/owner.py); a dead owner's rows are replayed
+            "thread": str,  # a /trace run's parent message, once posted
+            "created_at": float,
+        },
+        pk="id",
+        not_null={"kind", "payload", "owner", "created_at"},
+    )
+
+
 MIGRATIONS: list[Migration] = [
     ("001_initial", _m001_initial),
     ("002_learning", _m002_learning),
     ("003_audit", _m003_audit),
+    ("004_inbox", _m004_inbox),
 ]
 
 

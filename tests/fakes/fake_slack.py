@@ -23,6 +23,51 @@ from urllib.parse import parse_qs, urlparse
 JSON_FIELDS = {"blocks", "view", "files", "attachments"}
 
 
+class Hold:
+    """Calls to one API method wait here, unanswered and unrecorded, until the test lets them go: an
+    answer that blocks on something the test controls (never a sleep)."""
+
+    def __init__(self) -> None:
+        self.arrived = 0  # calls that reached the hold, ever
+        self.active = True
+        self._waiting: list[tuple[threading.Event, list[bool]]] = []
+        self._cond = threading.Condition()
+
+    def wait(self) -> bool:
+        """Block the call; True when it may go on, False when it was dropped."""
+        with self._cond:
+            if not self.active:
+                return True
+            gate, dropped = threading.Event(), [False]
+            self._waiting.append((gate, dropped))
+            self.arrived += 1
+            self._cond.notify_all()
+        gate.wait(timeout=120)
+        return not dropped[0]
+
+    def wait_arrived(self, n: int, timeout: float = 30.0) -> None:
+        with self._cond:
+            if not self._cond.wait_for(lambda: self.arrived >= n, timeout=timeout):
+                raise AssertionError(f"{self.arrived} held calls arrived, not {n}")
+
+    def drop(self) -> None:
+        """The calls waiting now are never answered nor recorded (their process was killed); later ones
+        are held too."""
+        with self._cond:
+            for gate, dropped in self._waiting:
+                dropped[0] = True
+                gate.set()
+            self._waiting.clear()
+
+    def release(self) -> None:
+        """No more holding: the waiting calls go on."""
+        with self._cond:
+            self.active = False
+            for gate, _dropped in self._waiting:
+                gate.set()
+            self._waiting.clear()
+
+
 @dataclass
 class Call:
     method: str
@@ -53,7 +98,8 @@ class FakeSlack:
         self.channel_members: dict[str, list[str]] = {}  # conversations.members; unlisted: nobody but tracebot
         # Slack serves its sign-in page, with 200, at a file URL when the token lacks the files:read scope
         self.files_scope = True
-        self._failures: dict[str, list[tuple[int, int]]] = {}
+        self._failures: dict[str, list[tuple[int, int, str]]] = {}
+        self.holds: dict[str, Hold] = {}
         self._lock = threading.Lock()
         self._ts = itertools.count(1)
         self._file_ids = itertools.count(1)
@@ -70,6 +116,7 @@ class FakeSlack:
         return self
 
     def stop(self) -> None:
+        self.stop_holding()
         self._server.shutdown()
         self._server.server_close()
 
@@ -100,8 +147,19 @@ class FakeSlack:
             ]
         return "\n".join([self.all_recorded_text(), *uploads])
 
-    def fail_next(self, method: str, status: int = 429, retry_after: int = 1) -> None:
-        self._failures.setdefault(method, []).append((status, retry_after))
+    def fail_next(self, method: str, status: int = 429, retry_after: int = 1, error: str = "ratelimited") -> None:
+        """The next call to ``method`` fails with ``status`` (``200``: Slack's own refusal, ``ok: false``
+        with ``error``)."""
+        self._failures.setdefault(method, []).append((status, retry_after, error))
+
+    def hold(self, method: str) -> Hold:
+        """Make calls to ``method`` wait until the returned :class:`Hold` lets them go or drops them."""
+        self.holds[method] = Hold()
+        return self.holds[method]
+
+    def stop_holding(self) -> None:
+        for hold in self.holds.values():
+            hold.release()
 
     def calls_to(self, method: str) -> list[Call]:
         with self._lock:
@@ -278,6 +336,10 @@ class FakeSlack:
                     self._send(404, b"{}")
                     return
                 method = path[len("/api/") :]
+                hold = fake.holds.get(method)
+                if hold is not None and not hold.wait():
+                    self.close_connection = True  # dropped: its caller is gone; Slack never saw it
+                    return
                 params = _parse(raw, self.headers.get("Content-Type", ""))
                 auth = self.headers.get("Authorization", "")
                 call = Call(method, params, raw, auth)
@@ -286,10 +348,10 @@ class FakeSlack:
                     failures = fake._failures.get(method)
                     failure = failures.pop(0) if failures else None
                 if failure is not None:
-                    status, retry_after = failure
+                    status, retry_after, error = failure
                     self._send(
                         status,
-                        json.dumps({"ok": False, "error": "ratelimited"}).encode(),
+                        json.dumps({"ok": False, "error": error}).encode(),
                         headers={"Retry-After": str(retry_after)},
                     )
                     return

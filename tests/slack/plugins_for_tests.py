@@ -74,7 +74,10 @@ class BigPlugin:
         return [
             Command(
                 name="big", usage="/trace big", help="A large result (tests).", parse=lambda w: {}, run=run
-            )
+            ),
+            # answered in the slash command's ack, which only the caller sees and no file can follow
+            Command(name="bigquick", usage="/trace bigquick", help="A large quick result (tests).",
+                    parse=lambda w: {}, run=run, quick=True),
         ]
 
 

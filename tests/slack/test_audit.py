@@ -8,12 +8,13 @@ import json
 from tests.slack import payloads
 from tests.slack.blocks import texts
 from tracebot.cli import main
+from tracebot.service.inbound import as_slack_sends
 
 
 def test_every_command_request_is_audited_and_admins_see_it_in_app_home_and_tracebot_audit(slack, capsys):
     token = slack.fake.bot_token
     slack.command("slow 12", user="U0ALICE", channel="C0TRAIN")
-    slack.command(f"kb <!here> *bold* {token}", user="U0BOB", channel="C0OPS")
+    slack.command(as_slack_sends(f"kb <!here> *bold* {token}"), user="U0BOB", channel="C0OPS")  # typed as text
     slack.command("config threshold 5", user="U0BOB", channel="C0OPS")  # refused: admins only
     slack.event(payloads.mention("slow twelve", user="U0CAROL", channel="C0TRAIN"))  # a usage error
     slack.idle()

@@ -18,6 +18,7 @@ from tests.slack.blocks import texts
 from tests.slack.harness import SIGNING_SECRET
 from tests.slack.plugins_for_tests import EchoPlugin
 from tests.slack.tiny_kb import NCCL_LINE, OOM_LINE
+from tracebot.service.inbound import as_slack_sends
 
 # One of each kind; the value is what must never be seen, the text is how it appears in a log.
 SECRETS = {
@@ -85,8 +86,11 @@ def test_no_secret_of_any_kind_reaches_slack_through_any_command_or_reply(slack,
 
 def test_user_text_reaches_slack_as_text_never_as_a_mention_or_a_disguised_link(slack, echo):
     fake = slack.fake
-    acks = [slack.command(f"echo {HOSTILE}"), slack.command(f"diagnose {OOM_LINE} {HOSTILE}"),
-            slack.command(f"job {HOSTILE}")]
+    # typed: Slack escapes &, < and > (the markup characters reach tracebot as text); and a real @here or
+    # link, which Slack sends as live markup: tracebot reads "@here" and the link's label
+    typed = as_slack_sends(HOSTILE)
+    acks = [slack.command(f"echo {typed}"), slack.command(f"diagnose {OOM_LINE} {typed}"),
+            slack.command(f"job {typed}"), slack.command(f"echo {HOSTILE}")]
     slack.event(payloads.message(f"{OOM_LINE} {HOSTILE}"))
     slack.event(payloads.mention(f"{HOSTILE} why?"))
     name = f"{HOSTILE}.log"
@@ -239,3 +243,14 @@ def test_a_message_whose_time_budget_is_spent_skips_its_files_and_says_so(slack)
                               channel_type="im"))
     post = slack.fake.wait_for(lambda: slack.fake.posts("D0ALICE"))[0]
     assert "slow.log.gz: skipped, the earlier files used this message's time budget" in texts(post["blocks"])
+
+
+def test_every_command_reads_what_was_typed_not_slacks_escaping_of_it(slack, echo):
+    # typed "/trace echo R&D <rank 3>": Slack sends "R&amp;D &lt;rank 3&gt;"; the plugin must get it as typed,
+    # or the thread shows "R&amp;D" (escaped twice). The same through a mention.
+    slack.command(as_slack_sends("echo R&D <rank 3>"))
+    slack.event(payloads.mention(as_slack_sends("echo R&D <rank 4>")))
+    slack.idle()
+    shown = "\n".join(texts(p["blocks"]) for p in slack.fake.posts())
+    assert "R&amp;D &lt;rank 3&gt;" in shown and "R&amp;D &lt;rank 4&gt;" in shown  # Slack shows: R&D <rank 3>
+    assert "&amp;amp;" not in shown and "&amp;lt;" not in shown

@@ -9,12 +9,15 @@ channel shares the bot with a quiet one.
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +31,9 @@ from tests.slack.tiny_kb import NCCL_LINE, OOM_LINE
 from tracebot.plugin_api import Command, CommandContext, hookimpl
 from tracebot.result import Result
 from tracebot.service.jobs import JobPool
-from tracebot.store import Store
+from tracebot.slack.inbound import from_message
+from tracebot.store import Store, Work
+from tracebot.store import owner as owners
 
 FAST_FAIL_S = 0.2  # the store's busy timeout in these tests: a locked database fails quickly
 
@@ -351,3 +356,65 @@ def test_a_trace_whose_parent_message_slack_refuses_tells_the_caller_instead_of_
     (told,) = slack.fake.calls_to("chat.postEphemeral")
     assert told.params["user"] == "U0ALICE" and told.params["channel"] == "C0TRAIN"
     assert "/trace slow 4411" in told.params["text"] and "could not post" in told.params["text"]
+
+
+# -- work a killed process left (the durable inbox) ------------------------------------------------------
+
+
+def _left_by_a_killed_process(store: Store, kind: str, payload: dict[str, Any], thread: tuple[str, str] | None = None) -> int:
+    proc = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE)
+    dead = owners.token(proc.pid)
+    proc.kill()
+    proc.wait(timeout=10)
+    work_id = store.add_work(Work(kind, payload, dead))
+    if thread is not None:
+        store.set_work_thread(work_id, json.dumps(list(thread)))
+    return work_id
+
+
+def test_a_trace_run_cut_short_by_a_restart_is_not_run_again_and_its_parent_and_thread_say_why(app):
+    slack = app()
+    _left_by_a_killed_process(slack.tracebot.store, "trace", {
+        "text": "slow 7", "label": "slow 7", "command": "slow", "channel": "C0TRAIN", "user": "U0ALICE",
+        "thread_ts": None,
+    }, thread=("C0TRAIN", "1763000000.000100"))
+    assert slack.tracebot.resume() == 1
+    slack.idle()
+    note = [p["text"] for p in slack.fake.posts("C0TRAIN") if p.get("thread_ts") == "1763000000.000100"]
+    assert len(note) == 1 and "did not run it again" in note[0] and "Run it again" in note[0]
+    updates = [c.params for c in slack.fake.calls_to("chat.update") if c.params.get("ts") == "1763000000.000100"]
+    assert updates and "interrupted: tracebot restarted" in updates[-1]["text"]
+    assert slack.slow.runs == [], "py-spy-like work is not re-run behind the caller's back"
+    assert slack.tracebot.store.count("inbox") == 0
+
+
+def test_a_trace_diagnose_cut_short_by_a_restart_is_answered_again_in_its_thread(app):
+    slack = app()
+    _left_by_a_killed_process(slack.tracebot.store, "trace", {
+        "text": f"diagnose {OOM_LINE}", "label": "diagnose", "command": "diagnose", "channel": "C0TRAIN",
+        "user": "U0ALICE", "thread_ts": None,
+    }, thread=("C0TRAIN", "1763000000.000200"))
+    assert slack.tracebot.resume() == 1
+    answers = slack.fake.wait_for(lambda: [p for p in answered(slack, "C0TRAIN") if p.get("thread_ts") == "1763000000.000200"])
+    slack.idle()
+    assert len(answers) == 1
+    updates = [c.params["text"] for c in slack.fake.calls_to("chat.update") if c.params.get("ts") == "1763000000.000200"]
+    assert any("answered again below" in u for u in updates)
+
+
+def test_a_restart_on_a_locked_database_starts_and_answers_new_pastes(app, tmp_path):
+    db = tmp_path / "locked.sqlite3"
+    slack = app(store=Store(db, timeout_s=FAST_FAIL_S))
+    left = payloads.message(OOM_LINE, channel="C0LEFT")
+    _left_by_a_killed_process(slack.tracebot.store, "auto", {"msg": asdict(from_message(left))})
+    other = sqlite3.connect(db, timeout=FAST_FAIL_S, isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")
+    try:
+        assert slack.tracebot.resume() == 0  # the store is a record, not a gate: nothing taken, nothing broken
+        assert "reading work left by a stopped process" in home_text(slack)
+        assert_each_answered_once_in_its_thread(slack, paste_in(slack, ["C0LOCK"]))
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
+    assert slack.tracebot.resume() == 1, "unlocked, the next start takes the work over"
+    assert_each_answered_once_in_its_thread(slack, [left])

@@ -21,7 +21,7 @@ def test_more_than_fifty_blocks_keep_the_buttons_and_say_what_was_left_out():
     blocks = [section(f"rank {i}") for i in range(80)] + [{"type": "actions", "elements": []}]
     fitted = fit("summary", blocks)
     assert len(fitted.blocks) == MAX_BLOCKS and fitted.blocks[-1]["type"] == "actions"
-    assert "more part(s) are in the attached file" in fitted.blocks[-2]["elements"][0]["text"]
+    assert "32 more part(s): the full text is in the attached file" in fitted.blocks[-2]["elements"][0]["text"]
 
 
 def test_a_message_that_fits_is_left_alone():

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import gzip
 
 from tests.slack import payloads
@@ -124,3 +125,14 @@ def test_a_log_slack_serves_as_its_sign_in_page_is_reported_unread_not_diagnosed
     post = slack.fake.wait_for(lambda: slack.fake.posts())[0]
     text = texts(post["blocks"])
     assert "train.log: could not be read" in text and "files:read" in text
+
+
+def test_an_attachment_found_over_the_cap_while_downloading_is_said_to_be_skipped_as_too_large(slack):
+    # Slack's size said 100 bytes; the download finds more than the cap: the same note as a file Slack said was big
+    slack.tracebot.limits = dataclasses.replace(slack.tracebot.limits, max_file_bytes=1 << 20)
+    url = slack.fake.add_file("grown.log", b"x" * ((1 << 20) + 10))
+    event = payloads.mention("what is wrong here?")
+    event.update({"files": [payloads.slack_file("grown.log", url, 100)]})
+    slack.event(event)
+    post = slack.fake.wait_for(lambda: slack.fake.posts())[0]
+    assert "grown.log: skipped, larger than 1 MB" in texts(post["blocks"])

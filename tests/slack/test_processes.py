@@ -143,3 +143,124 @@ def test_stopping_tracebot_run_in_socket_mode_with_answers_still_queued_posts_th
         assert sorted(p["thread_ts"] for p in fake_slack.posts()) == sorted(m["ts"] for m in pastes), out
     finally:
         server.stop()
+
+
+# -- kill -9 with answers queued: the durable inbox ------------------------------------------------------
+
+
+def _serve(start, **env: str) -> str:
+    """``tracebot serve`` on a free port, on the test's one database; its events URL."""
+    port = _free_port()
+    proc = start("serve", "--host", "127.0.0.1", "--port", str(port), SLACK_SIGNING_SECRET=SIGNING_SECRET, **env)
+    _wait_listening(port, proc)
+    _serve.proc = proc  # type: ignore[attr-defined]
+    return f"http://127.0.0.1:{port}/slack/events"
+
+
+def _kill(proc: subprocess.Popen) -> None:
+    proc.kill()  # SIGKILL: no drain, no cleanup, as the OOM killer or a crash does
+    proc.wait(timeout=20)
+
+
+def _accepted(url: str, bodies: list[str]) -> None:
+    for body in bodies:
+        assert send_signed(url, body, "application/json").status == 200  # Slack has its ack: it will not resend
+
+
+def _answers_in(fake, channel: str, ts: str) -> list[dict]:
+    return [p for p in fake.posts(channel) if p.get("thread_ts") == ts and "Test: CUDA out of memory" in texts(p["blocks"])]
+
+
+def _sentinel(fake, url: str, channel: str = "C0TRAIN") -> None:
+    """A new paste in ``channel``, answered: every answer queued before it in that channel is done."""
+    msg = payloads.message(OOM_LINE, channel=channel)
+    _accepted(url, [json.dumps(payloads.event_callback(msg))])
+    fake.wait_for(lambda: _answers_in(fake, channel, msg["ts"]), timeout=30)
+
+
+def test_a_killed_tracebot_answers_every_accepted_message_once_after_its_restart(start, fake_slack):
+    held = fake_slack.hold("chat.postMessage")
+    url = _serve(start)
+    pastes = [payloads.message(f"[rank{i}]: {OOM_LINE}") for i in range(3)]
+    mention = payloads.mention(OOM_LINE)
+    bodies = [json.dumps(payloads.event_callback(e)) for e in [*pastes, mention]]
+    _accepted(url, bodies)
+    assert send_signed(url, payloads.slash(f"diagnose {OOM_LINE}", channel="C0OPS"),
+                       "application/x-www-form-urlencoded").status == 200
+    # The first paste's answer and the /trace run's parent message are at Slack, unanswered; the rest queue.
+    held.wait_arrived(2)
+    _kill(_serve.proc)  # type: ignore[attr-defined]
+    held.drop()  # Slack never got them
+    fake_slack.stop_holding()
+    assert fake_slack.posts() == []
+
+    url = _serve(start)
+    # Slack redelivers the first paste (its ack was lost, say) while the restart answers it: one answer
+    assert send_signed(url, bodies[0], "application/json", headers={"X-Slack-Retry-Num": "1",
+                                                                     "X-Slack-Retry-Reason": "http_timeout"}).status == 200
+    _sentinel(fake_slack, url)
+    for event in [*pastes, mention]:
+        assert len(_answers_in(fake_slack, "C0TRAIN", event["ts"])) == 1, event["text"]
+    parents = fake_slack.wait_for(lambda: [c.response["ts"] for c in fake_slack.calls_to("chat.postMessage")
+                                           if c.params.get("channel") == "C0OPS" and "/trace diagnose" in c.params["text"]])
+    assert len(parents) == 1
+    fake_slack.wait_for(lambda: _answers_in(fake_slack, "C0OPS", parents[0]), timeout=30)
+    _sentinel(fake_slack, url, "C0OPS")  # the diagnose's answer was queued in C0OPS's lane before it
+    assert len(_answers_in(fake_slack, "C0OPS", parents[0])) == 1
+
+def test_killed_twice_before_answering_a_restart_still_answers_each_message_once(start, fake_slack):
+    held = fake_slack.hold("chat.postMessage")
+    url = _serve(start)
+    pastes = [payloads.message(f"[rank{i}]: {OOM_LINE}") for i in range(2)]
+    _accepted(url, [json.dumps(payloads.event_callback(m)) for m in pastes])
+    held.wait_arrived(1)
+    _kill(_serve.proc)  # type: ignore[attr-defined]
+    held.drop()
+    _serve(start)  # the restart takes the work over, and is killed while answering it too
+    held.wait_arrived(2)
+    _kill(_serve.proc)  # type: ignore[attr-defined]
+    held.drop()
+    fake_slack.stop_holding()
+    assert fake_slack.posts() == []
+
+    url = _serve(start)
+    _sentinel(fake_slack, url)
+    assert [len(_answers_in(fake_slack, "C0TRAIN", m["ts"])) for m in pastes] == [1, 1]
+
+
+def test_work_older_than_the_replay_age_is_dropped_with_a_note_to_whoever_asked(start, fake_slack):
+    held = fake_slack.hold("chat.postMessage")
+    url = _serve(start)
+    paste, mention = payloads.message(OOM_LINE), payloads.mention(OOM_LINE)
+    _accepted(url, [json.dumps(payloads.event_callback(e)) for e in (paste, mention)])
+    held.wait_arrived(1)
+    _kill(_serve.proc)  # type: ignore[attr-defined]
+    held.drop()
+    fake_slack.stop_holding()
+
+    url = _serve(start, TRACEBOT_REPLAY_MAX_AGE_S="0.001")  # everything left is older than that by now
+    _sentinel(fake_slack, url)
+    mention_thread = [p["text"] for p in fake_slack.posts("C0TRAIN") if p.get("thread_ts") == mention["ts"]]
+    assert len(mention_thread) == 1 and "restarted and dropped your message" in mention_thread[0]
+    assert "Post it again" in mention_thread[0]
+    # a paste nobody addressed to tracebot is not answered an hour late, nor apologised for: only logged
+    assert [p for p in fake_slack.posts("C0TRAIN") if p.get("thread_ts") == paste["ts"]] == []
+
+
+def test_answers_a_stop_could_not_post_within_its_drain_are_posted_after_the_restart(start, fake_slack):
+    held = fake_slack.hold("chat.postMessage")
+    url = _serve(start, TRACEBOT_DRAIN_S="0.5")
+    pastes = [payloads.message(f"[rank{i}]: {OOM_LINE}") for i in range(2)]
+    _accepted(url, [json.dumps(payloads.event_callback(m)) for m in pastes])
+    held.wait_arrived(1)
+    proc = _serve.proc  # type: ignore[attr-defined]
+    proc.send_signal(signal.SIGTERM)  # a clean stop, but Slack is slower than the drain allows
+    out, _ = proc.communicate(timeout=60)
+    assert proc.returncode == 0 and "stopping with 2 answers" in out, out
+    held.drop()
+    fake_slack.stop_holding()
+    assert fake_slack.posts() == []
+
+    url = _serve(start)
+    _sentinel(fake_slack, url)
+    assert [len(_answers_in(fake_slack, "C0TRAIN", m["ts"])) for m in pastes] == [1, 1]

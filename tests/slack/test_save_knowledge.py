@@ -211,7 +211,7 @@ def test_an_attached_log_too_large_or_not_text_is_refused_with_the_reason(slack)
                                     "url_private_download": unsized})
     said = slack.fake.wait_for(lambda: len(slack.fake.calls_to("chat.postEphemeral")) == 2
                                and slack.fake.calls_to("chat.postEphemeral"))[-1].params["text"]
-    assert "unsized.log" in said and "larger than 1 MB" in said
+    assert "unsized.log: larger than 1 MB" in said
 
     binary = slack.fake.add_file("core.log", b"\x7fELF\x02\x01\x01\x00" + bytes(range(256)) * 64)
     _submit_with_attachment(slack, {"id": "F0BIN", "name": "core.log", "mimetype": "text/plain",

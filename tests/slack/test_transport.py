@@ -122,3 +122,23 @@ def test_a_file_upload_slack_refuses_is_said_in_the_thread_and_the_trace_still_r
     assert [u["filename"] for u in slack.fake.uploads.values() if u.get("completed")] == ["ranks.txt"]
     final = slack.fake.calls_to("chat.update")[-1].params
     assert "60 ranks" in final["text"] and "failed" not in final["text"]
+
+
+def test_a_reply_only_the_caller_sees_says_it_was_cut_without_promising_a_file_that_never_comes(slack):
+    reply = slack.command("bigquick").json()
+    shown = texts(reply["blocks"]) + reply["text"]
+    assert len(reply["blocks"]) <= 50 and all(len(texts([b])) <= 3000 for b in reply["blocks"])
+    assert "cut; the full text did not fit" in shown and "a reply only you see cannot carry a file" in shown
+    assert "attached file" not in shown
+    slack.idle()
+    assert slack.fake.uploads == {} and slack.fake.posts() == []
+
+
+def test_an_answer_slack_refuses_is_not_called_a_failed_diagnosis(slack):
+    slack.fake.fail_next("chat.postMessage", status=200, error="invalid_blocks")  # Slack's refusal: ok false
+    mention = payloads.mention(OOM_LINE)
+    slack.event(mention)
+    slack.idle()
+    said = [p["text"] for p in slack.fake.posts() if p.get("thread_ts") == mention["ts"]][-1]
+    assert "could not diagnose" not in said
+    assert "I diagnosed this but Slack refused my answer (Slack said: invalid_blocks)" in said
