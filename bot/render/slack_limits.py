@@ -43,6 +43,12 @@ def cut(text: str, limit: int, mark: str = _MARK) -> tuple[str, bool]:
     return head + mark, True
 
 
+def fit_section(text: str, more: str) -> str:
+    """``text`` as one section's text: cut at a line to Slack's 3,000 characters, ``more`` saying where the
+    rest is (a view with no thread to attach a file to, such as the App Home)."""
+    return cut(text, SECTION_CHARS, more)[0]
+
+
 def _text_fields(block: Block) -> list[dict[str, Any]]:
     fields = []
     if isinstance(block.get("text"), dict):
