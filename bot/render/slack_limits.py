@@ -2,7 +2,9 @@
 
 Slack refuses a message with a section text over 3,000 characters, more than 50 blocks, or a ``text``
 over 40,000 characters. We cut at line boundaries, say where we cut, and report that the message
-overflowed so the caller uploads the full text as a file in the thread (``files_upload_v2``).
+overflowed so the caller uploads the full text as a file in the thread (``files_upload_v2``). A reply no
+file can follow (a slash command's acknowledgement, an ephemeral) is cut with ``file=False``: its marks
+say it was cut, and promise nothing.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ MAX_BLOCKS = 50
 MESSAGE_CHARS = 40000
 # Room we keep for our own "(cut …)" marker and for the blocks' combined size.
 _MARK = "\n… (cut; the full text is in the attached file)"
+_MARK_NO_FILE = "\n… (cut: longer than Slack shows in one message)"
 BLOCKS_TOTAL_CHARS = 38000
 
 Block = dict[str, Any]
@@ -63,14 +66,16 @@ def block_chars(block: Block) -> int:
     return sum(len(f.get("text", "")) for f in _text_fields(block))
 
 
-def fit(text: str, blocks: list[Block]) -> Fitted:
-    """Fit ``text`` and ``blocks`` into Slack's limits; ``overflowed`` means something was cut."""
+def fit(text: str, blocks: list[Block], *, file: bool = True) -> Fitted:
+    """Fit ``text`` and ``blocks`` into Slack's limits; ``overflowed`` means something was cut. ``file``:
+    the full text will follow as a file, and the marks where it was cut say so."""
+    mark = _MARK if file else _MARK_NO_FILE
     blocks = copy.deepcopy(blocks)
     overflowed = False
     for block in blocks:
         for field in _text_fields(block):
             limit = SECTION_CHARS if block.get("type") != "header" else 150
-            field["text"], was_cut = cut(field.get("text", ""), limit)
+            field["text"], was_cut = cut(field.get("text", ""), limit, mark)
             overflowed |= was_cut
     # Actions stay last (the buttons matter even when the body is cut).
     actions = [b for b in blocks if b.get("type") == "actions"]
@@ -82,12 +87,13 @@ def fit(text: str, blocks: list[Block]) -> Fitted:
         size = block_chars(block)
         if len(kept) >= room - 1 and i < len(body) - 1 or total + size > BLOCKS_TOTAL_CHARS:
             dropped = len(body) - i
-            kept.append(_note(f"… {dropped} more part(s) are in the attached file."))
+            where = "are in the attached file" if file else "left out: longer than Slack shows in one message"
+            kept.append(_note(f"… {dropped} more part(s) {where}."))
             overflowed = True
             break
         kept.append(block)
         total += size
-    text, text_cut = cut(text, MESSAGE_CHARS)
+    text, text_cut = cut(text, MESSAGE_CHARS, mark)
     return Fitted(text, kept + actions, overflowed or text_cut)
 
 

@@ -26,8 +26,8 @@ def tell_caller(outbox: Outbox, channel: str, user: str, result: Result, thread:
 
 
 def fitted(rendered: render.Rendered) -> render.Rendered:
-    """A reply that travels in an HTTP ack (no file can follow it): cut to the limits."""
-    f = fit(*rendered)
+    """A reply that travels in an HTTP ack or as an ephemeral (no file can follow it): cut to the limits."""
+    f = fit(*rendered, file=False)
     return f.text, f.blocks
 
 
