@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from tracebot.config import Config
+from tracebot.config import Config, threshold
 from tracebot.matcher import ModelUnavailable
 from tracebot.secrets import Scrubber, ScrubbingStream, install_log_filter
 
@@ -256,6 +256,14 @@ def cmd_kb_eval(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
+def _threshold_arg(raw: str) -> float:
+    """``--threshold``: on the scores' 0-100 scale, as ``TRACEBOT_THRESHOLD`` (500 would make nothing confident)."""
+    try:
+        return threshold(raw, "the threshold")
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="tracebot", description="Diagnose multi-GPU training failures.")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
@@ -265,7 +273,7 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--json", action="store_true", help="machine-readable output")
     d.add_argument("--all", action="store_true", help="show non-confident matches in full too")
     d.add_argument("--batch", metavar="CASES.jsonl", help='one {"id", "text"} per line in, one result per line out')
-    d.add_argument("--threshold", type=float, help="confidence threshold (default: $TRACEBOT_THRESHOLD or 75)")
+    d.add_argument("--threshold", type=_threshold_arg, help="confidence threshold (default: $TRACEBOT_THRESHOLD or 75)")
     d.add_argument("--knowledge", help="knowledge directory (default: the bundled one, or $TRACEBOT_KNOWLEDGE)")
     d.set_defaults(func=cmd_diagnose)
 
@@ -297,7 +305,7 @@ def build_parser() -> argparse.ArgumentParser:
     eval_p.add_argument("--json", action="store_true")
     eval_p.add_argument("--min-top1", type=float, help="exit 1 when top-1 is below this fraction")
     eval_p.add_argument("--max-fp", type=float, help="exit 1 when the false-positive rate is above this fraction")
-    eval_p.add_argument("--threshold", type=float)
+    eval_p.add_argument("--threshold", type=_threshold_arg, help="confidence threshold (0-100)")
     eval_p.add_argument(
         "--cv", type=int, metavar="K", help="cross-validate: retrain the model K times, each fold (by source) left out"
     )

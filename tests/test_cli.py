@@ -67,6 +67,16 @@ def test_diagnose_a_missing_file_is_a_clear_error():
     assert out.returncode == 2 and b"no such file" in out.stderr
 
 
+def test_a_threshold_off_the_0_to_100_scale_is_refused_not_silently_making_every_match_unconfident(tmp_path: Path):
+    log = tmp_path / "oom.txt"
+    log.write_text(CASCADE)
+    for bad in ("500", "-1", "nan", "high"):
+        out = run("diagnose", str(log), "--threshold", bad)
+        assert out.returncode == 2, (bad, out.stdout.decode())
+        assert b"--threshold" in out.stderr and b"from 0 to 100" in out.stderr
+    assert run("diagnose", str(log), "--threshold", "90").returncode == 0
+
+
 def test_diagnose_a_directory_or_a_fifo_says_what_it_is_and_a_bad_batch_file_is_explained(tmp_path: Path):
     import os
 
