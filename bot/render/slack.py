@@ -335,7 +335,7 @@ def _stack_group(group: StackGroup) -> list[Block]:
     n = len(group.ranks)
     head = f"{flag}*rank{'s' if n != 1 else ''} {escape(format_ranks(group.ranks))}* ({n}){where}"
     if group.hosts:
-        head += f" · {escape(', '.join(group.hosts[:4]))}"
+        head += f" · {escape(first_few(group.hosts, 4))}"
     frames = "\n".join(f.label() for f in group.frames[:12])
     return [section(head + ("\n" + code(frames) if frames else ""))]
 
