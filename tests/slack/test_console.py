@@ -152,3 +152,12 @@ def test_a_knowledge_search_shows_and_searches_the_words_as_typed(kb_dir, tmp_pa
     assert done.returncode == 0, done.stderr
     assert "*/trace kb memory a<b&c*" in done.stdout and "*/trace kb out of memory &*" in done.stdout, done.stdout
     assert "&lt;" not in done.stdout and "&amp;" not in done.stdout, done.stdout
+
+
+def test_a_source_linked_by_its_own_address_reads_as_the_address_as_in_slack(kb_dir, tmp_path):
+    # Slack shows <https://…> as the link itself; the console printed the angle brackets of the markup
+    done = tracebot("console", "--knowledge", str(kb_dir), "--db", str(tmp_path / "c.sqlite3"),
+                    stdin=f"{OOM_LINE}\n---\n/quit")
+    assert done.returncode == 0, done.stderr
+    assert "Source: https://pytorch.org/docs/stable/notes/cuda.html#memory-management" in done.stdout, done.stdout
+    assert "<https://" not in done.stdout
