@@ -379,6 +379,11 @@ def cmd_console(args: argparse.Namespace) -> int:
 
     cfg = _config(args)
     cfg.admins = {*cfg.admins, args.user}  # the person at the terminal runs their own console
+    page = Path(args.html) if getattr(args, "html", None) else None
+    why = _not_writable(page) if page is not None else None
+    if why:  # said before the conversation, which a page written at its end would otherwise cost
+        print(f"error: --html {page}: {why}", file=sys.stderr)
+        return 2
     outbox = ConsoleOutbox(sys.stdout)
     try:
         store = Store(cfg.db_path)
@@ -388,12 +393,28 @@ def cmd_console(args: argparse.Namespace) -> int:
         return 2
     service.knowledge.watch(KB_POLL_S)
     try:
-        return run_console(service, outbox, channel=args.channel, user=args.user)
+        status = run_console(service, outbox, channel=args.channel, user=args.user)
     finally:
         service.shutdown(wait=False)
-        if getattr(args, "html", None):
-            write_html(outbox, Path(args.html))
-            print(f"wrote {args.html}", file=sys.stderr)
+    if page is not None:
+        try:
+            write_html(outbox, page)
+        except OSError as exc:
+            print(f"error: --html {page}: {exc.strerror or exc}", file=sys.stderr)
+            return 1
+        print(f"wrote {page}", file=sys.stderr)
+    return status
+
+
+def _not_writable(path: Path) -> str | None:
+    """Why a file cannot be written at ``path``, in words (None: it can be, as far as can be told)."""
+    if path.is_dir():
+        return "a directory, not a file"
+    if not path.parent.is_dir():
+        return f"no such folder {path.parent}"
+    if not os.access(path.parent, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        return "not writable"
+    return None
 
 
 def _require(cfg: Config, *names: str) -> None:

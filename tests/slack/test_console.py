@@ -161,3 +161,12 @@ def test_a_source_linked_by_its_own_address_reads_as_the_address_as_in_slack(kb_
     assert done.returncode == 0, done.stderr
     assert "Source: https://pytorch.org/docs/stable/notes/cuda.html#memory-management" in done.stdout, done.stdout
     assert "<https://" not in done.stdout
+
+
+def test_an_html_page_that_cannot_be_written_is_refused_before_the_conversation_not_after_it(kb_dir, tmp_path):
+    # the page was written at the end: a mistyped folder cost the whole conversation and printed a traceback
+    for where, why in ((tmp_path / "no-such-dir" / "chat.html", "no such folder"), (tmp_path, "a directory")):
+        done = tracebot("console", "--knowledge", str(kb_dir), "--db", str(tmp_path / "c.sqlite3"),
+                        "--html", str(where), stdin=f"{OOM_LINE}\n---\n/quit")
+        assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+        assert f"--html {where}: {why}" in done.stderr and "you →" not in done.stdout
