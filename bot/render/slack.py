@@ -144,13 +144,16 @@ def _footer(match: Match, lang: str, sources: list[Source]) -> list[str]:
     return footer
 
 
+# A sentence ends at ". " or "。", not at an abbreviation's period ("e.g. a wheel", "etc. as needed").
+_SENTENCE_END = re.compile(r"(?i)(?<!\be\.g)(?<!\bi\.e)(?<!\betc)(?<!\bvs)(?<!\bcf)\. |。")
+
+
 def one_line(text: str, limit: int = 200) -> str:
     """The first sentence of ``text``, at most ``limit`` characters."""
     text = " ".join(text.split())
-    for end in (". ", "。"):
-        cut = text.find(end)
-        if 0 < cut < limit:
-            return text[: cut + len(end)].strip()
+    end = next((m for m in _SENTENCE_END.finditer(text, 1) if m.start() < limit), None)
+    if end is not None:
+        return text[: end.end()].strip()
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 

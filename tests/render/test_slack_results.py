@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from tests.slack.blocks import texts
-from tracebot.render.slack import result
-from tracebot.result import Frame, Result, StackGroup
+from tracebot.render.slack import compact_blocks, one_line, result
+from tracebot.result import Frame, Match, Result, StackGroup
 
 
 def test_a_stack_group_spread_over_many_nodes_says_so_rather_than_naming_four_as_if_they_were_all():
@@ -13,3 +13,14 @@ def test_a_stack_group_spread_over_many_nodes_says_so_rather_than_naming_four_as
     group = StackGroup([str(r) for r in range(0, 512, 4)], [stuck], where=stuck, hosts=hosts)
     shown = texts(result(Result("job 4242", "512 ranks on 64 nodes", stack_groups=[group]))[1])
     assert "node-000, node-001, node-002, node-003 (+60 more)" in shown
+
+
+def test_an_answers_one_line_summary_does_not_stop_at_an_abbreviations_period():
+    # cuda-no-kernel-image's answer read "… not compiled for this GPU's architecture (compute capability), e.g."
+    summary = ("The installed framework was not compiled for this GPU's architecture, e.g. a wheel without sm_90 "
+               "on H100. Rebuild it or install a matching wheel.")
+    match = Match("cuda-no-kernel-image", "CUDA error: no kernel image", 100, True, summary=summary, fix=["Rebuild."])
+    first = texts(compact_blocks(match, "en")[:1])
+    assert first.endswith("a wheel without sm_90 on H100."), first
+    assert one_line("Use a smaller batch (i.e. 16) or fewer workers, etc. as needed. Then retry.") == (
+        "Use a smaller batch (i.e. 16) or fewer workers, etc. as needed.")
