@@ -86,12 +86,15 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
     if why:  # said before loading the knowledge base (seconds at 1,000 entries with nothing cached)
         print(f"error: {given}: {why}", file=sys.stderr)
         return 2
+    batch = _read_batch(Path(args.batch)) if args.batch else None
+    if args.batch and batch is None:
+        return 2
     # a file over FULL_SCAN_CHARS on disk (plain, or gzip that inflates to more) is streamed: the line
     # rules answer it, so no helper process imports scikit-learn for a model nobody will read
     streamed = given is not None and given.is_file() and given.stat().st_size > FULL_SCAN_CHARS
     kb, matcher = _kb(args, helper=not streamed)
-    if args.batch:
-        return _diagnose_batch(matcher, Path(args.batch))
+    if batch is not None:
+        return _diagnose_batch(matcher, batch)
     progress = _Progress(sys.stderr.isatty())
     try:
         if args.file in (None, "-"):
@@ -130,9 +133,9 @@ def _not_a_file(path: Path) -> str | None:
     return None
 
 
-def _diagnose_batch(matcher: Matcher, path: Path) -> int:
-    """One JSON line out per JSON line in: ``{"id", "matches": [{"id", "score", "confident"}], "first_failure",
-    "silent_ranks"}`` (``first_failure`` null when the text shows no failure)."""
+def _read_batch(path: Path) -> list[dict[str, Any]] | None:
+    """The cases of a ``--batch`` file, or None once every reason it cannot be read is printed (checked
+    before the knowledge base is loaded: a typo is told at once)."""
     why = _not_a_file(path)
     try:
         text = "" if why else path.read_bytes().decode("utf-8")
@@ -142,17 +145,27 @@ def _diagnose_batch(matcher: Matcher, path: Path) -> int:
         why = f"not UTF-8 text (byte {exc.object[exc.start]:#04x} at offset {exc.start}); --batch reads JSON lines"
     if why:
         print(f"error: {path}: {why}", file=sys.stderr)
-        return 2
+        return None
+    cases, bad = [], []
     for no, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
-        try:
-            case = json.loads(line)
-            text = case["text"]
-        except (json.JSONDecodeError, KeyError, TypeError) as exc:
-            print(f"error: {path}:{no}: needs a JSON object with 'text' ({exc})", file=sys.stderr)
-            return 2
-        d = matcher.diagnose(str(text))
+        case, problem = _batch_case(line)
+        if case is None:
+            bad.append(f"error: {path}:{no}: {problem}")
+        else:
+            cases.append(case)
+    if bad:  # every bad line at once, and no answers: half a batch's answers look like a whole one
+        print("\n".join(bad), file=sys.stderr)
+        return None
+    return cases
+
+
+def _diagnose_batch(matcher: Matcher, cases: list[dict[str, Any]]) -> int:
+    """One JSON line out per JSON line in: ``{"id", "matches": [{"id", "score", "confident"}], "first_failure",
+    "silent_ranks"}`` (``first_failure`` null when the text shows no failure)."""
+    for case in cases:
+        d = matcher.diagnose(str(case["text"]))
         out = {
             "id": case.get("id"),
             "matches": [{"id": m.entry_id, "score": m.score, "confident": m.confident} for m in d.matches[:5]],
@@ -161,6 +174,20 @@ def _diagnose_batch(matcher: Matcher, path: Path) -> int:
         }
         print(json.dumps(out, ensure_ascii=False))
     return 0
+
+
+def _batch_case(line: str) -> tuple[dict[str, Any] | None, str]:
+    """One ``--batch`` line as a case, or None and what is wrong with it, in words."""
+    try:
+        case = json.loads(line)
+    except json.JSONDecodeError as exc:
+        return None, f"not JSON ({exc.msg} at column {exc.colno}); a line is {{\"id\": …, \"text\": …}}"
+    if not isinstance(case, dict):
+        kind = {list: "a JSON array", str: "a JSON string"}.get(type(case), "a JSON number or literal")
+        return None, f"{kind}, not an object with 'text'"
+    if "text" not in case:
+        return None, "no 'text' in this object"
+    return case, ""
 
 
 def cmd_kb_lint(args: argparse.Namespace) -> int:

@@ -95,6 +95,25 @@ def test_diagnose_a_directory_or_a_fifo_says_what_it_is_and_a_bad_batch_file_is_
         assert out.returncode == 2 and said in out.stderr and b"Traceback" not in out.stderr, (args, out.stderr)
 
 
+def test_a_batch_with_bad_lines_names_every_one_and_answers_none_rather_than_stopping_halfway(tmp_path: Path):
+    # it printed the cases before the first bad line, then stopped: a CI step got half its answers, and
+    # each run told one more bad line ("list indices must be integers or slices, not str")
+    cases = tmp_path / "cases.jsonl"
+    cases.write_text("\n".join([
+        json.dumps({"id": "a", "text": "CUDA out of memory"}),
+        json.dumps(["CUDA out of memory"]),
+        json.dumps({"id": "c", "txt": "typo"}),
+        '{"id": "d", "text": "unterminated',
+        json.dumps({"id": "e", "text": "NCCL watchdog timeout"}),
+    ]) + "\n")
+    out = run("diagnose", "--batch", str(cases), "--json")
+    assert out.returncode == 2 and out.stdout == b"", out.stdout
+    err = out.stderr.decode()
+    assert f"{cases}:2: a JSON array, not an object with 'text'" in err, err
+    assert f"{cases}:3: no 'text' in this object" in err and f"{cases}:4: not JSON" in err, err
+    assert "Traceback" not in err and ":1:" not in err and ":5:" not in err
+
+
 def test_diagnose_a_missing_file_says_so_before_reading_the_knowledge_base(tmp_path: Path):
     # the file is checked first: a typo in its name is told at once, not after the knowledge base has been
     # parsed and its model trained (seconds at 1,000 entries), nor hidden behind a knowledge base's problem
