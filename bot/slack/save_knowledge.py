@@ -25,8 +25,9 @@ from tracebot.authoring.evaluate import CaseError
 from tracebot.authoring.from_thread import ThreadMessage, fix_choices, one_line, save_configured, thread_error
 from tracebot.authoring.log_window import NotText, error_window
 from tracebot.matcher.signals import error_signature
-from tracebot.render.slack import escape, section
+from tracebot.render.slack import code, escape, section
 from tracebot.service.attachments import is_text_file
+from tracebot.service.inbound import plain_text
 from tracebot.service.outbox import DownloadRefused
 from tracebot.service.posting import attach
 from tracebot.service.service import Service
@@ -62,7 +63,8 @@ def _modal(title: str, blocks: list[dict[str, Any]], metadata: str = "", submit:
 def choose_fix_view(channel: str, thread_ts: str, messages: list[ThreadMessage]) -> dict[str, Any]:
     error = thread_error(messages)
     replies = fix_choices(messages)[-MAX_OPTIONS:]
-    shown = section("*The error*\n```" + escape(one_line(error, 600)) + "```")
+    # the error as pasted: Slack's escaping and code fences undone, then quoted in one code block of our own
+    shown = section("*The error*\n" + code(one_line(plain_text(error), 600)))
     if not replies:
         return _modal("Save as knowledge", [shown, section("This thread has no replies to pick as the fix yet.")])
     options = [

@@ -271,3 +271,18 @@ def test_an_attached_gz_cut_short_is_drafted_from_what_could_be_unpacked(slack):
                                     "url_private_download": url})
     upload = slack.fake.wait_for(lambda: [u for u in slack.fake.uploads.values() if u.get("completed")])[0]
     assert "ValueError: shard index 11 out of range" in upload["content"].decode()
+
+
+def test_the_modal_shows_the_error_as_pasted_in_a_code_block_not_slacks_markup_of_it(slack):
+    # Slack sends a message's text with & < > escaped, and people paste errors inside ``` fences: the modal
+    # escaped it again ("in &lt;module&gt;" on screen) and wrapped the fences in its own (``````, no block)
+    root = payloads.new_ts()
+    pasted = ("```Traceback (most recent call last):\n  File \"/srv/train.py\", line 88, in &lt;module&gt;\n"
+              "ValueError: shard 11 &gt; 8 shards &amp; no fallback```")
+    reply = {"ts": payloads.new_ts(), "user": "U0CAROL", "text": "reshard the dataset", "type": "message"}
+    slack.fake.add_thread("C0TRAIN", [{"ts": root, "user": "U0ERIN", "text": pasted}, reply])
+    view = _open_modal(slack, {**reply, "thread_ts": root})
+    shown = view["blocks"][0]["text"]["text"]
+    assert shown.count("```") == 2, shown
+    assert "in &lt;module&gt;" in shown and "shard 11 &gt; 8 shards &amp; no fallback" in shown, shown
+    assert "&amp;lt;" not in shown and "&amp;amp;" not in shown, shown
