@@ -286,3 +286,22 @@ def test_the_modal_shows_the_error_as_pasted_in_a_code_block_not_slacks_markup_o
     assert shown.count("```") == 2, shown
     assert "in &lt;module&gt;" in shown and "shard 11 &gt; 8 shards &amp; no fallback" in shown, shown
     assert "&amp;lt;" not in shown and "&amp;amp;" not in shown, shown
+
+
+def test_a_draft_from_a_fenced_escaped_paste_carries_the_error_not_slacks_markup(slack):
+    # the draft took the thread's text as Slack sends it: its regex ended in ``` (so it matched no log),
+    # its title read "&gt;", its example "&lt;module&gt;", the fix "&amp;"
+    root = payloads.new_ts()
+    pasted = ("```Traceback (most recent call last):\n  File \"/srv/train.py\", line 88, in &lt;module&gt;\n"
+              "ValueError: shard 11 &gt; 8 shards in the index```")
+    fix = {"ts": payloads.new_ts(), "user": "U0CAROL", "text": "reshard &amp; pass `--num-shards 16`", "type": "message"}
+    slack.fake.add_thread("C0TRAIN", [{"ts": root, "user": "U0ERIN", "text": pasted}, fix])
+    view = _open_modal(slack, {**fix, "thread_ts": root})
+    select = next(b for b in view["blocks"] if b["type"] == "input")["element"]
+    values = {"fix": {"fix_reply": {"type": "static_select", "selected_option": select["options"][0]}}}
+    assert slack.interaction(payloads.view_submission(view, values)).status == 200
+    draft = slack.fake.wait_for(lambda: [u for u in slack.fake.uploads.values() if u.get("completed")])[0]["content"].decode()
+    slack.idle()
+    assert "```" not in draft and "&gt;" not in draft and "&lt;" not in draft and "&amp;" not in draft, draft
+    assert "in <module>" in draft and "ValueError: shard 11 > 8 shards in the index" in draft, draft
+    assert "reshard & pass `--num-shards 16`" in draft, draft
