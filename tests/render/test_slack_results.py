@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from tests.slack.blocks import texts
-from tracebot.render.slack import compact_blocks, one_line, result
-from tracebot.result import Frame, Match, Result, StackGroup
+from tracebot.render.slack import answer, compact_blocks, one_line, result
+from tracebot.result import Diagnosis, Frame, Match, Result, StackGroup
 
 
 def test_a_stack_group_spread_over_many_nodes_says_so_rather_than_naming_four_as_if_they_were_all():
@@ -24,3 +26,14 @@ def test_an_answers_one_line_summary_does_not_stop_at_an_abbreviations_period():
     assert first.endswith("a wheel without sm_90 on H100."), first
     assert one_line("Use a smaller batch (i.e. 16) or fewer workers, etc. as needed. Then retry.") == (
         "Use a smaller batch (i.e. 16) or fewer workers, etc. as needed.")
+
+
+def test_a_japanese_answer_says_where_it_matched_in_japanese():
+    # "該当箇所: line 1", "… · score 71 — line 1 · ranks 3, 5 · host node-1 · 4 occurrences": the words around
+    # the place were English in a Japanese answer
+    match = Match("cuda-oom", "CUDA のメモリ不足", 100, True, kind="anchor", line="CUDA out of memory が出ています",
+                  line_no=1, summary="メモリ不足です。", fix=["下げます。"])
+    assert texts(compact_blocks(match, "ja")[1:2]) == "該当箇所: 1 行目"
+    guess = replace(match, confident=False, ranks=["3", "5"], hosts=["node-1"], occurrences=4)
+    listed = texts(answer(Diagnosis([guess], lang="ja"), diagnosis_id=None, always_answer=True)[1])
+    assert "— 1 行目 · rank 3, 5 · ホスト node-1 · 4 回" in listed, listed
