@@ -67,9 +67,9 @@ def button(label: str, action_id: str, value: str, style: str | None = None) -> 
     return b
 
 
-def _place(match: Match, lang: str, *, line_one: bool = True) -> list[str]:
+def _place(match: Match, lang: str, *, line_one: bool = True, hosts: int = 5) -> list[str]:
     """Where the match was, in the reader's words: its line (``line_one``: even line 1, which in a one-line
-    paste says nothing), its rank or ranks, hosts and how often."""
+    paste says nothing), its rank or ranks, the first ``hosts`` hosts and how often."""
     said = []
     if match.line_no and (line_one or match.line_no > 1):
         said.append(msg(lang, "fact.line", v=match.line_no))
@@ -77,7 +77,7 @@ def _place(match: Match, lang: str, *, line_one: bool = True) -> list[str]:
         key = "fact.rank" if len(match.ranks) == 1 else "fact.ranks"
         said.append(msg(lang, key, v=escape(format_ranks(match.ranks[:64]))))
     if match.hosts:
-        said.append(msg(lang, "fact.host", v=escape(first_few(match.hosts, 3))))
+        said.append(msg(lang, "fact.host", v=escape(first_few(match.hosts, hosts))))
     if match.occurrences > 1:
         said.append(msg(lang, "fact.occurrences", v=match.occurrences))
     return said
@@ -168,7 +168,8 @@ def one_line(text: str, limit: int = 200) -> str:
 
 def _facts(match: Match, lang: str) -> str:
     """The values the error states (read off its line) and where it was, in the reader's words."""
-    return " · ".join(fact_phrases(match, lang, escape) + _place(match, lang, line_one=False))
+    # the answer's first screen: three hosts, and line 1 (a one-line paste) is not worth saying
+    return " · ".join(fact_phrases(match, lang, escape) + _place(match, lang, line_one=False, hosts=3))
 
 
 def compact_blocks(match: Match, lang: str, *, line_shown: bool = False) -> list[Block]:
