@@ -14,6 +14,7 @@ Block = dict[str, Any]
 TOP_GAPS = 5
 AUDIT_ROWS = 15
 # Slack refuses the whole Home view when one section passes 3,000 characters: long lists are cut at a line.
+MORE_FLAGGED = "\n… `tracebot stats` lists the rest"
 MORE_GAPS = "\n… `tracebot stats --unanswered` lists the rest"
 MORE_AUDIT = "\n… `tracebot audit` lists the rest"
 
@@ -27,7 +28,7 @@ def maintainer_blocks(*, flagged: list[Any], gaps: list[Any], threshold: float) 
             f"{s.helpful + s.not_this} votes)"
             for s in flagged
         ]
-        blocks.append(section("\n".join(rows)))
+        blocks.append(section(fit_section("\n".join(rows), MORE_FLAGGED)))
         blocks.append(context("`tracebot stats` lists the lines they were rejected on."))
     else:
         blocks.append(context("None: every entry with votes is mostly helpful."))

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from tests.slack.blocks import texts
+from tests.slack.blocks import over_slack_limits, texts
 from tracebot.render.slack import answer, compact_blocks, one_line, result
+from tracebot.render.slack_maintainers import maintainer_blocks
 from tracebot.result import Diagnosis, Frame, Match, Result, StackGroup
+from tracebot.store.stats import EntryStats, Gap
 
 
 def test_a_stack_group_spread_over_many_nodes_says_so_rather_than_naming_four_as_if_they_were_all():
@@ -37,3 +39,16 @@ def test_a_japanese_answer_says_where_it_matched_in_japanese():
     guess = replace(match, confident=False, ranks=["3", "5"], hosts=["node-1"], occurrences=4)
     listed = texts(answer(Diagnosis([guess], lang="ja"), diagnosis_id=None, always_answer=True)[1])
     assert "— 1 行目 · rank 3, 5 · ホスト node-1 · 4 回" in listed, listed
+
+
+def test_the_maintainers_app_home_stays_within_slacks_limits_however_many_entries_people_reject():
+    # one section over 3,000 characters and Slack refuses the whole Home tab: 60 entries under 50 % helpful
+    # (a 1,000-entry knowledge base, a team that votes) listed them all in one section
+    flagged = [EntryStats(f"sagemaker-distributed-training-entry-{i:03d}", matched=9, helpful=1, not_this=5)
+               for i in range(60)]
+    gaps = [Gap("exception: " + "RuntimeError: <built-in method> & " * 8, 40 - i, ["C05F3KJ8RHP"], 0.0, 0.0, "")
+            for i in range(5)]
+    blocks = maintainer_blocks(flagged=flagged, gaps=gaps, threshold=0.5)
+    assert over_slack_limits(blocks, max_blocks=100) == []
+    shown = texts(blocks)
+    assert "sagemaker-distributed-training-entry-000" in shown and "`tracebot stats` lists the rest" in shown
