@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from tracebot.config import Config
+from tracebot.config import Config, threshold
 from tracebot.matcher import ModelUnavailable
 from tracebot.secrets import Scrubber, ScrubbingStream, install_log_filter
 
@@ -86,12 +86,15 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
     if why:  # said before loading the knowledge base (seconds at 1,000 entries with nothing cached)
         print(f"error: {given}: {why}", file=sys.stderr)
         return 2
+    batch = _read_batch(Path(args.batch)) if args.batch else None
+    if args.batch and batch is None:
+        return 2
     # a file over FULL_SCAN_CHARS on disk (plain, or gzip that inflates to more) is streamed: the line
     # rules answer it, so no helper process imports scikit-learn for a model nobody will read
     streamed = given is not None and given.is_file() and given.stat().st_size > FULL_SCAN_CHARS
     kb, matcher = _kb(args, helper=not streamed)
-    if args.batch:
-        return _diagnose_batch(matcher, Path(args.batch))
+    if batch is not None:
+        return _diagnose_batch(matcher, batch)
     progress = _Progress(sys.stderr.isatty())
     try:
         if args.file in (None, "-"):
@@ -130,9 +133,9 @@ def _not_a_file(path: Path) -> str | None:
     return None
 
 
-def _diagnose_batch(matcher: Matcher, path: Path) -> int:
-    """One JSON line out per JSON line in: ``{"id", "matches": [{"id", "score", "confident"}], "first_failure",
-    "silent_ranks"}`` (``first_failure`` null when the text shows no failure)."""
+def _read_batch(path: Path) -> list[dict[str, Any]] | None:
+    """The cases of a ``--batch`` file, or None once every reason it cannot be read is printed (checked
+    before the knowledge base is loaded: a typo is told at once)."""
     why = _not_a_file(path)
     try:
         text = "" if why else path.read_bytes().decode("utf-8")
@@ -142,17 +145,27 @@ def _diagnose_batch(matcher: Matcher, path: Path) -> int:
         why = f"not UTF-8 text (byte {exc.object[exc.start]:#04x} at offset {exc.start}); --batch reads JSON lines"
     if why:
         print(f"error: {path}: {why}", file=sys.stderr)
-        return 2
+        return None
+    cases, bad = [], []
     for no, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
-        try:
-            case = json.loads(line)
-            text = case["text"]
-        except (json.JSONDecodeError, KeyError, TypeError) as exc:
-            print(f"error: {path}:{no}: needs a JSON object with 'text' ({exc})", file=sys.stderr)
-            return 2
-        d = matcher.diagnose(str(text))
+        case, problem = _batch_case(line)
+        if case is None:
+            bad.append(f"error: {path}:{no}: {problem}")
+        else:
+            cases.append(case)
+    if bad:  # every bad line at once, and no answers: half a batch's answers look like a whole one
+        print("\n".join(bad), file=sys.stderr)
+        return None
+    return cases
+
+
+def _diagnose_batch(matcher: Matcher, cases: list[dict[str, Any]]) -> int:
+    """One JSON line out per JSON line in: ``{"id", "matches": [{"id", "score", "confident"}], "first_failure",
+    "silent_ranks"}`` (``first_failure`` null when the text shows no failure)."""
+    for case in cases:
+        d = matcher.diagnose(str(case["text"]))
         out = {
             "id": case.get("id"),
             "matches": [{"id": m.entry_id, "score": m.score, "confident": m.confident} for m in d.matches[:5]],
@@ -161,6 +174,20 @@ def _diagnose_batch(matcher: Matcher, path: Path) -> int:
         }
         print(json.dumps(out, ensure_ascii=False))
     return 0
+
+
+def _batch_case(line: str) -> tuple[dict[str, Any] | None, str]:
+    """One ``--batch`` line as a case, or None and what is wrong with it, in words."""
+    try:
+        case = json.loads(line)
+    except json.JSONDecodeError as exc:
+        return None, f"not JSON ({exc.msg} at column {exc.colno}); a line is {{\"id\": …, \"text\": …}}"
+    if not isinstance(case, dict):
+        kind = {list: "a JSON array", str: "a JSON string"}.get(type(case), "a JSON number or literal")
+        return None, f"{kind}, not an object with 'text'"
+    if "text" not in case:
+        return None, "no 'text' in this object"
+    return case, ""
 
 
 def cmd_kb_lint(args: argparse.Namespace) -> int:
@@ -256,6 +283,14 @@ def cmd_kb_eval(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
+def _threshold_arg(raw: str) -> float:
+    """``--threshold``: on the scores' 0-100 scale, as ``TRACEBOT_THRESHOLD`` (500 would make nothing confident)."""
+    try:
+        return threshold(raw, "the threshold")
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="tracebot", description="Diagnose multi-GPU training failures.")
     sub = p.add_subparsers(dest="command", metavar="COMMAND")
@@ -265,7 +300,7 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--json", action="store_true", help="machine-readable output")
     d.add_argument("--all", action="store_true", help="show non-confident matches in full too")
     d.add_argument("--batch", metavar="CASES.jsonl", help='one {"id", "text"} per line in, one result per line out')
-    d.add_argument("--threshold", type=float, help="confidence threshold (default: $TRACEBOT_THRESHOLD or 75)")
+    d.add_argument("--threshold", type=_threshold_arg, help="confidence threshold (default: $TRACEBOT_THRESHOLD or 75)")
     d.add_argument("--knowledge", help="knowledge directory (default: the bundled one, or $TRACEBOT_KNOWLEDGE)")
     d.set_defaults(func=cmd_diagnose)
 
@@ -297,7 +332,7 @@ def build_parser() -> argparse.ArgumentParser:
     eval_p.add_argument("--json", action="store_true")
     eval_p.add_argument("--min-top1", type=float, help="exit 1 when top-1 is below this fraction")
     eval_p.add_argument("--max-fp", type=float, help="exit 1 when the false-positive rate is above this fraction")
-    eval_p.add_argument("--threshold", type=float)
+    eval_p.add_argument("--threshold", type=_threshold_arg, help="confidence threshold (0-100)")
     eval_p.add_argument(
         "--cv", type=int, metavar="K", help="cross-validate: retrain the model K times, each fold (by source) left out"
     )
@@ -370,6 +405,11 @@ def cmd_console(args: argparse.Namespace) -> int:
 
     cfg = _config(args)
     cfg.admins = {*cfg.admins, args.user}  # the person at the terminal runs their own console
+    page = Path(args.html) if getattr(args, "html", None) else None
+    why = _not_writable(page) if page is not None else None
+    if why:  # said before the conversation, which a page written at its end would otherwise cost
+        print(f"error: --html {page}: {why}", file=sys.stderr)
+        return 2
     outbox = ConsoleOutbox(sys.stdout)
     try:
         store = Store(cfg.db_path)
@@ -380,12 +420,28 @@ def cmd_console(args: argparse.Namespace) -> int:
         return 2
     service.knowledge.watch(KB_POLL_S)
     try:
-        return run_console(service, outbox, channel=args.channel, user=args.user)
+        status = run_console(service, outbox, channel=args.channel, user=args.user)
     finally:
         service.shutdown(wait=False)
-        if getattr(args, "html", None):
-            write_html(outbox, Path(args.html))
-            print(f"wrote {args.html}", file=sys.stderr)
+    if page is not None:
+        try:
+            write_html(outbox, page)
+        except OSError as exc:
+            print(f"error: --html {page}: {exc.strerror or exc}", file=sys.stderr)
+            return 1
+        print(f"wrote {page}", file=sys.stderr)
+    return status
+
+
+def _not_writable(path: Path) -> str | None:
+    """Why a file cannot be written at ``path``, in words (None: it can be, as far as can be told)."""
+    if path.is_dir():
+        return "a directory, not a file"
+    if not path.parent.is_dir():
+        return f"no such folder {path.parent}"
+    if not os.access(path.parent, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        return "not writable"
+    return None
 
 
 def _require(cfg: Config, *names: str) -> None:

@@ -76,7 +76,7 @@ def _number(env: Mapping[str, str], name: str, default: float) -> float:
     return value
 
 
-def _threshold(raw: object, where: str) -> float:
+def threshold(raw: object, where: str) -> float:
     """A confidence threshold: a number from 0 to 100 (a match's score is on that scale)."""
     try:
         if isinstance(raw, bool):  # YAML's "yes", "on", "true" would otherwise read as a threshold of 1
@@ -148,7 +148,7 @@ class Config:
         if env.get("TRACEBOT_DB"):
             cfg.db_path = Path(env["TRACEBOT_DB"])
         if (env.get("TRACEBOT_THRESHOLD") or "").strip():
-            cfg.confidence_threshold = _threshold(env["TRACEBOT_THRESHOLD"].strip(), "TRACEBOT_THRESHOLD")
+            cfg.confidence_threshold = threshold(env["TRACEBOT_THRESHOLD"].strip(), "TRACEBOT_THRESHOLD")
         cfg.slack_bot_token = env.get("SLACK_BOT_TOKEN") or None
         cfg.slack_signing_secret = env.get("SLACK_SIGNING_SECRET") or None
         cfg.slack_app_token = env.get("SLACK_APP_TOKEN") or None
@@ -192,7 +192,7 @@ class Config:
         except ValueError as exc:
             raise ValueError(f"TRACEBOT_CONFIG {path}: {exc}") from exc
         if "confidence_threshold" in data:
-            self.confidence_threshold = _threshold(
+            self.confidence_threshold = threshold(
                 data["confidence_threshold"], f"TRACEBOT_CONFIG {path}: confidence_threshold"
             )
         self.extra = {k: v for k, v in data.items() if k not in _FILE_KEYS}

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
+from tracebot.authoring.log_window import looks_like_text
 from tracebot.render import html
 from tracebot.render.blocks_text import blocks_to_text
 from tracebot.render.slack import ACTION_HELPFUL, ACTION_NOT_THIS, ACTION_WHY
@@ -117,13 +118,13 @@ class ConsoleOutbox:
         self._print(f"tracebot → only visible to {user}", blocks_to_text(blocks or [], text))
 
     def upload(self, channel: str, thread_ts: str | None, filename: str, content: bytes, title: str) -> None:
-        head = content[:400].decode("utf-8", "replace")
+        if looks_like_text(content[:400]):
+            shown = content[:400].decode("utf-8", "replace") + ("\n…" if len(content) > 400 else "")
+        else:  # a picture (ranks.png): its bytes would be noise, and control characters, in a terminal
+            shown = f"({title or filename}: not text, so not shown here)"
         self.show(html.Shown("tracebot", self.next_ts(), thread_ts=thread_ts,
                              files=[html.FileCard(filename, title, len(content))]))
-        self._print(
-            f"tracebot uploads {filename} ({len(content):,} bytes) → #{channel} (thread {thread_ts})",
-            head + ("\n…" if len(content) > 400 else ""),
-        )
+        self._print(f"tracebot uploads {filename} ({len(content):,} bytes) → #{channel} (thread {thread_ts})", shown)
 
     def permalink(self, channel: str, ts: str) -> str:
         return f"console://{channel}/{ts}"

@@ -32,6 +32,9 @@ MIN_KNOWN_SECRET = 8
 _SECRET_WORDS = {"key", "token", "secret", "password", "passwd", "pwd", "credential", "credentials"}
 # Compounds written as one word (``apikey``, ``authToken`` is split by its capital anyway).
 _SECRET_SUFFIXES = ("apikey", "accesskey", "secretkey", "privatekey", "authtoken", "accesstoken", "apitoken")
+# The shell's working directories: "pwd" there is "print working directory", not a password (a path
+# scrubbed as a secret hid every file under the directory tracebot was started in).
+_SHELL_DIRECTORIES = frozenset({"PWD", "OLDPWD"})
 _NAME_PARTS = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
 
 # Shapes that are secrets wherever they appear.
@@ -72,6 +75,8 @@ _FLAG = re.compile(r"(?<![\w-])(?P<name>--?[A-Za-z][\w-]*)(?P<sep>[ \t]+)(?P<val
 def is_secret_name(name: str) -> bool:
     """True when a variable, key or flag name says it holds a secret (``WANDB_API_KEY``, ``hfToken``,
     ``db-password``), and not for names that merely contain the word (``KeyError``, ``max_tokens``)."""
+    if name in _SHELL_DIRECTORIES:
+        return False
     parts = [p.lower() for p in _NAME_PARTS.findall(name)]
     if not parts:
         return False

@@ -67,6 +67,16 @@ def test_diagnose_a_missing_file_is_a_clear_error():
     assert out.returncode == 2 and b"no such file" in out.stderr
 
 
+def test_a_threshold_off_the_0_to_100_scale_is_refused_not_silently_making_every_match_unconfident(tmp_path: Path):
+    log = tmp_path / "oom.txt"
+    log.write_text(CASCADE)
+    for bad in ("500", "-1", "nan", "high"):
+        out = run("diagnose", str(log), "--threshold", bad)
+        assert out.returncode == 2, (bad, out.stdout.decode())
+        assert b"--threshold" in out.stderr and b"from 0 to 100" in out.stderr
+    assert run("diagnose", str(log), "--threshold", "90").returncode == 0
+
+
 def test_diagnose_a_directory_or_a_fifo_says_what_it_is_and_a_bad_batch_file_is_explained(tmp_path: Path):
     import os
 
@@ -83,6 +93,25 @@ def test_diagnose_a_directory_or_a_fifo_says_what_it_is_and_a_bad_batch_file_is_
     for args, said in expected:
         out = run(*args)
         assert out.returncode == 2 and said in out.stderr and b"Traceback" not in out.stderr, (args, out.stderr)
+
+
+def test_a_batch_with_bad_lines_names_every_one_and_answers_none_rather_than_stopping_halfway(tmp_path: Path):
+    # it printed the cases before the first bad line, then stopped: a CI step got half its answers, and
+    # each run told one more bad line ("list indices must be integers or slices, not str")
+    cases = tmp_path / "cases.jsonl"
+    cases.write_text("\n".join([
+        json.dumps({"id": "a", "text": "CUDA out of memory"}),
+        json.dumps(["CUDA out of memory"]),
+        json.dumps({"id": "c", "txt": "typo"}),
+        '{"id": "d", "text": "unterminated',
+        json.dumps({"id": "e", "text": "NCCL watchdog timeout"}),
+    ]) + "\n")
+    out = run("diagnose", "--batch", str(cases), "--json")
+    assert out.returncode == 2 and out.stdout == b"", out.stdout
+    err = out.stderr.decode()
+    assert f"{cases}:2: a JSON array, not an object with 'text'" in err, err
+    assert f"{cases}:3: no 'text' in this object" in err and f"{cases}:4: not JSON" in err, err
+    assert "Traceback" not in err and ":1:" not in err and ":5:" not in err
 
 
 def test_diagnose_a_missing_file_says_so_before_reading_the_knowledge_base(tmp_path: Path):

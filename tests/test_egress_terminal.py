@@ -127,3 +127,20 @@ def test_a_wandb_login_line_with_many_flags_is_scrubbed_at_once_and_its_key_stil
     hostile = f"wandb login {'--a ' * 60}x"
     line = f"{OOM} wandb login --relogin --host-x {SECRETS['wandb']}; {hostile}"
     assert scrub(line) == f"{OOM} wandb login --relogin --host-x [redacted]; {hostile}"
+
+
+def test_the_directory_tracebot_runs_in_is_shown_not_redacted_as_if_pwd_were_a_password(tmp_path, monkeypatch, capsys):
+    # the shell's PWD (and OLDPWD) name directories: "pwd" in a name means a password only in names such
+    # as DB_PWD. Read as secrets, every path under the working directory came out as "[redacted]/…": the
+    # traceback's own file in a diagnosis, `kb show`'s "file:" line run from the repository
+    work = tmp_path / "alice-llm-run"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    monkeypatch.setenv("PWD", str(work))
+    monkeypatch.setenv("OLDPWD", str(tmp_path))
+    monkeypatch.setenv("MYSQL_PWD", "hunter2-leaked")
+    log = work / "train.log"
+    log.write_text(f"{OOM} while loading {work}/ckpt/step-900.pt (MYSQL_PWD is hunter2-leaked)\n")
+    assert main(["diagnose", str(log), "--json"]) == 0
+    out = capsys.readouterr().out
+    assert f"{work}/ckpt/step-900.pt" in out and "hunter2-leaked" not in out

@@ -55,12 +55,17 @@ def error_window(path: Path, *, max_inflated: int | None = None, deadline: float
     return "\n".join(kept)[:WINDOW_CHARS]
 
 
+def looks_like_text(head: bytes) -> bool:
+    """The first bytes of a file read as text: no NUL, and few bytes that are not UTF-8."""
+    undecodable = head.decode("utf-8", errors="replace").count("\ufffd")
+    return b"\x00" not in head and undecodable <= len(head) // 10 + 3  # +3: a character cut at the end of the sniff
+
+
 def _check_text(path: Path, max_inflated: int | None) -> None:
     stream, _ = open_log(path, max_inflated=max_inflated)
     with stream:
         head = stream.read(SNIFF_BYTES)
-    undecodable = head.decode("utf-8", errors="replace").count("\ufffd")
-    if b"\x00" in head or undecodable > len(head) // 10 + 3:  # +3: a character cut at the end of the sniff
+    if not looks_like_text(head):
         raise NotText("it is not a text file (binary content); attach the log as text or .gz")
 
 

@@ -7,11 +7,13 @@ import re
 from typing import Any
 
 _LINK = re.compile(r"<([^|<>]+)\|([^<>]+)>")
+_BARE_LINK = re.compile(r"<(https?://[^|<>]+)>")  # Slack shows the address itself
 _MENTION = re.compile(r"<([@#])([A-Z0-9]+)>")
 
 
 def mrkdwn(text: str) -> str:
     text = _LINK.sub(lambda m: f"{m.group(2)} ({m.group(1)})", text)
+    text = _BARE_LINK.sub(lambda m: m.group(1), text)
     text = _MENTION.sub(lambda m: f"{m.group(1)}{m.group(2)}", text)
     return html.unescape(text)
 

@@ -67,15 +67,24 @@ def button(label: str, action_id: str, value: str, style: str | None = None) -> 
     return b
 
 
-def _where(match: Match) -> str:
-    parts = [f"line {match.line_no}" if match.line_no else ""]
+def _place(match: Match, lang: str, *, line_one: bool = True, hosts: int = 5) -> list[str]:
+    """Where the match was, in the reader's words: its line (``line_one``: even line 1, which in a one-line
+    paste says nothing), its rank or ranks, the first ``hosts`` hosts and how often."""
+    said = []
+    if match.line_no and (line_one or match.line_no > 1):
+        said.append(msg(lang, "fact.line", v=match.line_no))
     if match.ranks:
-        parts.append(f"{'rank' if len(match.ranks) == 1 else 'ranks'} {escape(format_ranks(match.ranks[:64]))}")
+        key = "fact.rank" if len(match.ranks) == 1 else "fact.ranks"
+        said.append(msg(lang, key, v=escape(format_ranks(match.ranks[:64]))))
     if match.hosts:
-        parts.append(f"host {escape(first_few(match.hosts, 5))}")
+        said.append(msg(lang, "fact.host", v=escape(first_few(match.hosts, hosts))))
     if match.occurrences > 1:
-        parts.append(f"{match.occurrences} occurrences")
-    return " · ".join(p for p in parts if p)
+        said.append(msg(lang, "fact.occurrences", v=match.occurrences))
+    return said
+
+
+def _where(match: Match, lang: str = "en") -> str:
+    return " · ".join(_place(match, lang))
 
 
 # A source URL that may be a link: a web page, and nothing that ends Slack's <url|title> early ("|" or ">"
@@ -108,7 +117,7 @@ def _score(match: Match) -> str:
 def _why_matched(match: Match, lang: str) -> str:
     if match.kind == "phrase" and not match.line:
         return msg(lang, "reads_like", phrase=escape(match.signature)) if match.signature else ""
-    return msg(lang, "matched_line", where=_where(match) or "the text")
+    return msg(lang, "matched_line", where=_where(match, lang) or msg(lang, "the_text"))
 
 
 def match_blocks(match: Match, lang: str = "en", *, fix_id: str | None = None) -> list[Block]:
@@ -144,29 +153,23 @@ def _footer(match: Match, lang: str, sources: list[Source]) -> list[str]:
     return footer
 
 
+# A sentence ends at ". " or "。", not at an abbreviation's period ("e.g. a wheel", "etc. as needed").
+_SENTENCE_END = re.compile(r"(?i)(?<!\be\.g)(?<!\bi\.e)(?<!\betc)(?<!\bvs)(?<!\bcf)\. |。")
+
+
 def one_line(text: str, limit: int = 200) -> str:
     """The first sentence of ``text``, at most ``limit`` characters."""
     text = " ".join(text.split())
-    for end in (". ", "。"):
-        cut = text.find(end)
-        if 0 < cut < limit:
-            return text[: cut + len(end)].strip()
+    end = next((m for m in _SENTENCE_END.finditer(text, 1) if m.start() < limit), None)
+    if end is not None:
+        return text[: end.end()].strip()
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
 def _facts(match: Match, lang: str) -> str:
     """The values the error states (read off its line) and where it was, in the reader's words."""
-    said = fact_phrases(match, lang, escape)
-    if match.line_no and match.line_no > 1:
-        said.append(msg(lang, "fact.line", v=match.line_no))
-    if match.ranks:
-        key = "fact.rank" if len(match.ranks) == 1 else "fact.ranks"
-        said.append(msg(lang, key, v=escape(format_ranks(match.ranks[:64]))))
-    if match.hosts:
-        said.append(msg(lang, "fact.host", v=escape(", ".join(match.hosts[:3]) + (" …" if len(match.hosts) > 3 else ""))))
-    if match.occurrences > 1:
-        said.append(msg(lang, "fact.occurrences", v=match.occurrences))
-    return " · ".join(said)
+    # the answer's first screen: three hosts, and line 1 (a one-line paste) is not worth saying
+    return " · ".join(fact_phrases(match, lang, escape) + _place(match, lang, line_one=False, hosts=3))
 
 
 def compact_blocks(match: Match, lang: str, *, line_shown: bool = False) -> list[Block]:
@@ -259,7 +262,7 @@ def _answer_entries(
         return text, [section(text)]
     if not confident:
         lines = [
-            f"{i}. *{escape(m.title)}* {_score(m)}" + (f" — {_where(m)}" if _where(m) else "")
+            f"{i}. *{escape(m.title)}* {_score(m)}" + (f" — {_where(m, lang)}" if _where(m, lang) else "")
             for i, m in enumerate(matches[:5], 1)
         ]
         text = msg(lang, "not_confident", threshold=f"{diagnosis.threshold:.0f}")
@@ -335,7 +338,7 @@ def _stack_group(group: StackGroup) -> list[Block]:
     n = len(group.ranks)
     head = f"{flag}*rank{'s' if n != 1 else ''} {escape(format_ranks(group.ranks))}* ({n}){where}"
     if group.hosts:
-        head += f" · {escape(', '.join(group.hosts[:4]))}"
+        head += f" · {escape(first_few(group.hosts, 4))}"
     frames = "\n".join(f.label() for f in group.frames[:12])
     return [section(head + ("\n" + code(frames) if frames else ""))]
 

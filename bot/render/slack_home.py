@@ -8,17 +8,13 @@ from collections import defaultdict
 from typing import Any
 
 from tracebot.render.slack import context, escape, section
-from tracebot.render.slack_limits import MAX_BLOCKS, SECTION_CHARS, cut
+from tracebot.render.slack_limits import MAX_BLOCKS, fit_section
 
 Block = dict[str, Any]
 HOME_BLOCKS = 100  # Slack allows 100 blocks in a Home tab view (50 in a message)
 # A Home tab has no thread to attach a file to: what is cut says where the rest is.
 MORE_ENTRIES = "\n… `/trace kb <words>` searches every entry"
 MORE_ERRORS = "\n… the rest are in tracebot's log"
-
-
-def _cut(text: str, more: str) -> str:
-    return cut(text, SECTION_CHARS, more)[0]
 
 
 def home_view(
@@ -43,7 +39,7 @@ def home_view(
         for tag, titles in sorted(by_tag.items())
     ]
     blocks.append(section(f"*What I know* — {len(entries)} entries"))
-    blocks.append(section(_cut("\n".join(lines) or "No entries loaded.", MORE_ENTRIES)))
+    blocks.append(section(fit_section("\n".join(lines) or "No entries loaded.", MORE_ENTRIES)))
     blocks.append({"type": "divider"})
     blocks.append(section("*Recent diagnoses*"))
     if recent:
@@ -73,7 +69,7 @@ def home_view(
         blocks.append(
             section(f":warning: *Load errors* ({len(errors)}) — the last good knowledge base is in use")
         )
-        blocks.append(section(_cut("\n".join(f"• `{escape(e)}`" for e in errors), MORE_ERRORS)))
+        blocks.append(section(fit_section("\n".join(f"• `{escape(e)}`" for e in errors), MORE_ERRORS)))
     if storage_errors:
         blocks.append({"type": "divider"})
         blocks.append(
@@ -82,7 +78,7 @@ def home_view(
                 "posted, but these were not recorded"
             )
         )
-        blocks.append(section(_cut("\n".join(f"• `{escape(e)}`" for e in storage_errors), MORE_ERRORS)))
+        blocks.append(section(fit_section("\n".join(f"• `{escape(e)}`" for e in storage_errors), MORE_ERRORS)))
     return {"type": "home", "blocks": blocks[: min(HOME_BLOCKS, MAX_BLOCKS * 2)]}
 
 

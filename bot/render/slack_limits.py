@@ -2,7 +2,9 @@
 
 Slack refuses a message with a section text over 3,000 characters, more than 50 blocks, or a ``text``
 over 40,000 characters. We cut at line boundaries, say where we cut, and report that the message
-overflowed so the caller uploads the full text as a file in the thread (``files_upload_v2``).
+overflowed so the caller uploads the full text as a file in the thread (``files_upload_v2``). A reply no
+file can follow (a slash command's acknowledgement, an ephemeral) is cut with ``rest=NOT_SHOWN``: its
+marks say it was cut, and promise nothing.
 """
 
 from __future__ import annotations
@@ -44,6 +46,12 @@ def cut(text: str, limit: int, mark: str = _MARK) -> tuple[str, bool]:
         head = head[: max(0, room - 4)].rstrip() + "\n```"
         head = head[:room]
     return head + mark, True
+
+
+def fit_section(text: str, more: str) -> str:
+    """``text`` as one section's text: cut at a line to Slack's 3,000 characters, ``more`` saying where the
+    rest is (a view with no thread to attach a file to, such as the App Home)."""
+    return cut(text, SECTION_CHARS, more)[0]
 
 
 def _text_fields(block: Block) -> list[dict[str, Any]]:

@@ -8,10 +8,15 @@ import time
 from typing import Any
 
 from tracebot.render.slack import context, escape, section
+from tracebot.render.slack_limits import fit_section
 
 Block = dict[str, Any]
 TOP_GAPS = 5
 AUDIT_ROWS = 15
+# Slack refuses the whole Home view when one section passes 3,000 characters: long lists are cut at a line.
+MORE_FLAGGED = "\n… `tracebot stats` lists the rest"
+MORE_GAPS = "\n… `tracebot stats --unanswered` lists the rest"
+MORE_AUDIT = "\n… `tracebot audit` lists the rest"
 
 
 def maintainer_blocks(*, flagged: list[Any], gaps: list[Any], threshold: float) -> list[Block]:
@@ -23,7 +28,7 @@ def maintainer_blocks(*, flagged: list[Any], gaps: list[Any], threshold: float) 
             f"{s.helpful + s.not_this} votes)"
             for s in flagged
         ]
-        blocks.append(section("\n".join(rows)))
+        blocks.append(section(fit_section("\n".join(rows), MORE_FLAGGED)))
         blocks.append(context("`tracebot stats` lists the lines they were rejected on."))
     else:
         blocks.append(context("None: every entry with votes is mostly helpful."))
@@ -34,7 +39,7 @@ def maintainer_blocks(*, flagged: list[Any], gaps: list[Any], threshold: float) 
             last = time.strftime("%Y-%m-%d", time.gmtime(g.last_seen))
             where = ", ".join(f"<#{c}>" for c in g.channels[:3])
             rows.append(f"• *{g.count}×* `{escape(g.key[:150])}`\n    {where} · last {last}")
-        blocks.append(section("\n".join(rows)))
+        blocks.append(section(fit_section("\n".join(rows), MORE_GAPS)))
         blocks.append(context("`tracebot stats --unanswered` lists them all; save a thread's fix with *Save as knowledge*."))
     else:
         blocks.append(context("None yet: every error pasted got a confident answer."))
@@ -55,7 +60,7 @@ def audit_line(row: dict[str, Any]) -> str:
 def audit_blocks(rows: list[dict[str, Any]]) -> list[Block]:
     blocks: list[Block] = [section(f"*Who ran what* (last {AUDIT_ROWS} commands)")]
     if rows:
-        blocks.append(section("\n".join(audit_line(r) for r in rows[:AUDIT_ROWS])))
+        blocks.append(section(fit_section("\n".join(audit_line(r) for r in rows[:AUDIT_ROWS]), MORE_AUDIT)))
         blocks.append(context("`tracebot audit` lists them all (`--user`, `--channel`, `--json`)."))
     else:
         blocks.append(context("No commands yet."))

@@ -13,6 +13,7 @@ import json
 import logging
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -25,8 +26,9 @@ from tracebot.authoring.evaluate import CaseError
 from tracebot.authoring.from_thread import ThreadMessage, fix_choices, one_line, save_configured, thread_error
 from tracebot.authoring.log_window import NotText, error_window
 from tracebot.matcher.signals import error_signature
-from tracebot.render.slack import escape, section
+from tracebot.render.slack import code, escape, section
 from tracebot.service.attachments import is_text_file
+from tracebot.service.inbound import plain_text
 from tracebot.service.outbox import DownloadRefused, too_large
 from tracebot.service.posting import attach
 from tracebot.service.service import Service
@@ -41,8 +43,11 @@ NOT_A_MEMBER = {"not_in_channel", "channel_not_found"}
 
 
 def read_thread(client: WebClient, channel: str, ts: str) -> list[ThreadMessage]:
+    """The thread's messages as their authors wrote them: Slack's escaping of & < >, its link markup and
+    the code fences of a paste undone (a draft's regex ending in ``` matches no log)."""
     resp = client.conversations_replies(channel=channel, ts=ts, limit=200)
-    return [ThreadMessage.from_slack(m) for m in resp.get("messages") or []]
+    messages = [ThreadMessage.from_slack(m) for m in resp.get("messages") or []]
+    return [replace(m, text=plain_text(m.text)) for m in messages]
 
 
 def _modal(title: str, blocks: list[dict[str, Any]], metadata: str = "", submit: bool = False) -> dict[str, Any]:
@@ -62,7 +67,7 @@ def _modal(title: str, blocks: list[dict[str, Any]], metadata: str = "", submit:
 def choose_fix_view(channel: str, thread_ts: str, messages: list[ThreadMessage]) -> dict[str, Any]:
     error = thread_error(messages)
     replies = fix_choices(messages)[-MAX_OPTIONS:]
-    shown = section("*The error*\n```" + escape(one_line(error, 600)) + "```")
+    shown = section("*The error*\n" + code(one_line(error, 600)))  # quoted in one code block of our own
     if not replies:
         return _modal("Save as knowledge", [shown, section("This thread has no replies to pick as the fix yet.")])
     options = [

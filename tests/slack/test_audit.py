@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from tests.slack import payloads
-from tests.slack.blocks import texts
+from tests.slack.blocks import over_slack_limits, texts
 from tracebot.cli import main
 from tracebot.service.inbound import as_slack_sends
 
@@ -57,3 +57,19 @@ def test_tracebot_audit_prints_stored_control_characters_harmlessly(tmp_path, ca
     assert main(["audit", "--db", str(db)]) == 0
     out = capsys.readouterr().out
     assert "\x1b" not in out and "\x07" not in out and "?[2J?]0;pwned?x?y" in out
+
+
+def test_an_admin_whose_team_pasted_tracebacks_into_fifteen_commands_still_gets_an_app_home(slack):
+    # Slack refuses a whole view (invalid_blocks) when one section passes 3,000 characters: the admin's
+    # App Home would not open at all. Fifteen `/trace kb <a traceback's line>` requests (as Slack sends
+    # them: < and > escaped), from a channel with a real-length id, are enough.
+    line = ('File "/home/alice/llm/train.py", line 212, in &lt;module&gt; main(cfg) -&gt; '
+            "RuntimeError: Expected all tensors to be on the same device, but found at least two devices")
+    for i in range(15):
+        slack.command(f"kb step {i}: {line}", user="U0ADMIN", channel="C05F3KJ8RHP")
+    slack.event(payloads.home_opened("U0ADMIN"))
+    view = slack.fake.wait_for(lambda: slack.fake.calls_to("views.publish"))[0].params["view"]
+    assert over_slack_limits(view["blocks"], max_blocks=100) == []
+    shown = texts(view["blocks"])
+    assert "step 14" in shown, "the newest command comes first"
+    assert "`tracebot audit` lists them all" in shown

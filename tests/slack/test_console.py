@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import re
@@ -12,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.slack.tiny_kb import NCCL_LINE, OOM_LINE
+from tracebot.console import ConsoleOutbox
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -152,3 +154,31 @@ def test_a_knowledge_search_shows_and_searches_the_words_as_typed(kb_dir, tmp_pa
     assert done.returncode == 0, done.stderr
     assert "*/trace kb memory a<b&c*" in done.stdout and "*/trace kb out of memory &*" in done.stdout, done.stdout
     assert "&lt;" not in done.stdout and "&amp;" not in done.stdout, done.stdout
+
+
+def test_a_source_linked_by_its_own_address_reads_as_the_address_as_in_slack(kb_dir, tmp_path):
+    # Slack shows <https://…> as the link itself; the console printed the angle brackets of the markup
+    done = tracebot("console", "--knowledge", str(kb_dir), "--db", str(tmp_path / "c.sqlite3"),
+                    stdin=f"{OOM_LINE}\n---\n/quit")
+    assert done.returncode == 0, done.stderr
+    assert "Source: https://pytorch.org/docs/stable/notes/cuda.html#memory-management" in done.stdout, done.stdout
+    assert "<https://" not in done.stdout
+
+
+def test_an_html_page_that_cannot_be_written_is_refused_before_the_conversation_not_after_it(kb_dir, tmp_path):
+    # the page was written at the end: a mistyped folder cost the whole conversation and printed a traceback
+    for where, why in ((tmp_path / "no-such-dir" / "chat.html", "no such folder"), (tmp_path, "a directory")):
+        done = tracebot("console", "--knowledge", str(kb_dir), "--db", str(tmp_path / "c.sqlite3"),
+                        "--html", str(where), stdin=f"{OOM_LINE}\n---\n/quit")
+        assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+        assert f"--html {where}: {why}" in done.stderr and "you →" not in done.stdout
+
+
+def test_an_uploaded_picture_is_named_in_the_console_not_printed_as_bytes():
+    # /trace job on more than 8 ranks uploads ranks.png: the console printed its first 400 bytes as text
+    png = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x04\xb0" + bytes(range(256)) * 4
+    out = io.StringIO()
+    ConsoleOutbox(out).upload("C0CONSOLE", "1.0", "job-4242-ranks.png", png, "Ranks by stack group")
+    shown = out.getvalue()
+    assert "job-4242-ranks.png" in shown and "not text" in shown, shown
+    assert "PNG" not in shown and "\x00" not in shown and "\ufffd" not in shown, shown

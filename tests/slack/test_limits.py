@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
+
+from tests.slack.blocks import over_slack_limits, texts
+from tests.slack.tiny_kb import ENTRIES, write_tiny_kb
 from tracebot.render.slack import code, section
 from tracebot.render.slack_limits import MAX_BLOCKS, MESSAGE_CHARS, SECTION_CHARS, cut, fit
 
@@ -33,3 +39,25 @@ def test_a_message_that_fits_is_left_alone():
 def test_the_notification_text_is_kept_under_forty_thousand_characters():
     text, was_cut = cut("x" * 50000, MESSAGE_CHARS)
     assert was_cut and len(text) <= MESSAGE_CHARS
+
+
+@pytest.fixture
+def kb_dir(tmp_path: Path) -> Path:
+    """The tiny knowledge base and a grown one's tags: 160 of them, as a team's knowledge base reaches."""
+    root = write_tiny_kb(tmp_path / "knowledge")
+    words = ["nccl", "checkpoint", "sagemaker", "slurm"] * 4
+    for n in range(10):
+        entry = ENTRIES["cuda/test-cuda-oom.yaml"].replace("test-cuda-oom", f"test-cuda-oom-{n}")
+        tags = ", ".join(f"cluster-{n}{i:02d}-{word}" for i, word in enumerate(words))
+        (root / "cuda" / f"test-cuda-oom-{n}.yaml").write_text(entry.replace("tags: [cuda, memory]", f"tags: [{tags}]"))
+    return root
+
+
+def test_a_reply_only_the_caller_sees_is_cut_without_promising_a_file_nobody_attaches(slack):
+    # `/trace kb` answers in the slash command's acknowledgement: no file can follow it
+    body = slack.command("kb", user="U0ALICE").json()
+    shown = texts(body["blocks"])
+    assert over_slack_limits(body["blocks"]) == []
+    assert "cluster-000-nccl" in shown and "cut" in shown
+    assert "attached file" not in shown, "a file was promised"
+    assert not slack.fake.calls_to("files.getUploadURLExternal") and not slack.fake.calls_to("files.upload")

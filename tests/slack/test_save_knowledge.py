@@ -271,3 +271,40 @@ def test_an_attached_gz_cut_short_is_drafted_from_what_could_be_unpacked(slack):
                                     "url_private_download": url})
     upload = slack.fake.wait_for(lambda: [u for u in slack.fake.uploads.values() if u.get("completed")])[0]
     assert "ValueError: shard index 11 out of range" in upload["content"].decode()
+
+
+# A traceback pasted in ``` fences, and a fix, as Slack sends them (& < > escaped)
+FENCED = ("```Traceback (most recent call last):\n  File \"/srv/train.py\", line 88, in &lt;module&gt;\n"
+          "ValueError: shard 11 &gt; 8 shards &amp; no fallback```")
+FENCED_FIX = "reshard &amp; pass `--num-shards 16`"
+
+
+def _fenced_thread(slack) -> dict:
+    """The modal opened on a thread of FENCED and FENCED_FIX."""
+    root = payloads.new_ts()
+    fix = {"ts": payloads.new_ts(), "user": "U0CAROL", "text": FENCED_FIX, "type": "message"}
+    slack.fake.add_thread("C0TRAIN", [{"ts": root, "user": "U0ERIN", "text": FENCED}, fix])
+    return _open_modal(slack, {**fix, "thread_ts": root})
+
+
+def test_the_modal_shows_the_error_as_pasted_in_a_code_block_not_slacks_markup_of_it(slack):
+    # Slack sends a message's text with & < > escaped, and people paste errors inside ``` fences: the modal
+    # escaped it again ("in &lt;module&gt;" on screen) and wrapped the fences in its own (``````, no block)
+    shown = _fenced_thread(slack)["blocks"][0]["text"]["text"]
+    assert shown.count("```") == 2, shown
+    assert "in &lt;module&gt;" in shown and "shard 11 &gt; 8 shards &amp; no fallback" in shown, shown
+    assert "&amp;lt;" not in shown and "&amp;amp;" not in shown, shown
+
+
+def test_a_draft_from_a_fenced_escaped_paste_carries_the_error_not_slacks_markup(slack):
+    # the draft took the thread's text as Slack sends it: its regex ended in ``` (so it matched no log),
+    # its title read "&gt;", its example "&lt;module&gt;", the fix "&amp;"
+    view = _fenced_thread(slack)
+    select = next(b for b in view["blocks"] if b["type"] == "input")["element"]
+    values = {"fix": {"fix_reply": {"type": "static_select", "selected_option": select["options"][0]}}}
+    assert slack.interaction(payloads.view_submission(view, values)).status == 200
+    draft = slack.fake.wait_for(lambda: [u for u in slack.fake.uploads.values() if u.get("completed")])[0]["content"].decode()
+    slack.idle()
+    assert "```" not in draft and "&gt;" not in draft and "&lt;" not in draft and "&amp;" not in draft, draft
+    assert "in <module>" in draft and "ValueError: shard 11 > 8 shards & no fallback" in draft, draft
+    assert "reshard & pass `--num-shards 16`" in draft, draft

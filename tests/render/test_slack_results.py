@@ -1,0 +1,54 @@
+"""A /trace result as Slack shows it: what a reader of the thread would take from it."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from tests.slack.blocks import over_slack_limits, texts
+from tracebot.render.slack import answer, compact_blocks, one_line, result
+from tracebot.render.slack_maintainers import maintainer_blocks
+from tracebot.result import Diagnosis, Frame, Match, Result, StackGroup
+from tracebot.store.stats import EntryStats, Gap
+
+
+def test_a_stack_group_spread_over_many_nodes_says_so_rather_than_naming_four_as_if_they_were_all():
+    stuck = Frame("train_step", "/srv/train.py", 99)
+    hosts = [f"node-{i:03d}" for i in range(64)]
+    group = StackGroup([str(r) for r in range(0, 512, 4)], [stuck], where=stuck, hosts=hosts)
+    shown = texts(result(Result("job 4242", "512 ranks on 64 nodes", stack_groups=[group]))[1])
+    assert "node-000, node-001, node-002, node-003 (+60 more)" in shown
+
+
+def test_an_answers_one_line_summary_does_not_stop_at_an_abbreviations_period():
+    # cuda-no-kernel-image's answer read "… not compiled for this GPU's architecture (compute capability), e.g."
+    summary = ("The installed framework was not compiled for this GPU's architecture, e.g. a wheel without sm_90 "
+               "on H100. Rebuild it or install a matching wheel.")
+    match = Match("cuda-no-kernel-image", "CUDA error: no kernel image", 100, True, summary=summary, fix=["Rebuild."])
+    first = texts(compact_blocks(match, "en")[:1])
+    assert first.endswith("a wheel without sm_90 on H100."), first
+    assert one_line("Use a smaller batch (i.e. 16) or fewer workers, etc. as needed. Then retry.") == (
+        "Use a smaller batch (i.e. 16) or fewer workers, etc. as needed.")
+
+
+def test_a_japanese_answer_says_where_it_matched_in_japanese():
+    # "該当箇所: line 1", "… · score 71 — line 1 · ranks 3, 5 · host node-1 · 4 occurrences": the words around
+    # the place were English in a Japanese answer
+    match = Match("cuda-oom", "CUDA のメモリ不足", 100, True, kind="anchor", line="CUDA out of memory が出ています",
+                  line_no=1, summary="メモリ不足です。", fix=["下げます。"])
+    assert texts(compact_blocks(match, "ja")[1:2]) == "該当箇所: 1 行目"
+    guess = replace(match, confident=False, ranks=["3", "5"], hosts=["node-1"], occurrences=4)
+    listed = texts(answer(Diagnosis([guess], lang="ja"), diagnosis_id=None, always_answer=True)[1])
+    assert "— 1 行目 · rank 3, 5 · ホスト node-1 · 4 回" in listed, listed
+
+
+def test_the_maintainers_app_home_stays_within_slacks_limits_however_many_entries_people_reject():
+    # one section over 3,000 characters and Slack refuses the whole Home tab: 60 entries under 50 % helpful
+    # (a 1,000-entry knowledge base, a team that votes) listed them all in one section
+    flagged = [EntryStats(f"sagemaker-distributed-training-entry-{i:03d}", matched=9, helpful=1, not_this=5)
+               for i in range(60)]
+    gaps = [Gap("exception: " + "RuntimeError: <built-in method> & " * 8, 40 - i, ["C05F3KJ8RHP"], 0.0, 0.0, "")
+            for i in range(5)]
+    blocks = maintainer_blocks(flagged=flagged, gaps=gaps, threshold=0.5)
+    assert over_slack_limits(blocks, max_blocks=100) == []
+    shown = texts(blocks)
+    assert "sagemaker-distributed-training-entry-000" in shown and "`tracebot stats` lists the rest" in shown
