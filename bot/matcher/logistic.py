@@ -41,15 +41,24 @@ def logistic(
     if intercept:
         penalty[-1] = 0.0
 
+    at: list = [None, None, None]  # the last point asked for, its decision values and probabilities
+
+    def point(w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        # the minimiser asks for the loss, the gradient and the Hessian at each point: x @ w once
+        if at[0] is None or not np.array_equal(at[0], w):
+            z = x @ w
+            at[:] = [w.copy(), z, expit(z)]
+        return at[1], at[2]
+
     def loss(w: np.ndarray) -> float:
-        z = x @ w
+        z = point(w)[0]
         return float(sw @ (np.logaddexp(0.0, z) - y * z) + 0.5 * (penalty * w) @ w)
 
     def gradient(w: np.ndarray) -> np.ndarray:
-        return x.T @ (sw * (expit(x @ w) - y)) + penalty * w
+        return x.T @ (sw * (point(w)[1] - y)) + penalty * w
 
     def hessian(w: np.ndarray) -> np.ndarray:
-        p = expit(x @ w)
+        p = point(w)[1]
         h = (x * (sw * p * (1.0 - p))[:, None]).T @ x
         h[np.diag_indices_from(h)] += penalty
         return h

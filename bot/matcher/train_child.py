@@ -49,7 +49,7 @@ def main() -> int:
         data = stdin.read(int(told[1]))
         key, entries, silence = pickle.loads(data)  # noqa: S301 — written by the parent, through its own pipe
         del data
-        prepared = training.prepare(entries, silence=silence)
+        prepared = training.prepare(entries, silence=silence, rows_begun=True)
         told = stdin.readline().split()
     idle.cancel()  # told something: "go" or the end of input
     # "go KEY": the matcher is in the cache under KEY

@@ -18,11 +18,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import cache
 
 import numpy as np
 from scipy import sparse
 from scipy.special import expit
-from threadpoolctl import threadpool_limits
+from threadpoolctl import ThreadpoolController
 
 from tracebot.config import DEFAULT_THRESHOLD
 from tracebot.knowledge.entry import Entry
@@ -401,6 +402,26 @@ class Prepared:
     parts: list[str]
     spaces: FittedSpaces
     model: RankingModel
+    unaided: Unaided | None = None  # the rows' parts that need no evidence (:func:`unaided`), once computed
+
+
+@dataclass
+class Unaided:
+    """The parts of the training rows that need no matcher evidence: each training text's vectors in both
+    spaces, its centroid cosines (character, word) and its naive Bayes log-likelihoods."""
+
+    vecs: list[sparse.csr_matrix]
+    cent_c: np.ndarray
+    cent_w: np.ndarray
+    nb: np.ndarray
+
+
+def unaided(fitted: FittedSpaces, samples: list[Sample]) -> Unaided:
+    """:class:`Unaided` of ``samples``, each left out of the entry its text is a part of."""
+    texts = [s.text for s in samples]
+    vecs = fitted.vectors(texts)
+    cent_c, cent_w = fitted.similarities(vecs, [s.part_of for s in samples], texts)
+    return Unaided(vecs, cent_c, cent_w, fitted.log_likelihoods(vecs[1], [s.part_of for s in samples]))
 
 
 def train(entries: list[Entry], gather: Gather, info_of: TextInfoOf, *, prepared: Prepared | None = None, **leave_out) -> RankingModel:
@@ -424,22 +445,29 @@ def prepare(
     leave_out_examples: Iterable[str] = (),
     extra: Iterable[tuple[str, str | None]] = (),
     silence: Iterable[Silence] = (),
+    rows_begun: bool = False,
 ) -> Prepared:
     """Training's first half, which needs no matcher: the training texts of ``entries`` (their examples,
     minus those of entries citing a source in ``leave_out_sources`` and those in ``leave_out_examples``),
     the ``silence`` texts (minus those copied from a source in ``leave_out_sources``) and ``extra`` (text,
     expected entry id or None) cases; the TF-IDF spaces fitted on the entries. The training helper
-    (:mod:`tracebot.matcher.train_child`) does this while its parent is still building the matcher."""
+    (:mod:`tracebot.matcher.train_child`) does this while its parent is still building the matcher, and
+    then, with ``rows_begun``, the rows' parts that need no evidence (:func:`unaided`) while it waits for
+    the parent's "go" (after it, they were computed while the parent gathered the evidence, which the
+    helper then waited for)."""
     samples, parts, owners = training_texts(entries, leave_out_sources, leave_out_examples, extra, silence)
     spaces = FittedSpaces(parts, owners, len(entries))
-    return Prepared(samples, parts, spaces, untrained_model(entries, spaces))
+    p = Prepared(samples, parts, spaces, untrained_model(entries, spaces))
+    if rows_begun:
+        p.unaided = unaided(spaces, samples)
+    return p
 
 
 def fit(entries: list[Entry], gather: Gather, info_of: TextInfoOf, *, prepared: Prepared | None = None, **leave_out) -> Trained:
     """Train on ``entries`` (what :func:`prepare` takes, with ``leave_out``; or ``prepared``, what it
     returned for them): the training texts' feature rows, then the regressions."""
     p = prepared or prepare(entries, **leave_out)
-    xs, ys = training_rows(p.model, p.spaces, p.samples, gather, info_of)
+    xs, ys = training_rows(p.model, p.spaces, p.samples, gather, info_of, p.unaided)
     clf = fit_regressions(p.model, xs, ys, p.samples)
     return Trained(p.model, p.spaces, clf, p.samples, p.parts, xs, ys)
 
@@ -467,14 +495,19 @@ def fit_regressions(model: RankingModel, xs: list[np.ndarray], ys: list[np.ndarr
 
 
 def training_rows(
-    model: RankingModel, fitted: FittedSpaces, samples: list[Sample], gather: Gather, info_of: TextInfoOf
+    model: RankingModel,
+    fitted: FittedSpaces,
+    samples: list[Sample],
+    gather: Gather,
+    info_of: TextInfoOf,
+    begun: Unaided | None = None,
 ) -> tuple[list[np.ndarray], list[np.ndarray]]:
-    """Per sample, its candidates' feature rows and their labels (1: the right answer)."""
+    """Per sample, its candidates' feature rows and their labels (1: the right answer); ``begun``: their
+    parts that need no evidence, computed already (:func:`unaided`)."""
     # first what needs no evidence: the training helper's evidence may still be on its way (gather)
     texts = [s.text for s in samples]
-    vecs = fitted.vectors(texts)
-    cent_c, cent_w = fitted.similarities(vecs, [s.part_of for s in samples], texts)
-    nb = fitted.log_likelihoods(vecs[1], [s.part_of for s in samples])
+    u = begun or unaided(fitted, samples)
+    vecs, cent_c, cent_w, nb = u.vecs, u.cent_c, u.cent_w, u.nb
     seen = evidence_of(samples, gather)
     gathered = []
     for s, key in zip(samples, gathered_keys(samples), strict=True):
@@ -617,7 +650,14 @@ class TwoSteps:
 def _one_blas_thread():
     # One BLAS thread: the solver's products are small (rows × ~30 features), and OpenBLAS's threads
     # spin-wait for each other; on a busy 2-core machine that made each fit ~100x slower (0.4 s, not 4 ms).
-    return threadpool_limits(limits=1, user_api="blas")
+    return _blas().limit(limits=1, user_api="blas")
+
+
+@cache
+def _blas() -> ThreadpoolController:
+    # found once: finding the loaded BLAS libraries (reading the process's memory map) took ~4 ms at
+    # each of training's 15 regressions, on the training helper's critical path
+    return ThreadpoolController()
 
 
 def _words(e: Entry) -> str:
