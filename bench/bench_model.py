@@ -5,8 +5,8 @@ Targets (matcher issue): training at load ≤ 2 s with 1,000 entries; a 2 KB pas
 so ``model_ms`` is what the model adds to a paste; ``median_cpu_ms`` / ``model_off_cpu_ms`` are the same
 medians in CPU time (200 calls each), which other work on a shared machine inflates far less. Run it
 with another checkout's interpreter (``/work/baseline/.venv/bin/python bench/bench_model.py``) to time
-that version's code with this benchmark. Training is timed after scikit-learn is imported
-(its ~1 s import is paid once per process, and only when no cached model exists).
+that version's code with this benchmark. Training is timed after the training code is imported
+(SciPy, ~0.4 s, paid once per process, and only when no cached model exists).
 
 Usage: .venv/bin/python bench/bench_model.py [--sizes 53,1000] (bench/results/model.json; speed_table.py makes
 the README's table of it)
