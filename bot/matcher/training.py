@@ -612,8 +612,11 @@ def _fit(
     direction = np.zeros(x.shape[1])
     if diffs:
         d, dw = np.vstack(diffs), np.concatenate(pair_weights)
+        # each comparison once, labelled 1, with C doubled: without an intercept a row (d, 1) and its
+        # mirror (-d, 0) have the same loss, so the mirrored rows (scikit-learn refuses a single class)
+        # only doubled every weight, which is the penalty halved; half the rows to fit
         with _one_blas_thread():
-            direction = logistic(np.vstack([d, -d]), np.repeat([1, 0], len(d)), np.concatenate([dw, dw]), intercept=False)[0]
+            direction = logistic(d, np.ones(len(d)), dw, c=2.0, intercept=False)[0]
     per_text = np.array([i for i, f in enumerate(names) if f in PER_TEXT], dtype=np.int64)
     step = TwoSteps(direction, per_text, np.zeros(1 + len(per_text)), 0.0)
     with _one_blas_thread():

@@ -19,6 +19,9 @@ from tracebot.matcher.model import CONFIDENCE_COLUMNS, HARDEST_WRONG, SEED
 def _scikit_learn(x, y, weights, *, intercept: bool = True, c: float = 1.0):
     """scikit-learn's fit of the same objective, its solver run to a tight tolerance (its default, 1e-4 on
     the largest gradient component, stops a few 1e-3 short of the minimum on these rows)."""
+    if len(np.unique(y)) == 1:  # training's comparisons: each once, C doubled; scikit-learn wants both classes
+        assert not intercept
+        x, y, weights, c = np.vstack([x, -x]), np.concatenate([y, 1 - np.asarray(y)]), np.concatenate([weights, weights]), c / 2
     clf = LogisticRegression(C=c, solver="newton-cholesky", fit_intercept=intercept, tol=1e-12, max_iter=500)
     clf.fit(x, y, sample_weight=weights)
     return clf.coef_[0], float(clf.intercept_[0]) if intercept else 0.0
@@ -41,6 +44,18 @@ def test_the_regression_is_scikit_learns_on_random_rows(intercept, c):
     ref_coef, ref_b = _scikit_learn(x, y, weights, intercept=intercept, c=c)
     assert np.abs(coef - ref_coef).max() < 1e-7 and abs(b - ref_b) < 1e-7
     assert np.abs(x @ coef + b - (x @ ref_coef + ref_b)).max() < 1e-6
+
+
+def test_comparisons_fitted_once_with_c_doubled_are_scikit_learns_fit_of_them_and_their_mirrors():
+    # without an intercept a row (d, 1) and its mirror (-d, 0) have the same loss: training fits each
+    # comparison once with C doubled, scikit-learn (which refuses a single class) both with C
+    rng = np.random.default_rng(5)
+    d = rng.normal(size=(2000, 10)) * 3 + 0.4
+    weights = np.where(rng.random(2000) < 0.3, 0.5, 1.0)
+    coef, b = logistic(d, np.ones(2000), weights, c=2.0, intercept=False)
+    clf = LogisticRegression(C=1.0, solver="newton-cholesky", fit_intercept=False, tol=1e-12, max_iter=500)
+    clf.fit(np.vstack([d, -d]), np.repeat([1, 0], 2000), sample_weight=np.concatenate([weights, weights]))
+    assert b == 0.0 and np.abs(coef - clf.coef_[0]).max() < 1e-7
 
 
 def test_the_ranking_model_is_scikit_learns_on_the_bundled_knowledge_base_s_rows(fitted, monkeypatch):
