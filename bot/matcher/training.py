@@ -575,7 +575,8 @@ def _fit(
     rows → P(right first answer)), each a logistic regression (:func:`~tracebot.matcher.logistic.logistic`).
 
     First a score learned from within-text comparisons: for each text with a right candidate, the right
-    row minus each wrong one, labelled 1 (and its negation, 0), with no intercept. The answer is chosen
+    row minus each wrong one, labelled 1, with no intercept (the objective of adding each negated,
+    labelled 0: fitted once with C doubled). The answer is chosen
     among a text's candidates, and a pointwise fit spends itself on what sets texts apart (a long log's
     candidates all score high, a chat line's all low) rather than on which candidate wins within one.
     Then a pointwise logistic regression over that score and the text's own features (:data:`PER_TEXT`)
