@@ -106,7 +106,7 @@ class Version:
         self.base = base
         subprocess.run([self.python, "-m", "compileall", "-q", str(repo / "bot"), str(repo / "plugins")],
                        env=base, check=True, capture_output=True, timeout=300)
-        # the libraries training imports (scikit-learn, scipy) get their bytecode too, as installed
+        # the libraries training imports (scipy) get their bytecode too, as installed
         # packages have it: otherwise the one cold run with the model also compiles them (~2 s)
         subprocess.run([self.python, "-c", "import tracebot.matcher.training"],
                        env=base, check=True, capture_output=True, timeout=300)

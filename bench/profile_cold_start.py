@@ -79,7 +79,7 @@ def run(directory: Path, paste: str, clock: Clock) -> None:
     from tracebot.matcher import training
     from tracebot.matcher.features import text_info
 
-    clock.mark("import_scikit_learn_scipy")
+    clock.mark("import_scikit_learn_scipy")  # SciPy only since the eleventh round (name kept: results compare by step)
     samples, parts, owners = training.training_texts(index.entries, (), (), (), kb.silence)
     spaces = training.FittedSpaces(parts, owners, len(index.entries))
     clock.mark("fit_tfidf_spaces")

@@ -90,7 +90,7 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
     if args.batch and batch is None:
         return 2
     # a file over FULL_SCAN_CHARS on disk (plain, or gzip that inflates to more) is streamed: the line
-    # rules answer it, so no helper process imports scikit-learn for a model nobody will read
+    # rules answer it, so no helper process imports the training code for a model nobody will read
     streamed = given is not None and given.is_file() and given.stat().st_size > FULL_SCAN_CHARS
     kb, matcher = _kb(args, helper=not streamed)
     if batch is not None:

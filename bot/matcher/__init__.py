@@ -20,8 +20,8 @@ if TYPE_CHECKING:
 
 __all__ = ["Matcher", "ModelUnavailable", "combine", "entry_match", "load_matcher", "rank"]
 
-# Imported on first use (PEP 562): the log scanner needs none of the matcher's model (scikit-learn,
-# SciPy: ~100 MB and a second of start-up), so a /trace job's scan does not pay for it.
+# Imported on first use (PEP 562): the log scanner needs none of the matcher's model (SciPy, for
+# training: ~0.5 s of start-up), so a /trace job's scan does not pay for it.
 _HOME = {"Matcher": "core", "entry_match": "core", "load_matcher": "loading", "combine": "ranking", "rank": "ranking"}
 
 

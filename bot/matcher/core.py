@@ -167,7 +167,7 @@ class Matcher:
                 if self._pending is not None:
                     # set only once made: a failure is raised again at the next use, never silently
                     # turned into answers without the model; raised as one the CLI explains (the
-                    # caller is answering a text, and a traceback from scikit-learn says nothing of that)
+                    # caller is answering a text, and a traceback from SciPy says nothing of that)
                     try:
                         self._model = self._pending(self)
                     except Exception as exc:
@@ -237,7 +237,7 @@ class Matcher:
 
         def train() -> RankingModel:
             from tracebot.matcher.training import prepare
-            from tracebot.matcher.training import train as fit  # scikit-learn: only when training
+            from tracebot.matcher.training import train as fit  # SciPy: only when training
 
             p = prepared or prepare(
                 entries, leave_out_sources=leave_out_sources, leave_out_examples=leave_out_examples, extra=extra, silence=silence

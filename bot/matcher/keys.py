@@ -44,4 +44,4 @@ def code_hash(folders: tuple[str, ...], header: str) -> Any:
 def versions() -> str:
     """The libraries that compiled or pickled the matcher's and the model's cached parts (see
     :func:`~tracebot.knowledge.cache.library_versions`): an upgrade changes the key."""
-    return library_versions(("re2", "hyperscan", "yaml", "numpy", "scipy", "sklearn"))
+    return library_versions(("re2", "hyperscan", "yaml", "numpy", "scipy"))

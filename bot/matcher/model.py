@@ -8,14 +8,15 @@ candidate entry) pair :meth:`RankingModel.rows` computes the signals — anchor/
 and prose-phrase scores from the matcher, TF-IDF similarity to everything the entry says (with the text
 itself left out of the entry when it is one of its examples; its margins also with each entry's hubness taken
 off, :func:`hub_margins`), the exception type, the kind of text, the
-entry's role — and logistic regressions (scikit-learn, fixed seed, no hand-written optimiser) learn
+entry's role — and logistic regressions (scikit-learn's objective minimised by SciPy's optimiser,
+:mod:`tracebot.matcher.logistic`; no hand-written optimiser) learn
 P(this entry is the right first answer): a score from within-text comparisons (the right candidate's row
 against each wrong one's), then a probability from that score and the text's own features. Its probability is calibrated on cross-validation over the same
 texts: :attr:`RankingModel.p_confident` is the lowest probability at which first answers were right at
 least :data:`TARGET_PRECISION` of the time, and it maps to the configured confidence threshold.
 
-Answering needs only numpy: training (:mod:`tracebot.matcher.training`, the one place scikit-learn is
-imported) exports the vocabularies, idf weights and coefficients into plain arrays.
+Answering needs only numpy: training (:mod:`tracebot.matcher.training`, the one place SciPy is
+imported; scikit-learn is not, outside the tests that hold training to it) exports the vocabularies, idf weights and coefficients into plain arrays.
 
 Trained models are cached by a hash of the entries' content (``$TRACEBOT_CACHE``, default
 ``~/.cache/tracebot``), so a changed entry retrains and an unchanged knowledge base loads in milliseconds.

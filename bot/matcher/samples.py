@@ -1,5 +1,5 @@
 """The ranking model's training texts (:class:`Sample`) and their matcher evidence: what training takes
-from the knowledge base and the matcher without scikit-learn, so that a process that never imports it
+from the knowledge base and the matcher without SciPy, so that a process that never imports it
 (the parent of the training helper, :mod:`tracebot.matcher.trainer`) can compute it too."""
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
 """TF-IDF vectors and sparse products in plain numpy: what the ranking model needs at answer time.
 
-Training fits scikit-learn's ``TfidfVectorizer`` (:mod:`tracebot.matcher.training`); its vocabulary and
+Training fits scikit-learn's ``TfidfVectorizer``'s numbers (:mod:`tracebot.matcher.training` computes them
+without importing it); its vocabulary and
 idf weights are exported into a :class:`Vocab`, which turns a text into the same L2-normalised vector
 (character 2–4-grams inside word boundaries, or words and word pairs, lower-cased, sublinear tf) without
 importing scikit-learn or scipy: importing them costs about a second, more than a whole cold start may

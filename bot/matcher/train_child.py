@@ -1,11 +1,12 @@
 """The child process :mod:`tracebot.matcher.trainer` starts: ``python -I -m tracebot.matcher.train_child``.
 
-It imports the training code (scikit-learn, SciPy) at once, while its parent parses the knowledge base
-and builds the matcher. Its standard input then holds, from the parent:
+It imports the training code (SciPy; not scikit-learn, :mod:`tracebot.matcher.logistic`) at once, while its
+parent parses the knowledge base, which now takes longer than the import. Its standard input then holds, from the parent:
 
 - ``kb N`` and N bytes (optional): the parsed entries and silence texts, pickled, with their model's
   cache key, sent between parsing and building the matcher; the child fits the TF-IDF spaces on them
-  (:func:`tracebot.matcher.training.prepare`) while the parent builds;
+  (:func:`tracebot.matcher.training.prepare`) and computes the training rows' parts that need no
+  evidence while the parent builds;
 - ``go KEY``: the parent has stored the matcher in the cache under KEY and needs the model: the child
   trains it (with what it prepared, when that was for the same model key) and stores it;
 - ``evidence N`` and N bytes (optional): the training texts' matcher evidence, pickled
@@ -39,7 +40,7 @@ def main() -> int:
     idle.daemon = True
     idle.start()
     from tracebot.knowledge.cache import cache_dir, lookup
-    from tracebot.matcher import training  # scikit-learn and SciPy: the import this process exists for
+    from tracebot.matcher import training  # SciPy: the import this process exists for
     from tracebot.matcher.core import Matcher
 
     stdin = sys.stdin.buffer
@@ -49,7 +50,7 @@ def main() -> int:
         data = stdin.read(int(told[1]))
         key, entries, silence = pickle.loads(data)  # noqa: S301 — written by the parent, through its own pipe
         del data
-        prepared = training.prepare(entries, silence=silence)
+        prepared = training.prepare(entries, silence=silence, rows_begun=True)
         told = stdin.readline().split()
     idle.cancel()  # told something: "go" or the end of input
     # "go KEY": the matcher is in the cache under KEY
@@ -96,5 +97,5 @@ class Handed:
 if __name__ == "__main__":
     code = main()
     # The model is stored (written and renamed into place) and the parent is waiting for this process
-    # to end: tearing down the interpreter (scikit-learn's modules, the training arrays) took ~0.3 s.
+    # to end: tearing down the interpreter (scikit-learn's modules, as it was, the training arrays) took ~0.3 s.
     os._exit(code)

@@ -2,7 +2,8 @@
 
 A cold start (nothing cached) used to do everything in one process, one thing after the other: parse
 the knowledge base and build the matcher (~1 s at 1,000 entries), import scikit-learn and SciPy (~0.9 s),
-train (~1.3 s). Importing scikit-learn needs nothing from the knowledge base, so :func:`start` launches
+train (~1.3 s). Importing the training code (SciPy since the eleventh round, ~0.4 s; scikit-learn was
+~0.55 s more) needs nothing from the knowledge base, so :func:`start` launches
 a child process (:mod:`tracebot.matcher.train_child`) while the parent is still parsing; the child imports the training code.
 Between parsing and building the matcher the parent hands it the parsed entries (:meth:`Helper.hand`),
 and the child fits the TF-IDF spaces on them while the parent builds the matcher and stores it in the
@@ -62,7 +63,7 @@ class Helper:
         while this process builds the matcher: the child fits the TF-IDF spaces meanwhile, the half of
         training that needs no matcher (:func:`tracebot.matcher.training.prepare`). Nothing when that
         model is cached already. Written by a thread: the child reads them only once it has imported
-        scikit-learn, and a pipe holds 64 KB."""
+        the training code, and a pipe holds 64 KB."""
         model_file = cache_file("model", model_key)
         stdin = self.proc.stdin
         if model_file is None or model_file.is_file() or stdin is None:

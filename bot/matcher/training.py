@@ -1,5 +1,8 @@
 """Training the ranking model (:mod:`tracebot.matcher.model`) from the knowledge base: the one module that
-imports scikit-learn, and only when a model is trained (a cached model is plain numpy arrays).
+imports SciPy, and only when a model is trained (a cached model is plain numpy arrays). It does not import
+scikit-learn (its import was ~0.55 s of the training helper's start): it counts, weighs and regresses as
+scikit-learn's ``TfidfVectorizer`` and ``LogisticRegression`` do (:class:`CharCounts`, :class:`WordCounts`,
+:class:`Tfidf`, :mod:`tracebot.matcher.logistic`), and the tests hold them to scikit-learn.
 
 Training texts: each entry's ``examples.match`` and phrases (right answer: that entry), its
 ``examples.no_match`` (that entry must not answer), the knowledge base's silence texts
@@ -15,20 +18,18 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import cache
 
 import numpy as np
 from scipy import sparse
-from sklearn.feature_extraction.text import CountVectorizer, TfidfTransformer
-from sklearn.linear_model import LogisticRegression
-from sklearn.model_selection import StratifiedGroupKFold
-from sklearn.pipeline import Pipeline, make_pipeline
-from sklearn.preprocessing import FunctionTransformer
-from threadpoolctl import threadpool_limits
+from scipy.special import expit
+from threadpoolctl import ThreadpoolController
 
 from tracebot.config import DEFAULT_THRESHOLD
 from tracebot.knowledge.entry import Entry
 from tracebot.knowledge.silence import Silence
 from tracebot.matcher.features import TextInfo
+from tracebot.matcher.logistic import group_folds, logistic
 from tracebot.matcher.model import (
     BAYES_ALPHA,
     BLIND_WEIGHT,
@@ -55,7 +56,6 @@ from tracebot.matcher.tfidf import (
     Columns,
     Space,
     Vocab,
-    char_grams,
     dense_row,
     ranges,
     word_char_grams,
@@ -114,18 +114,66 @@ class CharCounts:
         return m
 
 
+class WordCounts(CharCounts):
+    """scikit-learn's ``CountVectorizer(analyzer=word_grams)``: each text's features (:func:`word_grams`)
+    counted, numbered in the order of their terms; in a text that :meth:`transform` counts, a term
+    outside the vocabulary is left out. ``tests/matcher/test_model.py`` holds the two to the same
+    matrix."""
+
+    def _ids(self, texts: list[str], number) -> tuple[np.ndarray, np.ndarray]:
+        arrays: list[np.ndarray] = [np.zeros(0, dtype=np.int64)]
+        for text in texts:
+            arrays.append(np.array(number(word_grams(text)), dtype=np.int64))
+        return np.concatenate(arrays), np.array([len(a) for a in arrays[1:]], dtype=np.int64)
+
+
+class Tfidf:
+    """scikit-learn's ``TfidfTransformer(sublinear_tf=True)`` (smoothed idf, L2 norm): its ``idf_`` is
+    :func:`_idf`'s, and :meth:`transform` takes the same steps on the same floats (log, +1, times the
+    idf, then each row divided by its norm, the squares added one after the other as scikit-learn's
+    ``inplace_csr_row_normalize_l2`` adds them)."""
+
+    def __init__(self) -> None:
+        self.idf_ = np.zeros(0)
+
+    def transform(self, counts: sparse.csr_matrix) -> sparse.csr_matrix:
+        m = counts.astype(np.float64, copy=True)
+        np.log(m.data, m.data)
+        m.data += 1.0
+        m.data *= self.idf_[m.indices]
+        norms = _sequential_row_sums(m.data * m.data, m.indptr)
+        np.sqrt(norms, out=norms)
+        norms[norms == 0.0] = 1.0  # an empty row stays empty
+        m.data /= np.repeat(norms, np.diff(m.indptr))
+        return m
+
+
+def _sequential_row_sums(values: np.ndarray, indptr: np.ndarray) -> np.ndarray:
+    """Each CSR row's values added from first to last, as a C loop adds them (``np.add.reduceat`` adds
+    in pairs, other floats): position by position over the rows at once, the longest rows first."""
+    lens = np.diff(indptr)
+    order = np.argsort(-lens, kind="stable")
+    longest = lens[order]
+    starts = indptr[:-1][order]
+    sums = np.zeros(len(lens))
+    # how many rows (of the longest first) have a value at each position
+    active = np.searchsorted(-longest, -np.arange(int(longest[0]) if len(lens) else 0), side="left")
+    for k, n in enumerate(active):
+        sums[:n] += values[starts[:n] + k]
+    out = np.empty(len(lens))
+    out[order] = sums
+    return out
+
+
 class Vectorizer:
     """scikit-learn's ``TfidfVectorizer`` as its two halves (``CountVectorizer``, then
     ``TfidfTransformer``: the same numbers), so that each distinct text is analysed once. A large
     knowledge base repeats many texts (shared anchors, titles, fixes; its training texts and their blind
     twins), and the analysis, a Python loop over every n-gram, was most of fitting."""
 
-    def __init__(self, **analysis):
-        if analysis.get("analyzer") is char_grams:
-            self.counts: CharCounts | CountVectorizer = CharCounts()
-        else:
-            self.counts = CountVectorizer(lowercase=True, dtype=np.float64, **analysis)
-        self.tfidf = TfidfTransformer(sublinear_tf=True)
+    def __init__(self, counts: CharCounts):
+        self.counts = counts
+        self.tfidf = Tfidf()
 
     @property
     def vocabulary_(self) -> dict[str, int]:
@@ -138,7 +186,6 @@ class Vectorizer:
     def fit_transform(self, texts: list[str]) -> sparse.csr_matrix:
         distinct, inverse = _distinct(texts)
         counts = _sorted(self.counts.fit_transform(distinct))
-        self.tfidf.fit(counts)
         # document frequencies count every copy: from each distinct text's number of copies, not from
         # the matrix of every copy (at 1,000 entries, copying it and counting in it was a third of fitting)
         self.tfidf.idf_ = _idf(counts, np.bincount(inverse, minlength=len(distinct)))
@@ -193,9 +240,9 @@ def vectorizers() -> tuple[Vectorizer, Vectorizer]:
     """The two TF-IDF spaces, as :mod:`tracebot.matcher.tfidf` reproduces them."""
     # char_grams is scikit-learn's char_wb analyzer (tests hold them equal) with each word's n-grams
     # cached: fitting over a large knowledge base's texts is mostly this analysis.
-    char = Vectorizer(analyzer=char_grams)
+    char = Vectorizer(CharCounts())
     # word_grams is scikit-learn's word analyzer (WORD_PATTERN, WORD_NGRAMS) plus the glossary's concepts.
-    word = Vectorizer(analyzer=word_grams)
+    word = Vectorizer(WordCounts())
     return char, word
 
 
@@ -339,7 +386,7 @@ class Trained:
 
     model: RankingModel
     spaces: FittedSpaces
-    classifier: Pipeline  # the ranking model as scikit-learn computes it (rows → probabilities)
+    classifier: TwoSteps  # the ranking model as training computes it (rows → probabilities)
     samples: list[Sample]
     parts: list[str]
     xs: list[np.ndarray]
@@ -355,6 +402,26 @@ class Prepared:
     parts: list[str]
     spaces: FittedSpaces
     model: RankingModel
+    unaided: Unaided | None = None  # the rows' parts that need no evidence (:func:`unaided`), once computed
+
+
+@dataclass
+class Unaided:
+    """The parts of the training rows that need no matcher evidence: each training text's vectors in both
+    spaces, its centroid cosines (character, word) and its naive Bayes log-likelihoods."""
+
+    vecs: list[sparse.csr_matrix]
+    cent_c: np.ndarray
+    cent_w: np.ndarray
+    nb: np.ndarray
+
+
+def unaided(fitted: FittedSpaces, samples: list[Sample]) -> Unaided:
+    """:class:`Unaided` of ``samples``, each left out of the entry its text is a part of."""
+    texts = [s.text for s in samples]
+    vecs = fitted.vectors(texts)
+    cent_c, cent_w = fitted.similarities(vecs, [s.part_of for s in samples], texts)
+    return Unaided(vecs, cent_c, cent_w, fitted.log_likelihoods(vecs[1], [s.part_of for s in samples]))
 
 
 def train(entries: list[Entry], gather: Gather, info_of: TextInfoOf, *, prepared: Prepared | None = None, **leave_out) -> RankingModel:
@@ -378,22 +445,29 @@ def prepare(
     leave_out_examples: Iterable[str] = (),
     extra: Iterable[tuple[str, str | None]] = (),
     silence: Iterable[Silence] = (),
+    rows_begun: bool = False,
 ) -> Prepared:
     """Training's first half, which needs no matcher: the training texts of ``entries`` (their examples,
     minus those of entries citing a source in ``leave_out_sources`` and those in ``leave_out_examples``),
     the ``silence`` texts (minus those copied from a source in ``leave_out_sources``) and ``extra`` (text,
     expected entry id or None) cases; the TF-IDF spaces fitted on the entries. The training helper
-    (:mod:`tracebot.matcher.train_child`) does this while its parent is still building the matcher."""
+    (:mod:`tracebot.matcher.train_child`) does this while its parent is still building the matcher, and
+    then, with ``rows_begun``, the rows' parts that need no evidence (:func:`unaided`) while it waits for
+    the parent's "go" (after it, they were computed while the parent gathered the evidence, which the
+    helper then waited for)."""
     samples, parts, owners = training_texts(entries, leave_out_sources, leave_out_examples, extra, silence)
     spaces = FittedSpaces(parts, owners, len(entries))
-    return Prepared(samples, parts, spaces, untrained_model(entries, spaces))
+    p = Prepared(samples, parts, spaces, untrained_model(entries, spaces))
+    if rows_begun:
+        p.unaided = unaided(spaces, samples)
+    return p
 
 
 def fit(entries: list[Entry], gather: Gather, info_of: TextInfoOf, *, prepared: Prepared | None = None, **leave_out) -> Trained:
     """Train on ``entries`` (what :func:`prepare` takes, with ``leave_out``; or ``prepared``, what it
     returned for them): the training texts' feature rows, then the regressions."""
     p = prepared or prepare(entries, **leave_out)
-    xs, ys = training_rows(p.model, p.spaces, p.samples, gather, info_of)
+    xs, ys = training_rows(p.model, p.spaces, p.samples, gather, info_of, p.unaided)
     clf = fit_regressions(p.model, xs, ys, p.samples)
     return Trained(p.model, p.spaces, clf, p.samples, p.parts, xs, ys)
 
@@ -411,24 +485,29 @@ def untrained_model(entries: list[Entry], spaces: FittedSpaces) -> RankingModel:
     )
 
 
-def fit_regressions(model: RankingModel, xs: list[np.ndarray], ys: list[np.ndarray], samples: list[Sample]) -> Pipeline:
+def fit_regressions(model: RankingModel, xs: list[np.ndarray], ys: list[np.ndarray], samples: list[Sample]) -> TwoSteps:
     """Fit the ranking and the confidence regressions (:func:`_fit`) into ``model``; the ranking one's
-    pipeline is returned (what scikit-learn computes, for tests to hold the model to)."""
+    two steps are returned (for tests to hold the model to)."""
     clf = _fit(xs, ys, samples, hardest=HARDEST_WRONG)
-    model.coef, model.intercept = _linear(clf)
-    model.conf_coef, model.conf_intercept = _linear(_fit(xs, ys, samples, CONFIDENCE_COLUMNS))
+    model.coef, model.intercept = clf.linear()
+    model.conf_coef, model.conf_intercept = _fit(xs, ys, samples, CONFIDENCE_COLUMNS).linear()
     return clf
 
 
 def training_rows(
-    model: RankingModel, fitted: FittedSpaces, samples: list[Sample], gather: Gather, info_of: TextInfoOf
+    model: RankingModel,
+    fitted: FittedSpaces,
+    samples: list[Sample],
+    gather: Gather,
+    info_of: TextInfoOf,
+    begun: Unaided | None = None,
 ) -> tuple[list[np.ndarray], list[np.ndarray]]:
-    """Per sample, its candidates' feature rows and their labels (1: the right answer)."""
+    """Per sample, its candidates' feature rows and their labels (1: the right answer); ``begun``: their
+    parts that need no evidence, computed already (:func:`unaided`)."""
     # first what needs no evidence: the training helper's evidence may still be on its way (gather)
     texts = [s.text for s in samples]
-    vecs = fitted.vectors(texts)
-    cent_c, cent_w = fitted.similarities(vecs, [s.part_of for s in samples], texts)
-    nb = fitted.log_likelihoods(vecs[1], [s.part_of for s in samples])
+    u = begun or unaided(fitted, samples)
+    vecs, cent_c, cent_w, nb = u.vecs, u.cent_c, u.cent_w, u.nb
     seen = evidence_of(samples, gather)
     gathered = []
     for s, key in zip(samples, gathered_keys(samples), strict=True):
@@ -491,12 +570,13 @@ def _fit(
     samples: list[Sample],
     columns: np.ndarray | None = None,
     hardest: int = 0,
-) -> Pipeline:
-    """The ranking model over ``columns`` of the rows (default: all), in two steps, as one scikit-learn
-    pipeline (rows → P(right first answer)).
+) -> TwoSteps:
+    """The ranking model over ``columns`` of the rows (default: all), in two steps (:class:`TwoSteps`:
+    rows → P(right first answer)), each a logistic regression (:func:`~tracebot.matcher.logistic.logistic`).
 
     First a score learned from within-text comparisons: for each text with a right candidate, the right
-    row minus each wrong one, labelled 1 (and its negation, 0), with no intercept. The answer is chosen
+    row minus each wrong one, labelled 1, with no intercept (the objective of adding each negated,
+    labelled 0: fitted once with C doubled). The answer is chosen
     among a text's candidates, and a pointwise fit spends itself on what sets texts apart (a long log's
     candidates all score high, a chat line's all low) rather than on which candidate wins within one.
     Then a pointwise logistic regression over that score and the text's own features (:data:`PER_TEXT`)
@@ -516,10 +596,8 @@ def _fit(
     weight = [BLIND_WEIGHT if s.blind else 1.0 for s in samples]
     weights = np.concatenate([np.full(len(y), w) for y, w in zip(ys, weight, strict=True)])
     if hardest:
-        pointwise = LogisticRegression(C=1.0, solver="newton-cholesky", max_iter=200, random_state=SEED)
         with _one_blas_thread():
-            pointwise.fit(x, np.concatenate(ys), sample_weight=weights)
-        closeness = x @ pointwise.coef_[0]
+            closeness = x @ logistic(x, np.concatenate(ys), weights)[0]
     diffs, pair_weights = [], []
     start = 0
     for y, w in zip(ys, weight, strict=True):
@@ -535,38 +613,55 @@ def _fit(
     direction = np.zeros(x.shape[1])
     if diffs:
         d, dw = np.vstack(diffs), np.concatenate(pair_weights)
-        pairs = LogisticRegression(C=1.0, solver="newton-cholesky", fit_intercept=False, max_iter=200, random_state=SEED)
+        # each comparison once, labelled 1, with C doubled: without an intercept a row (d, 1) and its
+        # mirror (-d, 0) have the same loss, so the mirrored rows (scikit-learn refuses a single class)
+        # only doubled every weight, which is the penalty halved; half the rows to fit
         with _one_blas_thread():
-            pairs.fit(np.vstack([d, -d]), np.repeat([1, 0], len(d)), sample_weight=np.concatenate([dw, dw]))
-        direction = pairs.coef_[0].astype(np.float64)
+            direction = logistic(d, np.ones(len(d)), dw, c=2.0, intercept=False)[0]
     per_text = np.array([i for i, f in enumerate(names) if f in PER_TEXT], dtype=np.int64)
-    project = FunctionTransformer(_project, kw_args={"direction": direction, "per_text": per_text}).fit(x)
-    clf = LogisticRegression(C=1.0, solver="newton-cholesky", max_iter=200, random_state=SEED)
+    step = TwoSteps(direction, per_text, np.zeros(1 + len(per_text)), 0.0)
     with _one_blas_thread():
-        clf.fit(project.transform(x), np.concatenate(ys), sample_weight=weights)
-    return make_pipeline(project, clf)
+        step.coef, step.intercept = logistic(step.project(x), np.concatenate(ys), weights)
+    return step
 
 
-def _project(x: np.ndarray, direction: np.ndarray, per_text: np.ndarray) -> np.ndarray:
-    """A row's comparison score, then its per-text features (:func:`_fit`'s second step reads these)."""
-    return np.column_stack([x @ direction, x[:, per_text]])
+@dataclass
+class TwoSteps:
+    """:func:`_fit`'s ranking model: a row's comparison score (``x @ direction``) and its per-text
+    features, weighed by the second regression (``coef``, ``intercept``)."""
 
+    direction: np.ndarray
+    per_text: np.ndarray
+    coef: np.ndarray
+    intercept: float
 
-def _linear(pipeline: Pipeline) -> tuple[np.ndarray, float]:
-    """:func:`_fit`'s two steps as one linear function's coefficients and intercept (what the model keeps):
-    ``a · (x @ direction) + b · x[per_text] + c``."""
-    project, clf = (step for _, step in pipeline.steps)
-    kw = project.kw_args
-    a = clf.coef_[0]
-    coef = a[0] * kw["direction"]
-    coef[kw["per_text"]] += a[1:]
-    return coef.astype(np.float64), float(clf.intercept_[0])
+    def project(self, x: np.ndarray) -> np.ndarray:
+        """A row's comparison score, then its per-text features (the second step reads these)."""
+        return np.column_stack([x @ self.direction, x[:, self.per_text]])
+
+    def probabilities(self, x: np.ndarray) -> np.ndarray:
+        """P(right first answer) of each row."""
+        return expit(self.project(x) @ self.coef + self.intercept)
+
+    def linear(self) -> tuple[np.ndarray, float]:
+        """The two steps as one linear function's coefficients and intercept (what the model keeps):
+        ``a · (x @ direction) + b · x[per_text] + c``."""
+        coef = self.coef[0] * self.direction
+        coef[self.per_text] += self.coef[1:]
+        return coef.astype(np.float64), float(self.intercept)
 
 
 def _one_blas_thread():
     # One BLAS thread: the solver's products are small (rows × ~30 features), and OpenBLAS's threads
     # spin-wait for each other; on a busy 2-core machine that made each fit ~100x slower (0.4 s, not 4 ms).
-    return threadpool_limits(limits=1, user_api="blas")
+    return _blas().limit(limits=1, user_api="blas")
+
+
+@cache
+def _blas() -> ThreadpoolController:
+    # found once: finding the loaded BLAS libraries (reading the process's memory map) took ~4 ms at
+    # each of training's 15 regressions, on the training helper's critical path
+    return ThreadpoolController()
 
 
 def _words(e: Entry) -> str:
@@ -588,15 +683,14 @@ def _calibrate(samples: list[Sample], xs: list[np.ndarray], ys: list[np.ndarray]
     strat = [int(s.gold >= 0) + 2 * int(s.only >= 0) for s in samples]
     # Folds by entry: a text and its blind twin, and an entry's other texts, never sit on both sides, so
     # the out-of-fold answers are as unseen as a new paste.
-    folds = StratifiedGroupKFold(n_splits=5, shuffle=True, random_state=SEED)
     firsts: list[tuple[float, bool]] = []  # (probability of the first answer, it is right)
     unasked: list[tuple[float, bool, float]] = []  # the same and its phrase, for texts that do not ask, without evidence
-    for fit_on, test in folds.split(np.zeros(len(samples)), strat, [s.group for s in samples]):
+    for fit_on, test in group_folds(strat, [s.group for s in samples], 5, SEED):
         conf = _fit([xs[i] for i in fit_on], [ys[i] for i in fit_on], [samples[i] for i in fit_on], CONFIDENCE_COLUMNS)
         # The confidence model's own first answers: calibrating on the full model's (right more often)
         # lowered the point until questions about a version or a memory reading were confident. The
         # fold's texts go in one call (one call per text was a third of training at 1,000 entries).
-        probs = conf.predict_proba(np.vstack([xs[i] for i in test])[:, CONFIDENCE_COLUMNS])[:, 1]
+        probs = conf.probabilities(np.vstack([xs[i] for i in test])[:, CONFIDENCE_COLUMNS])
         ends = np.cumsum([len(xs[i]) for i in test])
         for i, qs in zip(test, np.split(probs, ends[:-1]), strict=True):
             j = int(np.argmax(qs))
