@@ -9,7 +9,8 @@ loss plus ``|w|² / 2C``, the intercept not penalised) minimised by SciPy's trus
 the exact gradient and Hessian to a tight tolerance: scikit-learn's ``newton-cholesky`` stops once the
 largest gradient component is below 1e-4, so the two agree to that solver's precision, and to 1e-9 with
 scikit-learn's tolerance tightened (``tests/matcher/test_logistic.py``, scikit-learn as the oracle). The
-folds are ``StratifiedGroupKFold(shuffle=True)``'s, step for step (the same folds)."""
+folds are ``StratifiedGroupKFold(shuffle=True)``'s, step for step (the same folds): its algorithm follows
+scikit-learn's ``sklearn/model_selection/_split.py`` (BSD-3-Clause, © the scikit-learn developers)."""
 
 from __future__ import annotations
 
