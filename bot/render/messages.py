@@ -38,6 +38,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "unknown_first_failure": "Not a known problem: everything after it in the log follows from this error.",
         "after_first_failure": "After the first failure: {cascade}.",
         "internal_doc": "internal document",
+        "pointer": "Same error as above: *{title}*, see <{link}|my earlier answer>.",
         # values read off the error: fact.<name> for every name of tracebot.knowledge.facts.FACT_NAMES
         "fact.requested": "asked for {v}",
         "fact.gpu": "GPU {v}",
@@ -97,6 +98,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "unknown_first_failure": "既知の問題ではありません。ログのこれ以降はこのエラーの結果です。",
         "after_first_failure": "最初の失敗のあと: {cascade}。",
         "internal_doc": "社内文書",
+        "pointer": "上と同じエラーです: *{title}*。<{link}|先ほどの回答>を見てください。",
         "fact.requested": "要求 {v}",
         "fact.gpu": "GPU {v}",
         "fact.capacity": "総容量 {v}",

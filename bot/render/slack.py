@@ -316,8 +316,9 @@ def other_matches(matches: list[Match], shown: str, lang: str = "en") -> Rendere
     )
 
 
-def pointer(permalink: str, title: str) -> Rendered:
-    text = f"Same error as above: *{escape(title)}*, see <{permalink}|my earlier answer>."
+def pointer(permalink: str, title: str, lang: str = "en") -> Rendered:
+    """The repeat of an error already answered in the thread: a link to that answer, in the reader's language."""
+    text = msg(lang, "pointer", title=escape(title), link=permalink)
     return text, [section(text)]
 
 

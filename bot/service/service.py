@@ -455,7 +455,7 @@ class Service:
                 if earlier is not None and earlier.reply_ts:
                     link = self.outbox.permalink(msg.channel, earlier.reply_ts)
                     return posting.post(
-                        self.outbox, msg.channel, render.pointer(link, confident[0].title), thread
+                        self.outbox, msg.channel, render.pointer(link, confident[0].title, diagnosis.lang), thread
                     )
             diag_id = self.records.attempt(
                 "recording a diagnosis",

@@ -90,6 +90,18 @@ def test_the_same_error_again_in_the_thread_gets_a_pointer_to_the_first_answer(s
     assert "Lower the per-GPU" in texts(posts[2]["blocks"])
 
 
+def test_the_same_error_again_in_a_japanese_thread_gets_the_pointer_in_japanese(slack):
+    root = payloads.new_ts()
+    question = "学習中にこのエラーで落ちました。どうすればいいですか？"
+    slack.event(payloads.message(f"{question}\n{OOM_LINE}", thread_ts=root))
+    slack.fake.wait_for(lambda: slack.fake.posts())
+    slack.idle()
+    slack.event(payloads.message(f"{question}\n{OOM_LINE}", thread_ts=root))
+    pointer = slack.fake.wait_for(lambda: len(slack.fake.posts()) == 2 and slack.fake.posts())[1]
+    assert "上と同じエラーです: *テスト: CUDA のメモリ不足*" in pointer["text"] and "先ほどの回答" in pointer["text"]
+    assert "Same error" not in pointer["text"] and "earlier answer" not in pointer["text"]
+
+
 def test_an_attached_gzipped_log_is_downloaded_with_the_bot_token_and_diagnosed(slack):
     log = ("step 100 loss 2.3\n" * 2000 + f"[rank5]: {NCCL_LINE}\n").encode()
     url = slack.fake.add_file("train-node7.log.gz", gzip.compress(log))
