@@ -117,6 +117,10 @@ MESSAGES: dict[str, dict[str, str]] = {
         "fact.timeout": "タイムアウト {v}",
         "fact.job": "ジョブ {v}",
         "fact.node": "ノード {v}",
+        # the scheduler's and the kernel's own English words (DUE TO TIME LIMIT, SIGKILL) said as such
+        "fact.reason": "キャンセル理由 {v}",
+        "fact.exit_code": "終了コード {v}",
+        "fact.signal": "シグナル {v}",
         "fact.rank": "rank {v}",
         "fact.ranks": "rank {v}",
         "fact.host": "ホスト {v}",
