@@ -165,3 +165,12 @@ def test_kb_eval_reports_accuracy_and_fails_below_a_floor(tmp_path: Path):
     assert (rep["positives"], rep["negatives"], rep["top1"], rep["false_positive_rate"]) == (2, 1, 0.5, 0.0)
     assert rep["misses"][0]["id"] == "wrong-label"
     assert run("kb", "eval", str(cases), "--min-top1", "0.9").returncode == 1
+
+
+def test_trace_usage_in_a_terminal_names_the_command_a_shell_runs():
+    out = run("trace", "job")
+    assert out.returncode == 2
+    assert "Which job? Give its id." in out.stdout.decode()
+    assert "Usage: `tracebot trace job <jobid>`" in out.stdout.decode() and "Usage: `/trace" not in out.stdout.decode()
+    unknown = run("trace", "nosuch").stdout.decode()
+    assert "Usage: `tracebot trace help`" in unknown
