@@ -264,12 +264,12 @@ def cmd_kb_search(args: argparse.Namespace) -> int:
 def cmd_kb_eval(args: argparse.Namespace) -> int:
     from tracebot.authoring.evaluate import CaseError, cross_validate, evaluate, format_report, load_cases
 
-    kb, matcher = _kb(args)
-    try:
+    try:  # before the knowledge base is loaded: a mistyped path is told at once
         cases = load_cases(Path(args.cases))
-    except (OSError, CaseError) as exc:
+    except CaseError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    kb, matcher = _kb(args)
     if args.cv:
         if matcher.model is None:
             print("error: --cv needs the ranking model (TRACEBOT_MODEL is 0, or the KB is too small)", file=sys.stderr)
@@ -329,7 +329,8 @@ def build_parser() -> argparse.ArgumentParser:
     search_p.add_argument("--limit", type=int, default=5)
     search_p.add_argument("--json", action="store_true")
     eval_p = kbcmd("eval", cmd_kb_eval, "accuracy on a labelled corpus (JSONL)")
-    eval_p.add_argument("cases", nargs="?", default="tests/corpus/cases.jsonl")
+    # no default: a path relative to wherever the command is run names no corpus in particular
+    eval_p.add_argument("cases", metavar="CASES.jsonl", help="labelled cases, one JSON object a line (tests/corpus/cases.jsonl)")
     eval_p.add_argument("--json", action="store_true")
     eval_p.add_argument("--min-top1", type=float, help="exit 1 when top-1 is below this fraction")
     eval_p.add_argument("--max-fp", type=float, help="exit 1 when the false-positive rate is above this fraction")
