@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from tracebot.sizes import size_text
+
 CHUNK_BYTES = 4 << 20
 MAX_LINE_BYTES = 16 << 10  # longer "lines" (minified JSON, binary junk) are cut to this for scoring
 GZIP_MAGIC = b"\x1f\x8b"
@@ -77,11 +79,11 @@ class BoundedInflate:
         want = n if n >= 0 else float("inf")
         while want > 0 and not self.stopped:
             if self.deadline is not None and self.clock() > self.deadline:
-                self.stopped = f"time limit reached after {self.inflated >> 20} MB unpacked; the rest was not read"
+                self.stopped = f"time limit reached after {size_text(self.inflated)} unpacked; the rest was not read"
                 break
             room = INFLATE_PIECE if self.max_bytes is None else min(INFLATE_PIECE, self.max_bytes - self.inflated)
             if room <= 0:
-                self.stopped = f"unpacks to more than {self.max_bytes >> 20} MB; only the first {self.max_bytes >> 20} MB were read"
+                self.stopped = f"unpacks to more than {size_text(self.max_bytes)}; only the first {size_text(self.max_bytes)} were read"
                 break
             piece = self._piece(int(min(want, room)))
             if not piece:
@@ -102,7 +104,7 @@ class BoundedInflate:
             try:
                 part = read1(n - got)
             except (OSError, EOFError, zlib.error) as exc:
-                self.stopped = (f"the gzip data is damaged or cut short after {(self.inflated + got) >> 20} MB "
+                self.stopped = (f"the gzip data is damaged or cut short after {size_text(self.inflated + got)} "
                                 f"unpacked ({exc}); the rest was not read")
                 break
             if not part:
@@ -198,7 +200,7 @@ def candidate_lines(
             progress(stats.bytes_read, size_hint)
         if stats.bytes_read >= max_bytes and not done:
             stats.truncated = True
-            stats.notes.append(f"read the first {stats.bytes_read // (1 << 20)} MB only (limit)")
+            stats.notes.append(f"read the first {size_text(stats.bytes_read)} only (limit)")
             break
         if deadline is not None and time.monotonic() > deadline and not done:
             stats.lines_total = lines_before
@@ -209,7 +211,7 @@ def candidate_lines(
 
 def _time_limit(stats: ScanStats) -> None:
     stats.truncated = True
-    stats.notes.append(f"time limit reached after {stats.bytes_read // (1 << 20)} MB; the rest was not read")
+    stats.notes.append(f"time limit reached after {size_text(stats.bytes_read)}; the rest was not read")
 
 
 def bytes_stream(data: bytes) -> BinaryIO:
