@@ -9,9 +9,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tracebot.config import Config
+from tracebot.markup import plain_text
 from tracebot.matcher import Matcher, combine
 from tracebot.result import Diagnosis
-from tracebot.service.inbound import FileRef, Inbound, plain_text
+from tracebot.service.inbound import FileRef, Inbound
 from tracebot.service.outbox import DownloadTooLarge, Outbox, too_large
 
 log = logging.getLogger(__name__)

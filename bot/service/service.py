@@ -27,6 +27,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from tracebot.config import Config
+from tracebot.markup import as_slack_sends, plain_text
 from tracebot.plugin_api import Caller
 from tracebot.render import slack as render
 from tracebot.render.messages import msg
@@ -43,9 +44,7 @@ from tracebot.service.inbound import (
     FileRef,
     Inbound,
     SlashCommand,
-    as_slack_sends,
     mentions,
-    plain_text,
 )
 from tracebot.service.inbox import Inbox, thread_of
 from tracebot.service.jobs import JobPool, PoolBusy
