@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from tracebot.authoring.log_window import looks_like_text
 from tracebot.markup import as_slack_sends
+from tracebot.matcher.scan import looks_like_text
 from tracebot.render import html
 from tracebot.render.blocks_text import blocks_to_text
 from tracebot.render.slack import ACTION_HELPFUL, ACTION_NOT_THIS, ACTION_WHY

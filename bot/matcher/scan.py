@@ -22,6 +22,8 @@ CHUNK_BYTES = 4 << 20
 MAX_LINE_BYTES = 16 << 10  # longer "lines" (minified JSON, binary junk) are cut to this for scoring
 GZIP_MAGIC = b"\x1f\x8b"
 DEADLINE_EVERY = 32  # candidate lines between two looks at the clock inside a block
+SNIFF_BYTES = 8192  # what is read of a file to tell text from binary
+NOT_TEXT = "not a text file (binary content); attach the log as text or .gz"
 INFLATE_PIECE = 1 << 20  # the deadline and the inflate limit are checked after every piece this large
 
 Progress = Callable[[int, int], None]  # (bytes done, bytes total or 0 when unknown)
@@ -139,6 +141,21 @@ def open_log(
         return BoundedInflate(gzip.GzipFile(fileobj=raw), max_inflated, deadline), size  # type: ignore[return-value]
     raw.seek(0)
     return raw, size
+
+
+def looks_like_text(head: bytes) -> bool:
+    """The first bytes of a file read as text: no NUL, and few bytes that are not UTF-8. (The scanner
+    itself tolerates a 1 % of NULs in a block: random or compressed bytes have fewer, and read as lines.)"""
+    undecodable = head.decode("utf-8", errors="replace").count("\ufffd")
+    return b"\x00" not in head and undecodable <= len(head) // 10 + 3  # +3: a character cut at the end of the sniff
+
+
+def file_is_text(path: Path, *, max_inflated: int | None = None) -> bool:
+    """The file's first ``SNIFF_BYTES`` (unpacked, for gzip) look like text: a log, not a core dump, an
+    archive or an image, whose byte noise would read as error lines."""
+    stream, _ = open_log(path, max_inflated=max_inflated)
+    with stream:
+        return looks_like_text(stream.read(SNIFF_BYTES))
 
 
 def candidate_lines(

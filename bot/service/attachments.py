@@ -11,6 +11,7 @@ from pathlib import Path
 from tracebot.config import Config
 from tracebot.markup import plain_text
 from tracebot.matcher import Matcher, combine
+from tracebot.matcher.scan import NOT_TEXT, file_is_text
 from tracebot.result import Diagnosis
 from tracebot.service.inbound import FileRef, Inbound
 from tracebot.service.outbox import DownloadTooLarge, Outbox, too_large
@@ -82,6 +83,10 @@ def diagnose_message(
             path = Path(tmp) / ("upload.gz" if f.name.lower().endswith(".gz") else "upload.log")
             try:
                 outbox.download(f.url, path, limits.max_file_bytes)
+                if not file_is_text(path, max_inflated=min(limits.max_inflated_bytes, room)):
+                    # random or compressed bytes have few NULs: read as a log, their noise matched entries
+                    notes.append(f"{f.name}: skipped, {NOT_TEXT}")
+                    continue
                 found = matcher.diagnose_file(
                     path,
                     threshold=threshold,
