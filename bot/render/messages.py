@@ -39,6 +39,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "after_first_failure": "After the first failure: {cascade}.",
         "internal_doc": "internal document",
         "pointer": "Same error as above: *{title}*, see <{link}|my earlier answer>.",
+        "logs_unread": "I could not read all of the attached log, so I cannot say what went wrong in it:",
         # values read off the error: fact.<name> for every name of tracebot.knowledge.facts.FACT_NAMES
         "fact.requested": "asked for {v}",
         "fact.gpu": "GPU {v}",
@@ -99,6 +100,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "after_first_failure": "最初の失敗のあと: {cascade}。",
         "internal_doc": "社内文書",
         "pointer": "上と同じエラーです: *{title}*。<{link}|先ほどの回答>を見てください。",
+        "logs_unread": "添付のログをすべては読めなかったため、何が起きたのかを判断できません:",
         "fact.requested": "要求 {v}",
         "fact.gpu": "GPU {v}",
         "fact.capacity": "総容量 {v}",

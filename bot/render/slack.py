@@ -322,6 +322,12 @@ def pointer(permalink: str, title: str, lang: str = "en") -> Rendered:
     return text, [section(text)]
 
 
+def logs_unread(notes: list[str], lang: str = "en") -> Rendered:
+    """An unprompted log that was not read, or not all of it: why, in one short message."""
+    text, said = msg(lang, "logs_unread"), [escape(n) for n in notes[:5]]
+    return f"{text} " + "; ".join(said), [section(text), context(*said)]
+
+
 def _table(table: Table) -> str:
     widths = [len(c) for c in table.columns]
     for row in table.rows:

@@ -22,6 +22,9 @@ _TEXT_SUFFIXES = (".log", ".txt", ".out", ".err", ".gz", ".json", ".yaml", ".yml
 _TEXT_FILETYPES = {"text", "log", "plain", "python", "shell", "json", "yaml", "gzip", "csv", "markdown"}
 
 
+NOT_A_LOG = "skipped, not a text or log file"
+
+
 def is_text_file(f: FileRef) -> bool:
     if f.mimetype.startswith(("image/", "video/", "audio/")):
         return False
@@ -54,6 +57,13 @@ class FileLimits:
         )
 
 
+def about_logs(msg: Inbound, notes: list[str]) -> list[str]:
+    """The notes that say an attached log was not read, or not all of it (too large, not text, cut short):
+    not those about an image or another file that is no log, nor those about the message's text."""
+    names = tuple(f"{f.name}: " for f in msg.files)
+    return [n for n in notes if n.startswith(names) and not n.endswith(NOT_A_LOG)] if names else []
+
+
 def diagnose_message(
     matcher: Matcher, outbox: Outbox, msg: Inbound, *, threshold: float, limits: FileLimits | None = None
 ) -> Diagnosis:
@@ -69,7 +79,7 @@ def diagnose_message(
         parts.append(matcher.diagnose(text, threshold=threshold))
     for f in msg.files:
         if not is_text_file(f) or not f.url:
-            notes.append(f"{f.name}: skipped, not a text or log file")
+            notes.append(f"{f.name}: {NOT_A_LOG}")
             continue
         if f.size is not None and f.size > limits.max_file_bytes:
             notes.append(f"{f.name}: skipped, {too_large(limits.max_file_bytes)}")

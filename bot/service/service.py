@@ -36,7 +36,7 @@ from tracebot.render.slack_maintainers import AUDIT_ROWS, audit_blocks
 from tracebot.result import Diagnosis
 from tracebot.secrets import Scrubber
 from tracebot.service import posting
-from tracebot.service.attachments import FileLimits, diagnose_message
+from tracebot.service.attachments import FileLimits, about_logs, diagnose_message
 from tracebot.service.dedupe import RecentKeys, delivery_keys
 from tracebot.service.egress import EgressOutbox
 from tracebot.service.inbound import (
@@ -425,8 +425,8 @@ class Service:
     def answer(self, msg: Inbound, *, source: str, always: bool, thread_ts: str | None = None) -> str | None:
         """Diagnose ``msg`` and reply in its thread. Returns the reply's ts, or None when silent."""
         diagnosis = self.diagnose(msg)
-        if not always:
-            diagnosis.notes = []
+        if not always:  # unprompted: what a reader of the thread needs, not why an image was passed over
+            diagnosis.notes = about_logs(msg, diagnosis.notes)
         return self._post_answer(diagnosis, msg, source=source, always=always, thread=thread_ts or msg.thread_root)
 
     def _answer_command(self, text: str, channel: str, user: str | None, thread: str) -> None:
@@ -440,6 +440,10 @@ class Service:
         kept = answered_text(msg, diagnosis, self.outbox.scrubber)
         note_unanswered(self.store, self.records, msg, diagnosis, kept)
         if not diagnosis.worth_posting and not always:
+            if diagnosis.notes:
+                # A log shared where tracebot reads logs, not read (whole): silence would say "nothing
+                # known in it". One short note in the thread says why instead.
+                return posting.post(self.outbox, msg.channel, render.logs_unread(diagnosis.notes, diagnosis.lang), thread)
             return None
         lock = self._thread_locks[zlib.crc32(f"{msg.channel}/{thread}".encode()) % len(self._thread_locks)]
         with lock:

@@ -113,12 +113,31 @@ def test_an_attached_gzipped_log_is_downloaded_with_the_bot_token_and_diagnosed(
     assert "Test: NCCL watchdog timeout" in text and "line 2001" in text
 
 
-def test_an_attachment_over_the_size_cap_is_not_downloaded(slack):
+def test_a_shared_log_over_the_size_cap_is_not_downloaded_and_one_note_says_why_it_got_no_answer(slack):
+    # Silence would read as "nothing known in it": the log was never read.
     url = slack.fake.add_file("huge.log", OOM_LINE.encode())
     files = [payloads.slack_file("huge.log", url, 60 * 1024 * 1024)]
-    slack.event(payloads.file_share("", files))
+    msg = payloads.file_share("", files)
+    slack.event(msg)
+    post = slack.fake.wait_for(lambda: slack.fake.posts())[0]
     slack.idle()
-    assert slack.fake.posts() == []
+    assert post["thread_ts"] == msg["ts"] and len(slack.fake.posts()) == 1
+    assert "I could not read all of the attached log" in post["text"]
+    assert "huge.log: skipped, larger than 50 MB" in texts(post["blocks"])
+    assert "Test: CUDA out of memory" not in post["text"]  # its size, as Slack gave it, kept it from being fetched
+
+
+def test_a_shared_binary_log_gets_one_note_in_the_thread_and_a_shared_image_none(slack):
+    junk = random.Random(4).randbytes(64 << 10)
+    url = slack.fake.add_file("core.log", junk)
+    slack.event(payloads.file_share("rank 3 left this", [payloads.slack_file("core.log", url, len(junk))]))
+    post = slack.fake.wait_for(lambda: slack.fake.posts())[0]
+    assert "core.log: skipped, not a text file (binary content)" in texts(post["blocks"])
+    slack.idle()
+    image = slack.fake.add_file("loss.png", b"\x89PNG")
+    slack.event(payloads.file_share("loss curve", [payloads.slack_file("loss.png", image, 4, "image/png", "png")]))
+    slack.idle()
+    assert len(slack.fake.posts()) == 1
 
 
 def test_an_image_attachment_is_not_downloaded(slack):
