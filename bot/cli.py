@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from tracebot.knowledge.loader import KnowledgeBase
     from tracebot.matcher import Matcher
     from tracebot.plugin_api import Caller
+    from tracebot.result import Result
 
 # Each command imports what it needs when it runs: `tracebot diagnose` on a paste must not pay for the
 # service, the plugins or the Slack app (a cold start is part of every CI log classification).
@@ -263,12 +264,12 @@ def cmd_kb_search(args: argparse.Namespace) -> int:
 def cmd_kb_eval(args: argparse.Namespace) -> int:
     from tracebot.authoring.evaluate import CaseError, cross_validate, evaluate, format_report, load_cases
 
-    kb, matcher = _kb(args)
-    try:
+    try:  # before the knowledge base is loaded: a mistyped path is told at once
         cases = load_cases(Path(args.cases))
-    except (OSError, CaseError) as exc:
+    except CaseError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    kb, matcher = _kb(args)
     if args.cv:
         if matcher.model is None:
             print("error: --cv needs the ranking model (TRACEBOT_MODEL is 0, or the KB is too small)", file=sys.stderr)
@@ -328,7 +329,8 @@ def build_parser() -> argparse.ArgumentParser:
     search_p.add_argument("--limit", type=int, default=5)
     search_p.add_argument("--json", action="store_true")
     eval_p = kbcmd("eval", cmd_kb_eval, "accuracy on a labelled corpus (JSONL)")
-    eval_p.add_argument("cases", nargs="?", default="tests/corpus/cases.jsonl")
+    # no default: a path relative to wherever the command is run names no corpus in particular
+    eval_p.add_argument("cases", metavar="CASES.jsonl", help="labelled cases, one JSON object a line (tests/corpus/cases.jsonl)")
     eval_p.add_argument("--json", action="store_true")
     eval_p.add_argument("--min-top1", type=float, help="exit 1 when top-1 is below this fraction")
     eval_p.add_argument("--max-fp", type=float, help="exit 1 when the false-positive rate is above this fraction")
@@ -712,6 +714,7 @@ def cmd_trace(args: argparse.Namespace) -> int:
     result = router.run_text(" ".join(words) or "help", local_caller(config), progress=_progress_printer())
     if kb_note:
         result.data.setdefault("notes", []).append(kb_note)
+    _usage_as_typed_here(result)
     saved = write_attachments(result.attachments, out_dir) if out_dir else []
     if as_json:
         payload = result.to_dict()
@@ -732,6 +735,14 @@ def cmd_trace(args: argparse.Namespace) -> int:
     if result.status == "error":
         return EXIT_USAGE if result.data.get("error") == "usage" else EXIT_FAILED
     return EXIT_FAILED if any(one.path is None for one in saved) else EXIT_OK
+
+
+def _usage_as_typed_here(result: Result) -> None:
+    """A usage error names the command as it is typed in this terminal (``tracebot trace job <jobid>``),
+    not as in Slack (``/trace job <jobid>``), which a shell would not run."""
+    usage = result.data.get("usage") if result.data.get("error") == "usage" else None
+    if isinstance(usage, str) and usage.startswith("/trace "):
+        result.summary = result.summary.replace(f"Usage: `{usage}`", f"Usage: `tracebot trace {usage[len('/trace '):]}`")
 
 
 def _own_options(words: list[str], as_json: bool, out: str | None) -> tuple[list[str], bool, Path | None]:

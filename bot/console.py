@@ -22,11 +22,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from tracebot.authoring.log_window import looks_like_text
+from tracebot.markup import as_slack_sends
+from tracebot.matcher.scan import looks_like_text
 from tracebot.render import html
 from tracebot.render.blocks_text import blocks_to_text
 from tracebot.render.slack import ACTION_HELPFUL, ACTION_NOT_THIS, ACTION_WHY
-from tracebot.service.inbound import Click, FileRef, Inbound, SlashCommand, as_slack_sends
+from tracebot.service.inbound import Click, FileRef, Inbound, SlashCommand
 from tracebot.service.outbox import DownloadTooLarge
 from tracebot.service.service import Service
 

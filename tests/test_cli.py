@@ -165,3 +165,23 @@ def test_kb_eval_reports_accuracy_and_fails_below_a_floor(tmp_path: Path):
     assert (rep["positives"], rep["negatives"], rep["top1"], rep["false_positive_rate"]) == (2, 1, 0.5, 0.0)
     assert rep["misses"][0]["id"] == "wrong-label"
     assert run("kb", "eval", str(cases), "--min-top1", "0.9").returncode == 1
+
+
+def test_trace_usage_in_a_terminal_names_the_command_a_shell_runs():
+    out = run("trace", "job")
+    assert out.returncode == 2
+    assert "Which job? Give its id." in out.stdout.decode()
+    assert "Usage: `tracebot trace job <jobid>`" in out.stdout.decode() and "Usage: `/trace" not in out.stdout.decode()
+    unknown = run("trace", "nosuch").stdout.decode()
+    assert "Usage: `tracebot trace help`" in unknown
+
+
+def test_kb_eval_of_a_missing_cases_file_says_so_in_words_and_has_no_cwd_relative_default(tmp_path: Path):
+    for args in (["kb", "eval", str(tmp_path / "casse.jsonl")], ["kb", "eval", str(tmp_path / "casse.jsonl"), "--compare", "main"]):
+        out = run(*args)
+        assert out.returncode == 2
+        assert out.stderr.decode().strip() == f"error: {tmp_path / 'casse.jsonl'}: no such cases file"
+    assert "Is a directory" in run("kb", "eval", str(tmp_path)).stderr.decode()
+    # run from anywhere, `kb eval` with no file asks for one rather than looking for tests/corpus there
+    bare = subprocess.run([*TRACEBOT, "kb", "eval"], capture_output=True, cwd=tmp_path, timeout=60)
+    assert bare.returncode == 2 and "CASES.jsonl" in bare.stderr.decode() and "Errno" not in bare.stderr.decode()

@@ -101,7 +101,12 @@ def cmd_kb_new_from_thread(args: argparse.Namespace) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     out = Path(args.out or ".") / f"{saved.entry_id}.yaml"
-    out.write_text(saved.yaml, encoding="utf-8")
+    try:  # a folder not made yet is made, as `kb import` makes its drafts folder
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(saved.yaml, encoding="utf-8")
+    except OSError as exc:
+        print(f"error: cannot write the draft to {out}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
     print(f"wrote {out}\n{saved.report()}")
     return 0
 

@@ -76,9 +76,18 @@ class CaseError(ValueError):
 
 
 def load_cases(path: Path) -> list[Case]:
+    """The labelled cases of a JSONL file; :class:`CaseError` says why a file or a line cannot be used."""
     cases = []
     seen: set[str] = set()
-    for no, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise CaseError(f"{path}: no such cases file") from None
+    except OSError as exc:  # a directory, no permission: the reason in words, not "[Errno 21]"
+        raise CaseError(f"{path}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise CaseError(f"{path}: not UTF-8 text (byte offset {exc.start}); cases are JSON lines") from None
+    for no, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
         try:

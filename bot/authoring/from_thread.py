@@ -24,6 +24,7 @@ from tracebot.authoring.draft import DraftError, draft_from_snippet, existing_en
 from tracebot.authoring.evaluate import Case, load_cases
 from tracebot.authoring.lint import lint
 from tracebot.config import Config
+from tracebot.markup import plain_text
 from tracebot.matcher.signals import error_signature
 from tracebot.secrets import Scrubber, for_keeping
 
@@ -43,11 +44,13 @@ class ThreadMessage:
 
     @classmethod
     def from_slack(cls, m: dict[str, Any]) -> ThreadMessage:
-        """One message of ``conversations.replies`` (or a Slack export)."""
+        """One message of ``conversations.replies`` (or a Slack export), its text as its author wrote it:
+        Slack's escaping of & < >, its link markup and a paste's code fences undone (a draft's regex
+        ending in ``` matches no log, an example with ``&lt;module&gt;`` no traceback)."""
         return cls(
             str(m.get("ts", "")),
             m.get("user"),
-            str(m.get("text") or ""),
+            plain_text(str(m.get("text") or "")),
             bool(m.get("bot_id")) or m.get("subtype") == "bot_message",
             list(m.get("files") or []),
         )

@@ -19,12 +19,11 @@ from tracebot.authoring.draft import CONTEXT_LINES, pick_signatures
 from tracebot.knowledge.entry import MAX_EXAMPLE_CHARS
 from tracebot.matcher.logscan import ERROR_LINE, FALLBACK_TRIGGER
 from tracebot.matcher.normalize import clean, mask
-from tracebot.matcher.scan import ScanStats, candidate_lines, open_log
+from tracebot.matcher.scan import NOT_TEXT, ScanStats, candidate_lines, file_is_text, open_log
 from tracebot.matcher.signals import line_score
 
 WINDOW_CHARS = MAX_EXAMPLE_CHARS // 4
 MAX_ERROR_LINES = 200  # distinct error lines the signatures are chosen from (the best by line score)
-SNIFF_BYTES = 8192
 
 
 class NotText(ValueError):
@@ -55,18 +54,9 @@ def error_window(path: Path, *, max_inflated: int | None = None, deadline: float
     return "\n".join(kept)[:WINDOW_CHARS]
 
 
-def looks_like_text(head: bytes) -> bool:
-    """The first bytes of a file read as text: no NUL, and few bytes that are not UTF-8."""
-    undecodable = head.decode("utf-8", errors="replace").count("\ufffd")
-    return b"\x00" not in head and undecodable <= len(head) // 10 + 3  # +3: a character cut at the end of the sniff
-
-
 def _check_text(path: Path, max_inflated: int | None) -> None:
-    stream, _ = open_log(path, max_inflated=max_inflated)
-    with stream:
-        head = stream.read(SNIFF_BYTES)
-    if not looks_like_text(head):
-        raise NotText("it is not a text file (binary content); attach the log as text or .gz")
+    if not file_is_text(path, max_inflated=max_inflated):
+        raise NotText(NOT_TEXT)
 
 
 def _error_lines(path: Path, max_inflated: int | None, deadline: float | None) -> list[tuple[int, str]]:

@@ -23,6 +23,7 @@ from tracebot.matcher.candidates import CandidateStage
 from tracebot.matcher.index import ERROR_WORD_LIST
 from tracebot.matcher.normalize import clean
 from tracebot.matcher.scan import ScanStats, candidate_lines
+from tracebot.sizes import size_text
 
 MAX_CANDIDATES = 4000
 MAX_EXCERPT_CHARS = 4 << 20
@@ -152,8 +153,8 @@ def _lines(stream: BinaryIO, trigger: Any, result: LogScan, deadline: float, max
     result.lines_total = stats.lines_total
     if stats.truncated and any("time limit" in n for n in stats.notes):
         result.truncated = True
-        result.notes.append(f"stopped reading at the time limit after {result.bytes_read >> 20} MB "
-                            f"of {result.size >> 20} MB; errors after that point are not reported")
+        result.notes.append(f"stopped reading at the time limit after {size_text(result.bytes_read)} "
+                            f"of {size_text(result.size)}; errors after that point are not reported")
     result.notes.extend(n for n in stats.notes if "time limit" not in n and "limit)" not in n)
 
 

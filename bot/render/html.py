@@ -16,6 +16,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from tracebot.sizes import size_text
+
 Block = dict[str, Any]
 
 PANE_PX = 600  # Slack's thread pane on a laptop screen
@@ -187,20 +189,12 @@ def block(b: Block) -> str:
     return f'<div class="block unknown"{attrs}>[{html.escape(kind)} block]</div>'
 
 
-def _size(n: int) -> str:
-    for unit in ("B", "KB", "MB"):
-        if n < 1024 or unit == "MB":
-            return f"{n:,.0f} {unit}" if unit == "B" else f"{n:,.1f} {unit}"
-        n /= 1024  # type: ignore[assignment]
-    return f"{n} B"
-
-
 def _file(card: FileCard) -> str:
     ext = card.filename.rsplit(".", 1)[-1].upper() if "." in card.filename else "FILE"
     return (
         f'<div class="file"><span class="icon">{html.escape(ext[:4])}</span><span class="meta">'
         f"<b>{html.escape(card.title or card.filename)}</b>"
-        f'<span class="sub">{html.escape(card.filename)} · {_size(card.size)}</span></span></div>'
+        f'<span class="sub">{html.escape(card.filename)} · {size_text(card.size)}</span></span></div>'
     )
 
 

@@ -38,6 +38,8 @@ MESSAGES: dict[str, dict[str, str]] = {
         "unknown_first_failure": "Not a known problem: everything after it in the log follows from this error.",
         "after_first_failure": "After the first failure: {cascade}.",
         "internal_doc": "internal document",
+        "pointer": "Same error as above: *{title}*, see <{link}|my earlier answer>.",
+        "logs_unread": "I could not read all of the attached log, so I cannot say what went wrong in it:",
         # values read off the error: fact.<name> for every name of tracebot.knowledge.facts.FACT_NAMES
         "fact.requested": "asked for {v}",
         "fact.gpu": "GPU {v}",
@@ -97,6 +99,8 @@ MESSAGES: dict[str, dict[str, str]] = {
         "unknown_first_failure": "既知の問題ではありません。ログのこれ以降はこのエラーの結果です。",
         "after_first_failure": "最初の失敗のあと: {cascade}。",
         "internal_doc": "社内文書",
+        "pointer": "上と同じエラーです: *{title}*。<{link}|先ほどの回答>を見てください。",
+        "logs_unread": "添付のログをすべては読めなかったため、何が起きたのかを判断できません:",
         "fact.requested": "要求 {v}",
         "fact.gpu": "GPU {v}",
         "fact.capacity": "総容量 {v}",
@@ -115,6 +119,10 @@ MESSAGES: dict[str, dict[str, str]] = {
         "fact.timeout": "タイムアウト {v}",
         "fact.job": "ジョブ {v}",
         "fact.node": "ノード {v}",
+        # the scheduler's and the kernel's own English words (DUE TO TIME LIMIT, SIGKILL) said as such
+        "fact.reason": "キャンセル理由 {v}",
+        "fact.exit_code": "終了コード {v}",
+        "fact.signal": "シグナル {v}",
         "fact.rank": "rank {v}",
         "fact.ranks": "rank {v}",
         "fact.host": "ホスト {v}",

@@ -316,9 +316,16 @@ def other_matches(matches: list[Match], shown: str, lang: str = "en") -> Rendere
     )
 
 
-def pointer(permalink: str, title: str) -> Rendered:
-    text = f"Same error as above: *{escape(title)}*, see <{permalink}|my earlier answer>."
+def pointer(permalink: str, title: str, lang: str = "en") -> Rendered:
+    """The repeat of an error already answered in the thread: a link to that answer, in the reader's language."""
+    text = msg(lang, "pointer", title=escape(title), link=permalink)
     return text, [section(text)]
+
+
+def logs_unread(notes: list[str], lang: str = "en") -> Rendered:
+    """An unprompted log that was not read, or not all of it: why, in one short message."""
+    text, said = msg(lang, "logs_unread"), [escape(n) for n in notes[:5]]
+    return f"{text} " + "; ".join(said), [section(text), context(*said)]
 
 
 def _table(table: Table) -> str:

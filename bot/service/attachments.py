@@ -9,15 +9,20 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tracebot.config import Config
+from tracebot.markup import plain_text
 from tracebot.matcher import Matcher, combine
+from tracebot.matcher.scan import NOT_TEXT, file_is_text
 from tracebot.result import Diagnosis
-from tracebot.service.inbound import FileRef, Inbound, plain_text
+from tracebot.service.inbound import FileRef, Inbound
 from tracebot.service.outbox import DownloadTooLarge, Outbox, too_large
 
 log = logging.getLogger(__name__)
 
 _TEXT_SUFFIXES = (".log", ".txt", ".out", ".err", ".gz", ".json", ".yaml", ".yml", ".py", ".trace")
 _TEXT_FILETYPES = {"text", "log", "plain", "python", "shell", "json", "yaml", "gzip", "csv", "markdown"}
+
+
+NOT_A_LOG = "skipped, not a text or log file"
 
 
 def is_text_file(f: FileRef) -> bool:
@@ -52,6 +57,13 @@ class FileLimits:
         )
 
 
+def about_logs(msg: Inbound, notes: list[str]) -> list[str]:
+    """The notes that say an attached log was not read, or not all of it (too large, not text, cut short):
+    not those about an image or another file that is no log, nor those about the message's text."""
+    names = tuple(f"{f.name}: " for f in msg.files)
+    return [n for n in notes if n.startswith(names) and not n.endswith(NOT_A_LOG)] if names else []
+
+
 def diagnose_message(
     matcher: Matcher, outbox: Outbox, msg: Inbound, *, threshold: float, limits: FileLimits | None = None
 ) -> Diagnosis:
@@ -67,7 +79,7 @@ def diagnose_message(
         parts.append(matcher.diagnose(text, threshold=threshold))
     for f in msg.files:
         if not is_text_file(f) or not f.url:
-            notes.append(f"{f.name}: skipped, not a text or log file")
+            notes.append(f"{f.name}: {NOT_A_LOG}")
             continue
         if f.size is not None and f.size > limits.max_file_bytes:
             notes.append(f"{f.name}: skipped, {too_large(limits.max_file_bytes)}")
@@ -81,6 +93,10 @@ def diagnose_message(
             path = Path(tmp) / ("upload.gz" if f.name.lower().endswith(".gz") else "upload.log")
             try:
                 outbox.download(f.url, path, limits.max_file_bytes)
+                if not file_is_text(path, max_inflated=min(limits.max_inflated_bytes, room)):
+                    # random or compressed bytes have few NULs: read as a log, their noise matched entries
+                    notes.append(f"{f.name}: skipped, {NOT_TEXT}")
+                    continue
                 found = matcher.diagnose_file(
                     path,
                     threshold=threshold,

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from tracebot.markup import plain_text
 from tracebot.matcher.signals import error_signature
 from tracebot.render.slack_maintainers import TOP_GAPS, maintainer_blocks
 from tracebot.result import Diagnosis
 from tracebot.secrets import Scrubber, for_keeping
-from tracebot.service.inbound import Inbound, plain_text
+from tracebot.service.inbound import Inbound
 from tracebot.service.records import Records
 from tracebot.store import Store
 from tracebot.store.stats import FLAG_BELOW, needs_attention, unanswered

@@ -27,6 +27,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from tracebot.config import Config
+from tracebot.markup import as_slack_sends, plain_text
 from tracebot.plugin_api import Caller
 from tracebot.render import slack as render
 from tracebot.render.messages import msg
@@ -35,7 +36,7 @@ from tracebot.render.slack_maintainers import AUDIT_ROWS, audit_blocks
 from tracebot.result import Diagnosis
 from tracebot.secrets import Scrubber
 from tracebot.service import posting
-from tracebot.service.attachments import FileLimits, diagnose_message
+from tracebot.service.attachments import FileLimits, about_logs, diagnose_message
 from tracebot.service.dedupe import RecentKeys, delivery_keys
 from tracebot.service.egress import EgressOutbox
 from tracebot.service.inbound import (
@@ -43,9 +44,7 @@ from tracebot.service.inbound import (
     FileRef,
     Inbound,
     SlashCommand,
-    as_slack_sends,
     mentions,
-    plain_text,
 )
 from tracebot.service.inbox import Inbox, thread_of
 from tracebot.service.jobs import JobPool, PoolBusy
@@ -426,8 +425,8 @@ class Service:
     def answer(self, msg: Inbound, *, source: str, always: bool, thread_ts: str | None = None) -> str | None:
         """Diagnose ``msg`` and reply in its thread. Returns the reply's ts, or None when silent."""
         diagnosis = self.diagnose(msg)
-        if not always:
-            diagnosis.notes = []
+        if not always:  # unprompted: what a reader of the thread needs, not why an image was passed over
+            diagnosis.notes = about_logs(msg, diagnosis.notes)
         return self._post_answer(diagnosis, msg, source=source, always=always, thread=thread_ts or msg.thread_root)
 
     def _answer_command(self, text: str, channel: str, user: str | None, thread: str) -> None:
@@ -441,6 +440,10 @@ class Service:
         kept = answered_text(msg, diagnosis, self.outbox.scrubber)
         note_unanswered(self.store, self.records, msg, diagnosis, kept)
         if not diagnosis.worth_posting and not always:
+            if diagnosis.notes:
+                # A log shared where tracebot reads logs, not read (whole): silence would say "nothing
+                # known in it". One short note in the thread says why instead.
+                return posting.post(self.outbox, msg.channel, render.logs_unread(diagnosis.notes, diagnosis.lang), thread)
             return None
         lock = self._thread_locks[zlib.crc32(f"{msg.channel}/{thread}".encode()) % len(self._thread_locks)]
         with lock:
@@ -455,7 +458,7 @@ class Service:
                 if earlier is not None and earlier.reply_ts:
                     link = self.outbox.permalink(msg.channel, earlier.reply_ts)
                     return posting.post(
-                        self.outbox, msg.channel, render.pointer(link, confident[0].title), thread
+                        self.outbox, msg.channel, render.pointer(link, confident[0].title, diagnosis.lang), thread
                     )
             diag_id = self.records.attempt(
                 "recording a diagnosis",

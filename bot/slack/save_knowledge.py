@@ -13,7 +13,6 @@ import json
 import logging
 import tempfile
 import time
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +27,6 @@ from tracebot.authoring.log_window import NotText, error_window
 from tracebot.matcher.signals import error_signature
 from tracebot.render.slack import code, escape, section
 from tracebot.service.attachments import is_text_file
-from tracebot.service.inbound import plain_text
 from tracebot.service.outbox import DownloadRefused, too_large
 from tracebot.service.posting import attach
 from tracebot.service.service import Service
@@ -43,11 +41,9 @@ NOT_A_MEMBER = {"not_in_channel", "channel_not_found"}
 
 
 def read_thread(client: WebClient, channel: str, ts: str) -> list[ThreadMessage]:
-    """The thread's messages as their authors wrote them: Slack's escaping of & < >, its link markup and
-    the code fences of a paste undone (a draft's regex ending in ``` matches no log)."""
+    """The thread's messages as their authors wrote them (:meth:`ThreadMessage.from_slack` undoes Slack's markup)."""
     resp = client.conversations_replies(channel=channel, ts=ts, limit=200)
-    messages = [ThreadMessage.from_slack(m) for m in resp.get("messages") or []]
-    return [replace(m, text=plain_text(m.text)) for m in messages]
+    return [ThreadMessage.from_slack(m) for m in resp.get("messages") or []]
 
 
 def _modal(title: str, blocks: list[dict[str, Any]], metadata: str = "", submit: bool = False) -> dict[str, Any]:

@@ -21,7 +21,7 @@ JOB_NAME_RE = re.compile(r"^[a-zA-Z0-9](-*[a-zA-Z0-9]){0,62}$")
 
 def parse(args: list[str]) -> dict[str, Any]:
     if len(args) != 1:
-        raise UsageError(f"Usage: /trace {USAGE}")
+        raise UsageError("Give exactly one training job name." if args else "Which training job? Give its name.")
     name = args[0]
     if len(name) > 63 or not JOB_NAME_RE.fullmatch(name):
         shown = name if len(name) <= 80 and name.isprintable() else repr(name[:80]) + "…"

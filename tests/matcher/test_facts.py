@@ -14,7 +14,7 @@ from tracebot.knowledge.facts import FACT_NAMES
 from tracebot.knowledge.loader import load_knowledge_base
 from tracebot.matcher import Matcher, load_matcher
 from tracebot.matcher.candidates import CandidateStage
-from tracebot.render.messages import MESSAGES
+from tracebot.render.messages import LANGS, MESSAGES
 from tracebot.render.slack import compact_blocks
 from tracebot.render.text import render_match
 
@@ -84,9 +84,22 @@ def test_a_named_group_outside_the_vocabulary_is_a_load_error_with_its_line(tmp_
     assert (root / "bad.yaml").read_text().splitlines()[err.line - 1].lstrip().startswith("- port")
 
 
-def test_every_value_name_has_a_label():
-    # (other languages fall back to the English label where they have none)
-    assert [k for k in FACT_NAMES if f"fact.{k}" not in MESSAGES["en"]] == []
+def test_every_value_name_has_a_label_in_every_language():
+    # a missing label falls back to English: "exit code -9" inside a Japanese answer
+    assert [(lang, k) for lang in LANGS for k in FACT_NAMES if f"fact.{k}" not in MESSAGES[lang]] == []
+
+
+def test_a_japanese_question_about_a_killed_job_reads_its_exit_code_and_cancel_reason_in_japanese(matcher: Matcher):
+    text = (
+        "学習が途中で止まりました。原因は何でしょうか？\n"
+        "torch.distributed.elastic.multiprocessing.errors.ChildFailedError:\n"
+        "  exitcode  : -9 (pid: 4242)\n"
+        "slurmstepd: error: *** JOB 4411 ON gpu-a07 CANCELLED AT 2026-11-24T10:00:00 DUE TO TIME LIMIT ***"
+    )
+    diagnosis = matcher.diagnose(text)
+    shown = {m.entry_id: texts(compact_blocks(m, diagnosis.lang)) for m in diagnosis.matches}
+    assert "終了コード -9" in shown["host-oom-killed"] and "exit code" not in shown["host-oom-killed"]
+    assert "キャンセル理由 DUE TO TIME LIMIT" in shown["slurm-time-limit"]
 
 
 def test_named_groups_leave_the_candidate_stage_picking_the_same_lines():

@@ -6,6 +6,7 @@ from __future__ import annotations
 import gzip
 import io
 import itertools
+import re
 
 from tracebot.matcher.scan import INFLATE_PIECE, BoundedInflate
 
@@ -73,4 +74,8 @@ def test_a_gzip_cut_short_or_damaged_is_read_up_to_the_damage(tmp_path, matcher)
     for how in ("cut", "damaged"):
         found = matcher.diagnose_file(_damaged(tmp_path, how))
         assert found.matches and found.matches[0].entry_id == "cuda-oom", how
-        assert found.truncated and any("damaged or cut short" in n for n in found.notes), (how, found.notes)
+        damaged = [n for n in found.notes if "damaged or cut short" in n]
+        assert found.truncated and damaged, (how, found.notes)
+        # how much came out before the damage, in a unit that shows it: "after 0 MB unpacked" said 500 KB
+        said = {"cut": r"after [1-9]\d{2} KB unpacked", "damaged": r"after 1\.\d MB unpacked"}[how]
+        assert re.search(said, damaged[0]), damaged

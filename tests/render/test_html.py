@@ -30,7 +30,7 @@ def test_a_persons_paste_is_plain_text_and_attributes_cannot_be_broken_out_of():
     page = html.page([html.Shown('U1"><b>x', '1"2', "*not bold* <b>", plain=True,
                                  files=[html.FileCard('a"<b>.txt', "<i>t</i>", 2048)])])
     assert "<b>x" not in page and "*not bold* &lt;b&gt;" in page and "&lt;i&gt;t&lt;/i&gt;" in page
-    assert 'data-ts="1&quot;2"' in page and "2.0 KB" in page
+    assert 'data-ts="1&quot;2"' in page and "2 KB" in page
 
 
 def test_buttons_context_fields_and_dividers_are_drawn():

@@ -8,7 +8,7 @@ import json
 from tests.slack import payloads
 from tests.slack.blocks import over_slack_limits, texts
 from tracebot.cli import main
-from tracebot.service.inbound import as_slack_sends
+from tracebot.markup import as_slack_sends
 
 
 def test_every_command_request_is_audited_and_admins_see_it_in_app_home_and_tracebot_audit(slack, capsys):

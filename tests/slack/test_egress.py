@@ -18,7 +18,7 @@ from tests.slack.blocks import texts
 from tests.slack.harness import SIGNING_SECRET
 from tests.slack.plugins_for_tests import EchoPlugin
 from tests.slack.tiny_kb import NCCL_LINE, OOM_LINE
-from tracebot.service.inbound import as_slack_sends
+from tracebot.markup import as_slack_sends
 
 # One of each kind; the value is what must never be seen, the text is how it appears in a log.
 SECRETS = {

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tracebot.service.inbound import plain_text
+from tracebot.markup import plain_text
 
 
 def test_slack_links_read_as_the_text_the_user_pasted():

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import gzip
+import random
 
 from tests.slack import payloads
 from tests.slack.blocks import buttons, texts
@@ -90,6 +91,18 @@ def test_the_same_error_again_in_the_thread_gets_a_pointer_to_the_first_answer(s
     assert "Lower the per-GPU" in texts(posts[2]["blocks"])
 
 
+def test_the_same_error_again_in_a_japanese_thread_gets_the_pointer_in_japanese(slack):
+    root = payloads.new_ts()
+    question = "学習中にこのエラーで落ちました。どうすればいいですか？"
+    slack.event(payloads.message(f"{question}\n{OOM_LINE}", thread_ts=root))
+    slack.fake.wait_for(lambda: slack.fake.posts())
+    slack.idle()
+    slack.event(payloads.message(f"{question}\n{OOM_LINE}", thread_ts=root))
+    pointer = slack.fake.wait_for(lambda: len(slack.fake.posts()) == 2 and slack.fake.posts())[1]
+    assert "上と同じエラーです: *テスト: CUDA のメモリ不足*" in pointer["text"] and "先ほどの回答" in pointer["text"]
+    assert "Same error" not in pointer["text"] and "earlier answer" not in pointer["text"]
+
+
 def test_an_attached_gzipped_log_is_downloaded_with_the_bot_token_and_diagnosed(slack):
     log = ("step 100 loss 2.3\n" * 2000 + f"[rank5]: {NCCL_LINE}\n").encode()
     url = slack.fake.add_file("train-node7.log.gz", gzip.compress(log))
@@ -100,12 +113,31 @@ def test_an_attached_gzipped_log_is_downloaded_with_the_bot_token_and_diagnosed(
     assert "Test: NCCL watchdog timeout" in text and "line 2001" in text
 
 
-def test_an_attachment_over_the_size_cap_is_not_downloaded(slack):
+def test_a_shared_log_over_the_size_cap_is_not_downloaded_and_one_note_says_why_it_got_no_answer(slack):
+    # Silence would read as "nothing known in it": the log was never read.
     url = slack.fake.add_file("huge.log", OOM_LINE.encode())
     files = [payloads.slack_file("huge.log", url, 60 * 1024 * 1024)]
-    slack.event(payloads.file_share("", files))
+    msg = payloads.file_share("", files)
+    slack.event(msg)
+    post = slack.fake.wait_for(lambda: slack.fake.posts())[0]
     slack.idle()
-    assert slack.fake.posts() == []
+    assert post["thread_ts"] == msg["ts"] and len(slack.fake.posts()) == 1
+    assert "I could not read all of the attached log" in post["text"]
+    assert "huge.log: skipped, larger than 50 MB" in texts(post["blocks"])
+    assert "Test: CUDA out of memory" not in post["text"]  # its size, as Slack gave it, kept it from being fetched
+
+
+def test_a_shared_binary_log_gets_one_note_in_the_thread_and_a_shared_image_none(slack):
+    junk = random.Random(4).randbytes(64 << 10)
+    url = slack.fake.add_file("core.log", junk)
+    slack.event(payloads.file_share("rank 3 left this", [payloads.slack_file("core.log", url, len(junk))]))
+    post = slack.fake.wait_for(lambda: slack.fake.posts())[0]
+    assert "core.log: skipped, not a text file (binary content)" in texts(post["blocks"])
+    slack.idle()
+    image = slack.fake.add_file("loss.png", b"\x89PNG")
+    slack.event(payloads.file_share("loss curve", [payloads.slack_file("loss.png", image, 4, "image/png", "png")]))
+    slack.idle()
+    assert len(slack.fake.posts()) == 1
 
 
 def test_an_image_attachment_is_not_downloaded(slack):
@@ -125,6 +157,18 @@ def test_a_log_slack_serves_as_its_sign_in_page_is_reported_unread_not_diagnosed
     post = slack.fake.wait_for(lambda: slack.fake.posts())[0]
     text = texts(post["blocks"])
     assert "train.log: could not be read" in text and "files:read" in text
+
+
+def test_a_binary_attachment_is_said_to_be_no_text_file_not_diagnosed_as_a_log(slack):
+    # compressed or random bytes: about 0.4 % NULs, under the scanner's 1 %, so its noise was read as lines
+    junk = random.Random(4).randbytes(256 << 10)
+    url = slack.fake.add_file("dump.log", junk)
+    slack.event(payloads.mention("what is wrong here?", files=[payloads.slack_file("dump.log", url, len(junk))]))
+    post = slack.fake.wait_for(lambda: slack.fake.posts())[0]
+    shown = texts(post["blocks"])
+    assert "dump.log: skipped, not a text file (binary content)" in shown
+    slack.idle()
+    assert slack.tracebot.store.recent_diagnoses("C0TRAIN")[0].matches == []
 
 
 def test_an_attachment_found_over_the_cap_while_downloading_is_said_to_be_skipped_as_too_large(slack):

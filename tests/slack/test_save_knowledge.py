@@ -308,3 +308,25 @@ def test_a_draft_from_a_fenced_escaped_paste_carries_the_error_not_slacks_markup
     assert "```" not in draft and "&gt;" not in draft and "&lt;" not in draft and "&amp;" not in draft, draft
     assert "in <module>" in draft and "ValueError: shard 11 > 8 shards & no fallback" in draft, draft
     assert "reshard & pass `--num-shards 16`" in draft, draft
+
+
+def test_kb_new_from_a_saved_thread_drafts_the_error_not_slacks_markup_as_the_shortcut_does(tmp_path, kb_dir, capsys,
+                                                                                              monkeypatch):
+    # a thread saved from Slack (conversations.replies, an export) has its text as Slack sends it
+    from tracebot.cli import main
+
+    monkeypatch.delenv("TRACEBOT_CONFIG", raising=False)
+    thread = tmp_path / "thread.json"
+    messages = [{"ts": "1.1", "user": "U0ERIN", "text": FENCED}, {"ts": "1.2", "user": "U0CAROL", "text": FENCED_FIX}]
+    thread.write_text(__import__("json").dumps({"messages": messages}))
+    out = tmp_path / "drafts"  # not made yet: it was a FileNotFoundError traceback after the whole lint and compare
+    assert main(["kb", "new", "--from-thread", str(thread), "--knowledge", str(kb_dir), "--out", str(out), "--fix", "1"]) == 0
+    capsys.readouterr()
+    draft = next(out.glob("*.yaml")).read_text()
+    assert "```" not in draft and "&gt;" not in draft and "&lt;" not in draft and "&amp;" not in draft, draft
+    assert "in <module>" in draft and "ValueError: shard 11 > 8 shards & no fallback" in draft, draft
+    assert "reshard & pass `--num-shards 16`" in draft, draft
+    (tmp_path / "a-file").write_text("")
+    assert main(["kb", "new", "--from-thread", str(thread), "--knowledge", str(kb_dir), "--out", str(tmp_path / "a-file"),
+                 "--fix", "1"]) == 2
+    assert "error: cannot write the draft to" in capsys.readouterr().err

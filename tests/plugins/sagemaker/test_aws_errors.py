@@ -59,8 +59,11 @@ def test_valid_job_names_pass_validation():
         "job_name": "llama-70b-pretrain-2024-05-02-10-01-12-442"
     }
     assert parse(["a" * 63]) == {"job_name": "a" * 63}
-    with pytest.raises(UsageError, match="Usage"):
+    # the host adds the one usage line; the message says what was wrong ("Usage: /trace /trace …" twice before)
+    with pytest.raises(UsageError, match="^Give exactly one training job name.$"):
         parse(["two", "words"])
+    with pytest.raises(UsageError, match="^Which training job"):
+        parse([])
 
 
 def test_unknown_job_says_no_such_training_job(moto_aws, make_ctx):
