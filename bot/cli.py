@@ -17,6 +17,7 @@ import signal
 import stat
 import sys
 import time
+import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -83,7 +84,7 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
     from tracebot.render.text import render_diagnosis
 
     given = Path(args.file) if args.file not in (None, "-") and not args.batch else None
-    why = _not_a_file(given) if given is not None else None
+    why = (_not_a_file(given) or _not_a_log(given)) if given is not None else None
     if why:  # said before loading the knowledge base (seconds at 1,000 entries with nothing cached)
         print(f"error: {given}: {why}", file=sys.stderr)
         return 2
@@ -132,6 +133,17 @@ def _not_a_file(path: Path) -> str | None:
     if not stat.S_ISREG(mode):
         return "not a regular file (a FIFO, socket or device); only files are read"
     return None
+
+
+def _not_a_log(path: Path) -> str | None:
+    """Why ``path``, a regular file, is not diagnosed as a log (None: it is): a core dump, an archive or an
+    image is byte noise whose stray words read as error lines. The attachments' test (:func:`file_is_text`)."""
+    from tracebot.matcher.scan import file_is_text
+
+    try:
+        return None if file_is_text(path) else "not a text file (binary content); diagnose reads logs and pastes"
+    except (OSError, EOFError, zlib.error):
+        return None  # unreadable or damaged: the scan says how, with what it could read
 
 
 def _read_batch(path: Path) -> list[dict[str, Any]] | None:

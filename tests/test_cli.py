@@ -84,7 +84,10 @@ def test_diagnose_a_directory_or_a_fifo_says_what_it_is_and_a_bad_batch_file_is_
     os.mkfifo(fifo)
     binary = tmp_path / "cases.jsonl"
     binary.write_bytes(b'\xff\xfe{"text": "x"}\n')
+    core = tmp_path / "core.log"  # a core dump's bytes read as a log gave error guesses from their noise
+    core.write_bytes(b"\x7fELF\x02\x01\x01\x00" + bytes(range(256)) * 64)
     expected = [
+        (("diagnose", str(core)), b"not a text file (binary content)"),
         (("diagnose", str(tmp_path)), b"a directory, not a file"),
         (("diagnose", str(fifo)), b"not a regular file"),
         (("diagnose", "--batch", str(tmp_path / "missing.jsonl")), b"no such file"),
