@@ -418,3 +418,20 @@ def test_a_restart_on_a_locked_database_starts_and_answers_new_pastes(app, tmp_p
         other.close()
     assert slack.tracebot.resume() == 1, "unlocked, the next start takes the work over"
     assert_each_answered_once_in_its_thread(slack, [left])
+
+
+def test_a_restart_whose_inbox_holds_an_unreadable_row_starts_and_answers_the_others(app):
+    # a row edited by hand, or cut short on a disk that filled: its payload is not JSON. It crashed resume()
+    # (JSONDecodeError is no StoreError), so `tracebot serve` did not start, and a restart-on-failure unit
+    # crashed on it again at every start, the good rows never answered
+    slack = app()
+    first = payloads.message(OOM_LINE, channel="C0LEFT")
+    _left_by_a_killed_process(slack.tracebot.store, "auto", {"msg": asdict(from_message(first))})
+    bad = _left_by_a_killed_process(slack.tracebot.store, "auto", {"msg": {}})
+    slack.tracebot.store.db.execute("UPDATE inbox SET payload = ? WHERE id = ?", ['{"msg": {"channel": "C0', bad])
+    last = payloads.message(f"[rank1]: {OOM_LINE}", channel="C0LEFT")
+    _left_by_a_killed_process(slack.tracebot.store, "auto", {"msg": asdict(from_message(last))})
+    assert slack.tracebot.resume() == 2
+    assert_each_answered_once_in_its_thread(slack, [first, last])
+    assert slack.tracebot.store.count("inbox") == 0, "the unreadable row is not taken over again at every start"
+
