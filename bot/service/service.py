@@ -563,8 +563,9 @@ class Service:
         where = thread_of(work)
         channel, thread = where if where else (p["channel"], p.get("thread_ts"))
         if not old and p["command"] in REPLAYED_COMMANDS:
+            # the caller's rights as they are now; and the command the text plans, not the row's word for it
             plan = self.router.plan(p["text"], self.caller(user), p["channel"])
-            if plan.kind == "run" and self.runs.start(plan, channel, user, thread_ts=thread) is None:
+            if plan.kind == "run" and plan.command in REPLAYED_COMMANDS and self.runs.start(plan, channel, user, thread_ts=thread) is None:
                 self._mark_parent(work, channel, p["label"], user, ":arrows_counterclockwise: tracebot restarted; answered again below")
                 self.inbox.done(work.id)
                 return

@@ -435,3 +435,18 @@ def test_a_restart_whose_inbox_holds_an_unreadable_row_starts_and_answers_the_ot
     assert_each_answered_once_in_its_thread(slack, [first, last])
     assert slack.tracebot.store.count("inbox") == 0, "the unreadable row is not taken over again at every start"
 
+
+
+def test_a_trace_row_edited_to_say_diagnose_does_not_replay_another_command(app):
+    # only /trace diagnose is answered again after a restart; the check read the row's "command" field but
+    # ran whatever its text planned, so a row saying diagnose with the text of a plugin run re-ran the plugin
+    slack = app()
+    _left_by_a_killed_process(slack.tracebot.store, "trace", {
+        "text": "slow 7", "label": "slow 7", "command": "diagnose", "channel": "C0TRAIN", "user": "U0ALICE",
+        "thread_ts": None,
+    }, thread=("C0TRAIN", "1763000000.000300"))
+    assert slack.tracebot.resume() == 1
+    slack.idle()
+    assert slack.slow.runs == [], "a plugin run is never re-run behind the caller's back"
+    note = [p["text"] for p in slack.fake.posts("C0TRAIN") if p.get("thread_ts") == "1763000000.000300"]
+    assert len(note) == 1 and "did not run it again" in note[0]
