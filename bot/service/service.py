@@ -40,10 +40,10 @@ from tracebot.service.dedupe import RecentKeys, delivery_keys
 from tracebot.service.egress import EgressOutbox
 from tracebot.service.inbound import (
     Click,
-    FileRef,
     Inbound,
     SlashCommand,
     as_slack_sends,
+    inbound_from_record,
     mentions,
     plain_text,
 )
@@ -544,7 +544,7 @@ class Service:
         if work.kind == "trace":
             self._resume_trace(work, old)
             return
-        msg = Inbound(**{**p["msg"], "files": [FileRef(**f) for f in p["msg"].get("files") or []]})
+        msg = inbound_from_record(p["msg"])
         accepted = Accepted([], work.id)
         if work.kind == "auto" and old:
             log.warning("dropped an unanswered paste in %s from %.0f minutes ago (tracebot was stopped)",
