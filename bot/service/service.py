@@ -70,6 +70,14 @@ SHEDDING_NOTICE_S = 60.0  # at most one "I'm skipping messages here" notice per 
 REPLAYED_COMMANDS = frozenset({"diagnose"})
 
 
+def _duration(seconds: float) -> str:
+    """``seconds`` as a person reads it: under two minutes in seconds (never "0 minutes"), under two hours
+    in minutes, else in hours."""
+    if seconds < 120:
+        return f"{seconds:.0f} seconds"
+    return f"{seconds / 60:.0f} minutes" if seconds < 7200 else f"{seconds / 3600:.0f} hours"
+
+
 @dataclass(frozen=True)
 class Accepted:
     """A delivery claimed for this process: its keys, and its inbox row (None: the store could not
@@ -583,7 +591,7 @@ class Service:
     def _tell_dropped(self, work: Work, channel: str, thread: str | None, user: str | None, what: str) -> None:
         text = (
             f":warning: tracebot restarted and dropped {what} (it waited longer than "
-            f"{self.config.replay_max_age_s / 60:.0f} minutes). Post it again if you still need an answer."
+            f"{_duration(self.config.replay_max_age_s)}). Post it again if you still need an answer."
         )
         if work.kind == "trace":
             self._mark_parent(work, channel, work.payload["label"], user, ":warning: dropped: tracebot restarted")

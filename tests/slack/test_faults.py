@@ -466,3 +466,15 @@ def test_a_message_left_by_another_version_of_tracebot_is_still_answered(app):
     slack.idle()
     assert len(replies) == 1 and "Test: CUDA out of memory" in texts(replies[0]["blocks"])
 
+
+
+def test_the_dropped_note_says_how_long_work_may_wait_in_words_that_are_true(app):
+    # TRACEBOT_REPLAY_MAX_AGE_S under a minute was shown as "it waited longer than 0 minutes"
+    slack = app()
+    slack.tracebot.config.replay_max_age_s = 20.0
+    left = payloads.mention(OOM_LINE, channel="C0LEFT")
+    work_id = _left_by_a_killed_process(slack.tracebot.store, "direct", {"msg": asdict(from_message(left)), "source": "mention"})
+    slack.tracebot.store.db.execute("UPDATE inbox SET created_at = created_at - 60 WHERE id = ?", [work_id])
+    assert slack.tracebot.resume() == 1
+    note = slack.fake.wait_for(lambda: [p["text"] for p in slack.fake.posts("C0LEFT") if p.get("thread_ts") == left["ts"]])
+    assert "restarted and dropped your message" in note[0] and "longer than 20 seconds" in note[0], note[0]
