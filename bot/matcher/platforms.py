@@ -52,8 +52,9 @@ def patterns(path: Path = PLATFORMS) -> dict[str, Any]:
 # it runs on Linux; it says so by naming macOS).
 ASSUMED = {"linux": frozenset({"macos"})}
 # Platforms that exist on one operating system only: a text using their words is on it, whatever else it names
-# ("I submit from my macOS laptop: srun: error: task 0: Out Of Memory" is a Linux node's OOM killer).
-RUNS_ON = {"slurm": "linux"}
+# ("I submit from my macOS laptop: srun: error: task 0: Out Of Memory" is a Linux node's OOM killer; a SageMaker
+# training job runs in a Linux container whatever launched it).
+RUNS_ON = {"slurm": "linux", "sagemaker": "linux"}
 
 
 def mentioned(text: str) -> frozenset[str]:

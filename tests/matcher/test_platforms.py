@@ -96,7 +96,14 @@ SLURM_OOM_FROM_A_MAC = (
 )
 
 
-@pytest.mark.parametrize("text", [OOM_ON_A_NODE_NAMED_DARWIN, SLURM_OOM_FROM_A_MAC])
+SAGEMAKER_OOM_FROM_A_MAC = (
+    "I launch the estimator from my MacBook (macOS 14). The training job failed:\n"
+    "ClientError: An error occurred (ValidationException): Please use an instance type with more memory, or "
+    "reduce the size of your training job."
+)
+
+
+@pytest.mark.parametrize("text", [OOM_ON_A_NODE_NAMED_DARWIN, SLURM_OOM_FROM_A_MAC, SAGEMAKER_OOM_FROM_A_MAC])
 def test_the_oom_killer_on_a_linux_node_is_answered_whatever_else_the_text_names(matcher, text: str):
     d = matcher.diagnose(text)
     assert d.best is not None and d.best.entry_id == "host-oom-killed" and d.best.confident, d.matches[:3]
