@@ -478,3 +478,19 @@ def test_the_dropped_note_says_how_long_work_may_wait_in_words_that_are_true(app
     assert slack.tracebot.resume() == 1
     note = slack.fake.wait_for(lambda: [p["text"] for p in slack.fake.posts("C0LEFT") if p.get("thread_ts") == left["ts"]])
     assert "restarted and dropped your message" in note[0] and "longer than 20 seconds" in note[0], note[0]
+
+
+
+def test_a_trace_when_tracebot_is_too_busy_to_queue_it_tells_the_caller_so(app):
+    # mend11's TraceRuns._submit returns the run's (job, created) or the "busy" reply, both tuples: start() took
+    # the reply for a queued job and returned None, so a /trace refused under load acked with nothing at all
+    slack = app()
+    slack.tracebot.runs.pool = JobPool(workers=1, max_pending=0)  # every run refused: busy
+    resp = slack.command("slow 7")
+    assert resp.status == 200 and "tracebot is busy" in json.dumps(resp.json()), resp.body
+    mention = payloads.mention("slow 8", channel="C0TRAIN")
+    slack.event(mention)
+    slack.idle()
+    replies = [p["text"] for p in slack.fake.posts("C0TRAIN") if p.get("thread_ts") == mention["ts"]]
+    assert len(replies) == 1 and "tracebot is busy" in replies[0], replies
+    assert slack.slow.runs == [] and slack.tracebot.store.count("inbox") == 0
