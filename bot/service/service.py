@@ -570,13 +570,6 @@ class Service:
         label, user = render.escape(p["label"]), p.get("user")
         where = thread_of(work)
         channel, thread = where if where else (p["channel"], p.get("thread_ts"))
-        if not old and p["command"] in REPLAYED_COMMANDS:
-            # the caller's rights as they are now; and the command the text plans, not the row's word for it
-            plan = self.router.plan(p["text"], self.caller(user), p["channel"])
-            if plan.kind == "run" and plan.command in REPLAYED_COMMANDS and self.runs.start(plan, channel, user, thread_ts=thread) is None:
-                self._mark_parent(work, channel, p["label"], user, ":arrows_counterclockwise: tracebot restarted; answered again below")
-                self.inbox.done(work.id)
-                return
         if old:
             self._tell_dropped(work, channel, thread, user, f"`/trace {label}`")
             return
@@ -585,6 +578,16 @@ class Service:
             "it reaches outside tracebot (SLURM, AWS or a job's processes) with what was true when you asked. "
             "Run it again if you still need it."
         )
+        if p["command"] in REPLAYED_COMMANDS:
+            # the caller's rights as they are now; and the command the text plans, not the row's word for it
+            plan = self.router.plan(p["text"], self.caller(user), p["channel"])
+            if plan.kind == "run" and plan.command in REPLAYED_COMMANDS:
+                busy = self.runs.start(plan, channel, user, thread_ts=thread)
+                if busy is None:
+                    self._mark_parent(work, channel, p["label"], user, ":arrows_counterclockwise: tracebot restarted; answered again below")
+                    self.inbox.done(work.id)
+                    return
+                why = f"{busy[0]} (tracebot restarted while `/trace {label}` was running.) Run it again if you still need it."
         self._mark_parent(work, channel, p["label"], user, ":warning: interrupted: tracebot restarted")
         self._tell(work, channel, thread, user, why)
 

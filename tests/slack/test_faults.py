@@ -494,3 +494,19 @@ def test_a_trace_when_tracebot_is_too_busy_to_queue_it_tells_the_caller_so(app):
     replies = [p["text"] for p in slack.fake.posts("C0TRAIN") if p.get("thread_ts") == mention["ts"]]
     assert len(replies) == 1 and "tracebot is busy" in replies[0], replies
     assert slack.slow.runs == [] and slack.tracebot.store.count("inbox") == 0
+
+
+def test_a_trace_diagnose_that_cannot_be_queued_after_a_restart_is_not_said_to_reach_outside_tracebot(app):
+    # /trace diagnose is answered again after a restart; when the run pool was full its note said it "reaches
+    # outside tracebot (SLURM, AWS or a job's processes)", which diagnose does not: the caller is told why
+    slack = app()
+    slack.tracebot.runs.pool = JobPool(workers=1, max_pending=0)  # every run refused: busy
+    _left_by_a_killed_process(slack.tracebot.store, "trace", {
+        "text": f"diagnose {OOM_LINE}", "label": "diagnose", "command": "diagnose", "channel": "C0TRAIN",
+        "user": "U0ALICE", "thread_ts": None,
+    }, thread=("C0TRAIN", "1763000000.000400"))
+    assert slack.tracebot.resume() == 1
+    slack.idle()
+    note = [p["text"] for p in slack.fake.posts("C0TRAIN") if p.get("thread_ts") == "1763000000.000400"]
+    assert len(note) == 1 and "SLURM" not in note[0] and "busy" in note[0] and "Run it again" in note[0], note
+    assert slack.tracebot.store.count("inbox") == 0
