@@ -15,8 +15,16 @@ import re
 # "Add a helper that retries …" and "that would have been helpful, thanks" ask nothing); Japanese why,
 # is it …?, tell me, what should I do; Chinese why, how, may I ask, would you mind (a request's courtesy),
 # help, ask for advice.
+#
+# An auxiliary opening a line asks ("Can I", "Does anyone", "Should I") unless "not" or "be" follows it: "Should
+# be fine now", "Does not happen any more" state something, their subject left out. A contraction still asks:
+# "Can't load the DP model", "Don't know why it hangs" open a request for help (measured: without them a title
+# like that lost its confident answer). The
+# space before a line's first word is [^\S\n]*, not \s*: \s crosses line ends, so every line of a run of blank
+# ones would rescan the rest (quadratic).
 _ASKING = re.compile(
-    r"[?？]|^\s*(?:how|why|what|which|anyone|any idea|is there|does|do|should|can|could)\b"
+    r"[?？]|^[^\S\n]*(?:how|why|what|which|anyone|any idea|is there"
+    r"|(?:does|do|should|can|could)(?![^\S\n]+(?:not|be)\b))\b"
     r"|in advance|any (?:idea|help|hint)|please|\bhelp(?:s|ed|ing)?\b"
     r"|なぜ|でしょうか|ですか|教えて|どうすれば|どうしたら"
     r"|为什么|為什麼|怎么|怎麼|如何|请问|請問|麻烦|麻煩|求助|请教|請教",

@@ -51,6 +51,10 @@ def patterns(path: Path = PLATFORMS) -> dict[str, Any]:
 # Platforms a text is on unless it names one of the others: an operating system (a training log rarely says
 # it runs on Linux; it says so by naming macOS).
 ASSUMED = {"linux": frozenset({"macos"})}
+# Platforms that exist on one operating system only: a text using their words is on it, whatever else it names
+# ("I submit from my macOS laptop: srun: error: task 0: Out Of Memory" is a Linux node's OOM killer; a SageMaker
+# training job runs in a Linux container whatever launched it).
+RUNS_ON = {"slurm": "linux", "sagemaker": "linux"}
 
 
 def mentioned(text: str) -> frozenset[str]:
@@ -61,8 +65,10 @@ def mentioned(text: str) -> frozenset[str]:
 def off(own: Iterable[str], found: frozenset[str]) -> bool:
     """Whether an entry whose failure exists only on the platforms ``own`` (``Entry.platform``; empty: any) is
     off them in a text that uses the words of ``found`` (:func:`mentioned`): it names none of them, and none is
-    an :data:`ASSUMED` platform the text does not rule out by naming another."""
+    an :data:`ASSUMED` platform the text does not rule out by naming another (a platform that runs on one
+    operating system only, :data:`RUNS_ON`, names that one too)."""
     own = frozenset(own)
+    found = found | {RUNS_ON[p] for p in found if p in RUNS_ON}
     return bool(own) and not own & (found | {p for p, others in ASSUMED.items() if not found & others})
 
 

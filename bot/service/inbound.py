@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
+from typing import Any
 
 
 @dataclass
@@ -32,6 +33,19 @@ class Inbound:
     def thread_root(self) -> str:
         """Where a reply goes: the message's thread, or a new thread under it."""
         return self.thread_ts or self.ts
+
+
+def _known(cls: type, data: dict[str, Any]) -> dict[str, Any]:
+    names = {f.name for f in fields(cls)}
+    return {k: v for k, v in data.items() if k in names}
+
+
+def inbound_from_record(data: dict[str, Any]) -> Inbound:
+    """The message ``dataclasses.asdict`` wrote to the durable inbox, read back. Fields this version does
+    not know are left out (a row written by a newer tracebot, read after a rollback): the message is still
+    answered. A field it needs and the row lacks is a TypeError, which the caller logs."""
+    files = [FileRef(**_known(FileRef, f)) for f in data.get("files") or []]
+    return Inbound(**{**_known(Inbound, data), "files": files})
 
 
 @dataclass

@@ -72,10 +72,10 @@ class TraceRuns:
         self, plan: Plan, channel: str, user: str | None, thread_ts: str | None
     ) -> render.Rendered | None:
         """Queue ``plan``; return a reply for the user now (busy, already running) or None."""
-        queued = self._submit(plan, channel, user, thread_ts, key=plan.key, meta={"rights": self._rights(user)})
-        if not isinstance(queued, tuple):
-            return queued
-        job, created = queued
+        try:
+            job, created = self._submit(plan, channel, user, thread_ts, key=plan.key, meta={"rights": self._rights(user)})
+        except PoolBusy as exc:
+            return _busy(exc)
         if created:
             return None
         with self._lock:
@@ -105,8 +105,11 @@ class TraceRuns:
     def _start_unshared(
         self, plan: Plan, channel: str, user: str | None, thread_ts: str | None
     ) -> render.Rendered | None:
-        queued = self._submit(plan, channel, user, thread_ts)
-        return queued if not isinstance(queued, tuple) else None
+        try:
+            self._submit(plan, channel, user, thread_ts)
+        except PoolBusy as exc:
+            return _busy(exc)
+        return None
 
     def _submit(
         self,
@@ -117,8 +120,9 @@ class TraceRuns:
         *,
         key: str | None = None,
         meta: dict[str, object] | None = None,
-    ) -> tuple[Job, bool] | render.Rendered:
-        """Queue the run, recorded in the inbox first (a restart finds it there); or the "busy" reply."""
+    ) -> tuple[Job, bool]:
+        """Queue the run, recorded in the inbox first (a restart finds it there): the job and whether it is
+        new. PoolBusy when the pool is full (its inbox row is gone again)."""
         work_id = self.inbox.add("trace", {
             "text": plan.text, "label": plan.label, "command": plan.command,
             "channel": channel, "user": user, "thread_ts": thread_ts,
@@ -130,10 +134,9 @@ class TraceRuns:
                 key=key,
                 meta={"channel": channel, **(meta or {})},
             )
-        except PoolBusy as exc:
+        except PoolBusy:
             self.inbox.done(work_id)
-            text = f":hourglass: {exc}"
-            return text, [render.section(text)]
+            raise
         if not created:  # the run already going answers it
             self.inbox.done(work_id)
         return job, created
@@ -269,3 +272,9 @@ class TraceRuns:
                     self.outbox.post(f.channel, text, [render.section(text)], f.thread_ts)
             except Exception:
                 log.exception("could not post /trace %s to %s", plan.label, f.channel)
+
+
+def _busy(exc: PoolBusy) -> render.Rendered:
+    """The reply to a run the pool could not take."""
+    text = f":hourglass: {exc}"
+    return text, [render.section(text)]

@@ -41,9 +41,9 @@ from tracebot.service.dedupe import RecentKeys, delivery_keys
 from tracebot.service.egress import EgressOutbox
 from tracebot.service.inbound import (
     Click,
-    FileRef,
     Inbound,
     SlashCommand,
+    inbound_from_record,
     mentions,
 )
 from tracebot.service.inbox import Inbox, thread_of
@@ -67,6 +67,14 @@ SHEDDING_NOTICE_S = 60.0  # at most one "I'm skipping messages here" notice per 
 # others reach outside tracebot (SLURM, AWS, py-spy pausing a job's processes with ptrace) with the
 # rights and the job state of when they were asked: the caller is told, and runs them again if needed.
 REPLAYED_COMMANDS = frozenset({"diagnose"})
+
+
+def _duration(seconds: float) -> str:
+    """``seconds`` as a person reads it: under two minutes in seconds (never "0 minutes"), under two hours
+    in minutes, else in hours."""
+    if seconds < 120:
+        return f"{seconds:.0f} seconds"
+    return f"{seconds / 60:.0f} minutes" if seconds < 7200 else f"{seconds / 3600:.0f} hours"
 
 
 @dataclass(frozen=True)
@@ -547,7 +555,7 @@ class Service:
         if work.kind == "trace":
             self._resume_trace(work, old)
             return
-        msg = Inbound(**{**p["msg"], "files": [FileRef(**f) for f in p["msg"].get("files") or []]})
+        msg = inbound_from_record(p["msg"])
         accepted = Accepted([], work.id)
         if work.kind == "auto" and old:
             log.warning("dropped an unanswered paste in %s from %.0f minutes ago (tracebot was stopped)",
@@ -565,12 +573,6 @@ class Service:
         label, user = render.escape(p["label"]), p.get("user")
         where = thread_of(work)
         channel, thread = where if where else (p["channel"], p.get("thread_ts"))
-        if not old and p["command"] in REPLAYED_COMMANDS:
-            plan = self.router.plan(p["text"], self.caller(user), p["channel"])
-            if plan.kind == "run" and self.runs.start(plan, channel, user, thread_ts=thread) is None:
-                self._mark_parent(work, channel, p["label"], user, ":arrows_counterclockwise: tracebot restarted; answered again below")
-                self.inbox.done(work.id)
-                return
         if old:
             self._tell_dropped(work, channel, thread, user, f"`/trace {label}`")
             return
@@ -579,13 +581,23 @@ class Service:
             "it reaches outside tracebot (SLURM, AWS or a job's processes) with what was true when you asked. "
             "Run it again if you still need it."
         )
+        if p["command"] in REPLAYED_COMMANDS:
+            # the caller's rights as they are now; and the command the text plans, not the row's word for it
+            plan = self.router.plan(p["text"], self.caller(user), p["channel"])
+            if plan.kind == "run" and plan.command in REPLAYED_COMMANDS:
+                busy = self.runs.start(plan, channel, user, thread_ts=thread)
+                if busy is None:
+                    self._mark_parent(work, channel, p["label"], user, ":arrows_counterclockwise: tracebot restarted; answered again below")
+                    self.inbox.done(work.id)
+                    return
+                why = f"{busy[0]} (tracebot restarted while `/trace {label}` was running.) Run it again if you still need it."
         self._mark_parent(work, channel, p["label"], user, ":warning: interrupted: tracebot restarted")
         self._tell(work, channel, thread, user, why)
 
     def _tell_dropped(self, work: Work, channel: str, thread: str | None, user: str | None, what: str) -> None:
         text = (
             f":warning: tracebot restarted and dropped {what} (it waited longer than "
-            f"{self.config.replay_max_age_s / 60:.0f} minutes). Post it again if you still need an answer."
+            f"{_duration(self.config.replay_max_age_s)}). Post it again if you still need an answer."
         )
         if work.kind == "trace":
             self._mark_parent(work, channel, work.payload["label"], user, ":warning: dropped: tracebot restarted")

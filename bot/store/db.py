@@ -82,6 +82,14 @@ def _insert_work(conn: sqlite3.Connection, work: Work, now: float, *, commit: bo
     return cursor.lastrowid
 
 
+def _payload(text: str) -> dict[str, Any]:
+    """An inbox row's payload; ValueError (or TypeError) when it is not a JSON object (edited, cut short)."""
+    payload = json.loads(text)
+    if not isinstance(payload, dict):
+        raise ValueError("not a JSON object")
+    return payload
+
+
 def _create_private(path: Path) -> None:
     """Make a missing database file (and its folder) readable by this user alone: it keeps what was pasted
     in DMs and private channels and who traced what, and tracebot runs on a login node others share.
@@ -275,14 +283,25 @@ class Store:
                     "SELECT id, kind, payload, owner, thread, created_at FROM inbox WHERE owner != ? ORDER BY id",
                     [owner],
                 ).fetchall()
-                taken = [r for r in rows if orphaned(r[3], r[5])]
-                conn.executemany("UPDATE inbox SET owner = ? WHERE id = ?", [(owner, r[0]) for r in taken])
+                work: list[Work] = []
+                unreadable: list[int] = []
+                for id_, kind, payload, old, thread, at in rows:
+                    try:
+                        if orphaned(old, at):
+                            work.append(Work(kind, _payload(payload), owner, id=id_, thread=thread, created_at=at))
+                    except (AttributeError, TypeError, ValueError):
+                        unreadable.append(id_)
+                # A row that cannot be read cannot be answered: it goes (logged by id, not by its content),
+                # so it neither stops the others nor is taken over again at every start.
+                conn.executemany("UPDATE inbox SET owner = ? WHERE id = ?", [(owner, w.id) for w in work])
+                conn.executemany("DELETE FROM inbox WHERE id = ?", [(id_,) for id_ in unreadable])
             except BaseException:
                 conn.rollback()
                 raise
             conn.commit()
-            return [Work(kind, json.loads(payload), owner, id=id_, thread=thread, created_at=at)
-                    for id_, kind, payload, _old, thread, at in taken]
+            for id_ in unreadable:
+                log.error("dropped inbox row %s left by a stopped process: its owner, age or payload cannot be read", id_)
+            return work
 
         return self._run(adopt)
 

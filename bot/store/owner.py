@@ -3,7 +3,7 @@
 A token names one process for as long as it lives: host name, kernel boot, pid and the pid's start time
 (``/proc/<pid>/stat``), so a pid reused after a restart or a reboot is not mistaken for the old process.
 A token from another host (another container, say) cannot be checked from here: it counts as alive, and
-only its age lets another process take its work (:meth:`tracebot.store.Store.adopt_inbox`).
+only its age lets another process take its work (:meth:`tracebot.store.Store.adopt_work`).
 """
 
 from __future__ import annotations

@@ -47,3 +47,25 @@ def test_a_thank_you_that_goes_on_to_ask_without_a_question_mark_is_answered(mat
         "how do I keep it from coming back when I double the batch"
     )
     assert d.best is not None and d.best.entry_id == "cuda-oom" and d.best.confident, d.notes
+
+
+# Written here. A line opening with an auxiliary asks ("Can I …", "Does anyone …", "Should I …"), but not one
+# whose auxiliary is followed by "not" or "be": "Should be fine now", "Does not happen any more". Since the
+# thank-you rule took the model's line-opening words, such a thank-you was answered.
+RESOLVED_WITH_AN_AUXILIARY = [
+    "Should be solved: halving the batch fixed the CUDA out of memory, thanks",
+    "Does not happen anymore: halving the batch fixed the CUDA out of memory, thanks",
+    "Do not see the CUDA out of memory anymore after halving the batch, thanks",
+]
+
+
+@pytest.mark.parametrize("text", RESOLVED_WITH_AN_AUXILIARY)
+def test_a_thank_you_opening_with_an_auxiliary_that_asks_nothing_stays_silent(matcher: Matcher, text: str):
+    d = matcher.diagnose(text)
+    assert not d.confident and "thank-you" in " ".join(d.notes), d.notes
+
+
+def test_asking_does_not_slow_down_on_whitespace_lines():
+    # ``^\s*`` with MULTILINE crossed line ends, so every blank line rescanned the rest: quadratic in their number
+    assert not asks("\n" * 200_000 + "it works now")
+    assert asks("   \n  \n   how do I fix it")

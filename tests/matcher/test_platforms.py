@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from tests.support import entry_dict, write_kb
 from tracebot.authoring.lint import platform_problems
@@ -80,3 +81,35 @@ def test_a_macos_kill_is_not_answered_as_the_oom_killer(matcher):
 def test_the_same_kill_on_linux_is_still_the_oom_killer(matcher):
     d = matcher.diagnose(LINUX_KILL)
     assert d.best is not None and d.best.entry_id == "host-oom-killed" and d.best.confident
+
+
+# Written here. Node names are a cluster's, and "Darwin" is one (LANL's, Cambridge's): a Linux node named
+# darwin-… is no macOS. And a person may say what their laptop runs while pasting what the cluster said: SLURM
+# runs on Linux only, so a text that uses SLURM's words is on Linux whatever else it names.
+OOM_ON_A_NODE_NAMED_DARWIN = (
+    "[Tue Nov 24 10:02:11 2026] Out of memory: Killed process 41235 (python) total-vm:98765432kB\n"
+    "my job on darwin-gpu07 keeps dying, why?"
+)
+SLURM_OOM_FROM_A_MAC = (
+    "I submit from my macOS laptop over ssh and the job dies right after loading the checkpoint:\n"
+    "srun: error: gpu-n03: task 0: Out Of Memory"
+)
+
+
+SAGEMAKER_OOM_FROM_A_MAC = (
+    "I launch the estimator from my MacBook (macOS 14). The training job failed:\n"
+    "ClientError: An error occurred (ValidationException): Please use an instance type with more memory, or "
+    "reduce the size of your training job."
+)
+
+
+@pytest.mark.parametrize("text", [OOM_ON_A_NODE_NAMED_DARWIN, SLURM_OOM_FROM_A_MAC, SAGEMAKER_OOM_FROM_A_MAC])
+def test_the_oom_killer_on_a_linux_node_is_answered_whatever_else_the_text_names(matcher, text: str):
+    d = matcher.diagnose(text)
+    assert d.best is not None and d.best.entry_id == "host-oom-killed" and d.best.confident, d.matches[:3]
+
+
+def test_darwin_names_macos_as_an_operating_system_not_as_a_host():
+    assert mentioned("Darwin Kernel Version 23.1.0: Mon Oct 9 21:27:24 PDT 2023; root:xnu") == {"macos"}
+    assert mentioned("wheel built for darwin-arm64, target aarch64-apple-darwin") == {"macos"}
+    assert "macos" not in mentioned("node darwin-fe2 exited on signal 9 (Killed)")

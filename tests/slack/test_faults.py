@@ -418,3 +418,95 @@ def test_a_restart_on_a_locked_database_starts_and_answers_new_pastes(app, tmp_p
         other.close()
     assert slack.tracebot.resume() == 1, "unlocked, the next start takes the work over"
     assert_each_answered_once_in_its_thread(slack, [left])
+
+
+def test_a_restart_whose_inbox_holds_an_unreadable_row_starts_and_answers_the_others(app):
+    # a row edited by hand, or cut short on a disk that filled: its payload is not JSON. It crashed resume()
+    # (JSONDecodeError is no StoreError), so `tracebot serve` did not start, and a restart-on-failure unit
+    # crashed on it again at every start, the good rows never answered
+    slack = app()
+    first = payloads.message(OOM_LINE, channel="C0LEFT")
+    _left_by_a_killed_process(slack.tracebot.store, "auto", {"msg": asdict(from_message(first))})
+    bad = _left_by_a_killed_process(slack.tracebot.store, "auto", {"msg": {}})
+    slack.tracebot.store.db.execute("UPDATE inbox SET payload = ? WHERE id = ?", ['{"msg": {"channel": "C0', bad])
+    last = payloads.message(f"[rank1]: {OOM_LINE}", channel="C0LEFT")
+    _left_by_a_killed_process(slack.tracebot.store, "auto", {"msg": asdict(from_message(last))})
+    assert slack.tracebot.resume() == 2
+    assert_each_answered_once_in_its_thread(slack, [first, last])
+    assert slack.tracebot.store.count("inbox") == 0, "the unreadable row is not taken over again at every start"
+
+
+
+def test_a_trace_row_edited_to_say_diagnose_does_not_replay_another_command(app):
+    # only /trace diagnose is answered again after a restart; the check read the row's "command" field but
+    # ran whatever its text planned, so a row saying diagnose with the text of a plugin run re-ran the plugin
+    slack = app()
+    _left_by_a_killed_process(slack.tracebot.store, "trace", {
+        "text": "slow 7", "label": "slow 7", "command": "diagnose", "channel": "C0TRAIN", "user": "U0ALICE",
+        "thread_ts": None,
+    }, thread=("C0TRAIN", "1763000000.000300"))
+    assert slack.tracebot.resume() == 1
+    slack.idle()
+    assert slack.slow.runs == [], "a plugin run is never re-run behind the caller's back"
+    note = [p["text"] for p in slack.fake.posts("C0TRAIN") if p.get("thread_ts") == "1763000000.000300"]
+    assert len(note) == 1 and "did not run it again" in note[0]
+
+
+def test_a_message_left_by_another_version_of_tracebot_is_still_answered(app):
+    # the payload is not versioned: a row written by a newer tracebot (a field this one lacks, as after a
+    # rollback) made Inbound(**row) raise TypeError, and the message was dropped with nothing said in the thread
+    slack = app()
+    left = payloads.message(OOM_LINE, channel="C0LEFT")
+    msg = {**asdict(from_message(left)), "edited_at": "1763000000.000900"}
+    msg["files"] = [{"name": "log.txt", "url": None, "size": 3, "mimetype": "text/plain", "filetype": "text",
+                     "checksum": "abc"}]
+    _left_by_a_killed_process(slack.tracebot.store, "direct", {"msg": msg, "source": "mention"})
+    assert slack.tracebot.resume() == 1
+    replies = slack.fake.wait_for(lambda: [p for p in slack.fake.posts("C0LEFT") if p.get("thread_ts") == left["ts"]])
+    slack.idle()
+    assert len(replies) == 1 and "Test: CUDA out of memory" in texts(replies[0]["blocks"])
+
+
+
+def test_the_dropped_note_says_how_long_work_may_wait_in_words_that_are_true(app):
+    # TRACEBOT_REPLAY_MAX_AGE_S under a minute was shown as "it waited longer than 0 minutes"
+    slack = app()
+    slack.tracebot.config.replay_max_age_s = 20.0
+    left = payloads.mention(OOM_LINE, channel="C0LEFT")
+    work_id = _left_by_a_killed_process(slack.tracebot.store, "direct", {"msg": asdict(from_message(left)), "source": "mention"})
+    slack.tracebot.store.db.execute("UPDATE inbox SET created_at = created_at - 60 WHERE id = ?", [work_id])
+    assert slack.tracebot.resume() == 1
+    note = slack.fake.wait_for(lambda: [p["text"] for p in slack.fake.posts("C0LEFT") if p.get("thread_ts") == left["ts"]])
+    assert "restarted and dropped your message" in note[0] and "longer than 20 seconds" in note[0], note[0]
+
+
+
+def test_a_trace_when_tracebot_is_too_busy_to_queue_it_tells_the_caller_so(app):
+    # mend11's TraceRuns._submit returns the run's (job, created) or the "busy" reply, both tuples: start() took
+    # the reply for a queued job and returned None, so a /trace refused under load acked with nothing at all
+    slack = app()
+    slack.tracebot.runs.pool = JobPool(workers=1, max_pending=0)  # every run refused: busy
+    resp = slack.command("slow 7")
+    assert resp.status == 200 and "tracebot is busy" in json.dumps(resp.json()), resp.body
+    mention = payloads.mention("slow 8", channel="C0TRAIN")
+    slack.event(mention)
+    slack.idle()
+    replies = [p["text"] for p in slack.fake.posts("C0TRAIN") if p.get("thread_ts") == mention["ts"]]
+    assert len(replies) == 1 and "tracebot is busy" in replies[0], replies
+    assert slack.slow.runs == [] and slack.tracebot.store.count("inbox") == 0
+
+
+def test_a_trace_diagnose_that_cannot_be_queued_after_a_restart_is_not_said_to_reach_outside_tracebot(app):
+    # /trace diagnose is answered again after a restart; when the run pool was full its note said it "reaches
+    # outside tracebot (SLURM, AWS or a job's processes)", which diagnose does not: the caller is told why
+    slack = app()
+    slack.tracebot.runs.pool = JobPool(workers=1, max_pending=0)  # every run refused: busy
+    _left_by_a_killed_process(slack.tracebot.store, "trace", {
+        "text": f"diagnose {OOM_LINE}", "label": "diagnose", "command": "diagnose", "channel": "C0TRAIN",
+        "user": "U0ALICE", "thread_ts": None,
+    }, thread=("C0TRAIN", "1763000000.000400"))
+    assert slack.tracebot.resume() == 1
+    slack.idle()
+    note = [p["text"] for p in slack.fake.posts("C0TRAIN") if p.get("thread_ts") == "1763000000.000400"]
+    assert len(note) == 1 and "SLURM" not in note[0] and "busy" in note[0] and "Run it again" in note[0], note
+    assert slack.tracebot.store.count("inbox") == 0
