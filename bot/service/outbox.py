@@ -8,6 +8,8 @@ import logging
 from pathlib import Path
 from typing import Any, Protocol
 
+from tracebot.sizes import size_text
+
 log = logging.getLogger(__name__)
 Blocks = list[dict[str, Any]]
 
@@ -29,7 +31,9 @@ class DownloadTooLarge(DownloadRefused):
 
 
 def too_large(max_bytes: int) -> str:
-    return f"larger than {max_bytes >> 20} MB"
+    """Why a file was not read, in words: ``larger than 1 MB``, ``larger than 512 KB`` (a limit under a
+    megabyte said as ``0 MB`` read as "any file")."""
+    return f"larger than {size_text(max_bytes)}"
 
 
 class PostRefused(RuntimeError):

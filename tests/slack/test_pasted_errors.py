@@ -180,3 +180,14 @@ def test_an_attachment_found_over_the_cap_while_downloading_is_said_to_be_skippe
     slack.event(event)
     post = slack.fake.wait_for(lambda: slack.fake.posts())[0]
     assert "grown.log: skipped, larger than 1 MB" in texts(post["blocks"])
+
+
+def test_a_cap_under_a_megabyte_is_said_in_kilobytes_not_as_zero_megabytes(slack):
+    # TRACEBOT_MAX_FILE_MB=0.5: the note said "larger than 0 MB", which reads as "any file is too large"
+    slack.tracebot.limits = dataclasses.replace(slack.tracebot.limits, max_file_bytes=512 << 10)
+    url = slack.fake.add_file("half.log", b"x" * ((512 << 10) + 10))
+    event = payloads.mention("what is wrong here?")
+    event.update({"files": [payloads.slack_file("half.log", url, (512 << 10) + 10)]})
+    slack.event(event)
+    post = slack.fake.wait_for(lambda: slack.fake.posts())[0]
+    assert "half.log: skipped, larger than 512 KB" in texts(post["blocks"])
