@@ -555,6 +555,10 @@ class Service:
         if work.kind == "trace":
             self._resume_trace(work, old)
             return
+        if work.kind not in ("auto", "direct"):  # written by another version: not guessed at
+            log.warning("dropped work %s of a kind this version does not answer (%.40r)", work.id, work.kind)
+            self.inbox.done(work.id)
+            return
         msg = inbound_from_record(p["msg"])
         accepted = Accepted([], work.id)
         if work.kind == "auto" and old:

@@ -510,3 +510,16 @@ def test_a_trace_diagnose_that_cannot_be_queued_after_a_restart_is_not_said_to_r
     note = [p["text"] for p in slack.fake.posts("C0TRAIN") if p.get("thread_ts") == "1763000000.000400"]
     assert len(note) == 1 and "SLURM" not in note[0] and "busy" in note[0] and "Run it again" in note[0], note
     assert slack.tracebot.store.count("inbox") == 0
+
+def test_work_of_a_kind_this_version_does_not_know_is_dropped_not_answered_as_a_mention(app):
+    # a row written by a newer tracebot (a kind such as "shortcut" this version lacks) was replayed as a
+    # mention: an answer posted unasked into a thread, with whatever the row's "source" said
+    slack = app()
+    left = payloads.message(OOM_LINE, channel="C0LEFT")
+    _left_by_a_killed_process(slack.tracebot.store, "shortcut", {"msg": asdict(from_message(left)), "source": "x"})
+    good = payloads.message(f"[rank1]: {OOM_LINE}", channel="C0LEFT")
+    _left_by_a_killed_process(slack.tracebot.store, "auto", {"msg": asdict(from_message(good))})
+    assert slack.tracebot.resume() == 2
+    assert_each_answered_once_in_its_thread(slack, [good])
+    assert [p for p in slack.fake.posts("C0LEFT") if p.get("thread_ts") == left["ts"]] == []
+    assert slack.tracebot.store.count("inbox") == 0
