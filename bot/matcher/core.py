@@ -216,7 +216,6 @@ class Matcher:
         prepared: Prepared | None = None,
         gather: Gather | None = None,
         prewrite: bool | None = None,
-        halves: bool = False,
     ) -> RankingModel:
         """The ranking model for this knowledge base (see :mod:`tracebot.matcher.model`); with nothing
         left out and nothing extra, from the cache when this knowledge base was trained before.
@@ -224,9 +223,7 @@ class Matcher:
         already (the training helper's); ``gather``: the training texts' evidence, in place of
         :meth:`evidence_of` (the training helper's, handed over by its parent); ``prewrite``: write the
         model's TF-IDF spaces into its cache file on a thread while the rest is trained (``None``: when a
-        core is idle; on a busy machine the thread only slows the training it overlaps); ``halves``: half
-        of the training rows computed by a forked copy of this process (the training helper's: its
-        parent's core is idle while it trains; :func:`tracebot.matcher.training.training_rows`)."""
+        core is idle; on a busy machine the thread only slows the training it overlaps)."""
         from tracebot.knowledge.cache import prewrite as write_early
         from tracebot.matcher.features import text_info
         from tracebot.matcher.keys import model_key
@@ -249,7 +246,7 @@ class Matcher:
                 # the model's TF-IDF spaces (~100 MB at 1,000 entries) are final now: a thread writes them
                 # into its cache file while the training rows, the regressions and the calibration are computed
                 write_early("model", key, p.model)
-            return fit(entries, gather or self.evidence_of, text_info, prepared=p, halves=halves)
+            return fit(entries, gather or self.evidence_of, text_info, prepared=p)
 
         return load_or_train(entries, train, key, silence) if full else train()
 

@@ -71,7 +71,6 @@ def main() -> int:
         prepared=prepared if key is not None and key == index.model_key else None,
         gather=Handed(stdin, matcher.evidence_of),
         prewrite=True,  # the parent waits idle meanwhile: its core writes the model's spaces
-        halves=True,  # and computes half of the training rows, in a forked copy of this process
     )
     return 0
 

@@ -16,7 +16,7 @@ are right :data:`~tracebot.matcher.model.TARGET_PRECISION` of the time.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
 
@@ -29,7 +29,6 @@ from tracebot.config import DEFAULT_THRESHOLD
 from tracebot.knowledge.entry import Entry
 from tracebot.knowledge.silence import Silence
 from tracebot.matcher.features import TextInfo
-from tracebot.matcher.halves import in_two
 from tracebot.matcher.logistic import group_folds, logistic
 from tracebot.matcher.model import (
     BAYES_ALPHA,
@@ -345,22 +344,17 @@ class FittedSpaces:
         return out
 
     def nearest(
-        self,
-        texts: list[str],
-        vecs: list[sparse.csr_matrix],
-        cands_of: list[list[int]],
-        leave_out: list[int] | None = None,
-        only: Iterable[int] | None = None,
+        self, texts: list[str], vecs: list[sparse.csr_matrix], cands_of: list[list[int]], leave_out: list[int] | None = None
     ) -> list[np.ndarray]:
         """(texts × entries) cosines of each text (``vecs``: :meth:`vectors`) with the closest part of each
         of its candidates (0 for other entries), character and word, as :meth:`Space.nearest` computes
         them; with ``leave_out``, each text's own part (an index into the parts, or -1) is left out. Each
         distinct text is compared once with the parts of all its candidates, with the products answering
         uses (:meth:`Columns.row_dots`): comparing every text with every part (a texts × parts sparse
-        product) was most of training at 1,000 entries. ``only``: those texts' rows (the others' stay 0)."""
+        product) was most of training at 1,000 entries."""
         samples_of: dict[str, list[int]] = {}
-        for i in range(len(texts)) if only is None else only:
-            samples_of.setdefault(texts[i], []).append(i)
+        for i, text in enumerate(texts):
+            samples_of.setdefault(text, []).append(i)
         out = [np.zeros((len(texts), self.n_entries)) for _ in vecs]
         for same in samples_of.values():
             entries = np.array(sorted({ei for i in same for ei in cands_of[i]}), dtype=np.int64)
@@ -430,11 +424,9 @@ def unaided(fitted: FittedSpaces, samples: list[Sample]) -> Unaided:
     return Unaided(vecs, cent_c, cent_w, fitted.log_likelihoods(vecs[1], [s.part_of for s in samples]))
 
 
-def train(
-    entries: list[Entry], gather: Gather, info_of: TextInfoOf, *, prepared: Prepared | None = None, halves: bool = False, **leave_out
-) -> RankingModel:
+def train(entries: list[Entry], gather: Gather, info_of: TextInfoOf, *, prepared: Prepared | None = None, **leave_out) -> RankingModel:
     """:func:`fit`, then the confidence point calibrated on out-of-fold first answers."""
-    t = fit(entries, gather, info_of, prepared=prepared, halves=halves, **leave_out)
+    t = fit(entries, gather, info_of, prepared=prepared, **leave_out)
     calibrate(t.model, t.samples, t.xs, t.ys)
     return t.model
 
@@ -471,14 +463,11 @@ def prepare(
     return p
 
 
-def fit(
-    entries: list[Entry], gather: Gather, info_of: TextInfoOf, *, prepared: Prepared | None = None, halves: bool = False, **leave_out
-) -> Trained:
+def fit(entries: list[Entry], gather: Gather, info_of: TextInfoOf, *, prepared: Prepared | None = None, **leave_out) -> Trained:
     """Train on ``entries`` (what :func:`prepare` takes, with ``leave_out``; or ``prepared``, what it
-    returned for them): the training texts' feature rows (``halves``: :func:`training_rows`'), then the
-    regressions."""
+    returned for them): the training texts' feature rows, then the regressions."""
     p = prepared or prepare(entries, **leave_out)
-    xs, ys = training_rows(p.model, p.spaces, p.samples, gather, info_of, p.unaided, halves=halves)
+    xs, ys = training_rows(p.model, p.spaces, p.samples, gather, info_of, p.unaided)
     clf = fit_regressions(p.model, xs, ys, p.samples)
     return Trained(p.model, p.spaces, clf, p.samples, p.parts, xs, ys)
 
@@ -512,13 +501,9 @@ def training_rows(
     gather: Gather,
     info_of: TextInfoOf,
     begun: Unaided | None = None,
-    *,
-    halves: bool = False,
 ) -> tuple[list[np.ndarray], list[np.ndarray]]:
     """Per sample, its candidates' feature rows and their labels (1: the right answer); ``begun``: their
-    parts that need no evidence, computed already (:func:`unaided`); ``halves``: the last step's second
-    half computed by a forked copy of this process (:func:`~tracebot.matcher.halves.in_two`: the training
-    helper's, whose parent's core is idle meanwhile), the same rows."""
+    parts that need no evidence, computed already (:func:`unaided`)."""
     # first what needs no evidence: the training helper's evidence may still be on its way (gather)
     texts = [s.text for s in samples]
     u = begun or unaided(fitted, samples)
@@ -543,21 +528,15 @@ def training_rows(
             if s.gold >= 0 and s.gold not in cands:
                 cands.append(s.gold)
         cands_of.append(cands)
-
-    def rows_of(only: Sequence[int]) -> list[tuple[np.ndarray, np.ndarray]]:
-        near_c, near_w = fitted.nearest(texts, vecs, cands_of, [s.part for s in samples], only)
-        sims = [cent_c, cent_w, near_c, near_w, exc, nb]
-        return [
-            (rows(model, infos[si], gathered[si][0], [a[si] for a in sims], cands_of[si]),
-             np.array([ei == samples[si].gold for ei in cands_of[si]], dtype=int))
-            for si in only
-        ]
-
-    # each text's rows are computed alone: with ``halves``, the second half of them by a copy of this
-    # process (tracebot.matcher.halves), on the core the training helper's parent leaves idle
-    half = len(samples) // 2
-    done = in_two(rows_of, range(half), range(half, len(samples))) if halves else rows_of(range(len(samples)))
-    return [x for x, _ in done], [y for _, y in done]
+    near_c, near_w = fitted.nearest(texts, vecs, cands_of, [s.part for s in samples])
+    sims = [cent_c, cent_w, near_c, near_w, exc, nb]
+    xs, ys = [], []
+    for si, s in enumerate(samples):
+        evidence = gathered[si][0]
+        cands = cands_of[si]
+        xs.append(rows(model, infos[si], evidence, [a[si] for a in sims], cands))
+        ys.append(np.array([ei == s.gold for ei in cands], dtype=int))
+    return xs, ys
 
 
 def hubness(samples: list[Sample], cosines: tuple[np.ndarray, ...], k: int = HUB_NEIGHBOURS) -> np.ndarray:
