@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -188,3 +189,65 @@ def test_kb_eval_of_a_missing_cases_file_says_so_in_words_and_has_no_cwd_relativ
     # run from anywhere, `kb eval` with no file asks for one rather than looking for tests/corpus there
     bare = subprocess.run([*TRACEBOT, "kb", "eval"], capture_output=True, cwd=tmp_path, timeout=60)
     assert bare.returncode == 2 and "CASES.jsonl" in bare.stderr.decode() and "Errno" not in bare.stderr.decode()
+
+
+def test_diagnose_s_fast_exit_prints_the_whole_answer_with_the_exit_code_of_a_normal_exit(tmp_path: Path, capsys):
+    # `diagnose` ends without the interpreter's teardown (cli.exit_now): its output, block-buffered into a
+    # pipe, must still all arrive, and say what the in-process command says
+    from tracebot.cli import main
+
+    log = tmp_path / "job.out"
+    log.write_text(CASCADE)
+    out = subprocess.run([*TRACEBOT, "diagnose", "--json", "--all", str(log)], capture_output=True, cwd=REPO,
+                         timeout=60, env=BUFFERED)
+    assert out.returncode == 0, out.stderr
+    assert main(["diagnose", "--json", "--all", str(log)]) == 0
+    assert out.stdout.decode() == capsys.readouterr().out and json.loads(out.stdout)["matches"]
+    assert run("diagnose", str(tmp_path / "missing.log")).returncode == 2
+
+
+BUFFERED = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}  # output to a pipe waits for a flush
+
+
+def _exit_now_in_a_child(body: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-c", f"import atexit, sys, threading\nfrom tracebot.cli import exit_now\n{body}"],
+        capture_output=True, text=True, timeout=60, check=False, env=BUFFERED,
+    )
+
+
+def test_exit_now_flushes_output_and_runs_the_exit_handlers_it_stands_in_for():
+    # weakref.finalize's callbacks among them: a matcher whose model was never needed stops its idle
+    # training helper through one (tracebot.matcher.loading.matcher_of)
+    out = _exit_now_in_a_child(
+        "import weakref\n"
+        "class Matcher: pass\n"
+        "alive = Matcher()\n"
+        "weakref.finalize(alive, print, 'helper stopped')\n"
+        "atexit.register(lambda: print('exit handler ran'))\n"
+        "print('answer', end='')\n"  # block-buffered into the pipe, and no newline: only a flush writes it
+        "sys.stderr.write('note')\n"
+        "exit_now(3)\n"
+        "print('not reached')"
+    )
+    assert (out.returncode, out.stdout, out.stderr) == (3, "answerexit handler ran\nhelper stopped\n", "note")
+
+
+def test_exit_now_leaves_the_exit_to_the_interpreter_while_a_thread_is_still_working():
+    # a thread that is not a daemon is work the normal exit waits for: exit_now returns, and the caller exits
+    out = _exit_now_in_a_child(
+        "go = threading.Event()\n"
+        "worker = threading.Thread(target=lambda: (go.wait(), print('thread finished')))\n"
+        "worker.start()\n"
+        "exit_now(3)\n"
+        "print('returned')\n"
+        "go.set()\n"
+        "sys.exit(4)"
+    )
+    assert (out.returncode, out.stdout) == (4, "returned\nthread finished\n"), out.stderr
+
+
+def test_exit_now_leaves_a_failing_flush_to_the_interpreter_s_own_exit():
+    # standard output closed by the reader: the normal exit reports it (status 120), as it did before
+    out = _exit_now_in_a_child("import os\nprint('x' * 100)\nos.close(1)\nexit_now(0)\nprint('returned', file=sys.stderr)")
+    assert out.returncode == 120 and "returned" in out.stderr

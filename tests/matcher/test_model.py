@@ -189,19 +189,21 @@ def test_a_model_trained_by_the_helper_process_answers_as_one_trained_in_process
 
 def test_waiting_for_a_helper_that_never_ends_gives_up_after_the_timeout_not_twice_it(tmp_path, monkeypatch):
     # a stuck child: the first paste waits TIMEOUT_S for it, then the parent trains (one wait, for the reaper
-    # thread's word that the child ended; waiting for the end and then the reaping once took twice as long)
+    # thread's word that the child is done; waiting for the end and then the reaping once took twice as long)
     monkeypatch.setattr(trainer, "TIMEOUT_S", 0.3)
-    proc = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE)  # noqa: S603
+    proc = subprocess.Popen(  # noqa: S603
+        [sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+    )
     helper = trainer.Helper(proc, tmp_path / "matcher-x.pkl")
     helper.going = True
     waits: list[float | None] = []
-    real_wait = helper._ended.wait
+    real_wait = helper._done.wait
 
     def wait(timeout: float | None = None) -> bool:
         waits.append(timeout)
         return real_wait(timeout)
 
-    monkeypatch.setattr(helper._ended, "wait", wait)
+    monkeypatch.setattr(helper._done, "wait", wait)
     try:
         helper.wait()
         assert os.path.exists(f"/proc/{proc.pid}") and proc.returncode is None  # it still runs: the parent trains
@@ -209,6 +211,23 @@ def test_waiting_for_a_helper_that_never_ends_gives_up_after_the_timeout_not_twi
     finally:
         helper.stop()
     assert proc.returncode is not None  # stopped and reaped
+
+
+def test_the_parent_goes_on_when_the_helper_closes_its_output_not_when_it_ends(tmp_path):
+    # the child closes its standard output once the model is stored and then exits (its memory freed by the
+    # kernel, ~0.04 s): the parent's wait ends at the closing; the reaper still reaps the child when it ends
+    proc = subprocess.Popen(  # noqa: S603 — closes its output, then hangs until killed
+        [sys.executable, "-c", "import os, sys; os.close(1); sys.stdin.read()"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+    )
+    helper = trainer.Helper(proc, tmp_path / "matcher-x.pkl")
+    helper.going = True
+    try:
+        helper.wait()  # (TIMEOUT_S, 120 s, bounds it should the closing go unnoticed)
+        assert helper._done.is_set() and proc.poll() is None  # woken while the child still runs
+    finally:
+        helper.stop()
+    assert proc.returncode is not None and helper._ended.is_set()  # then stopped and reaped
 
 
 def _trained_by_a_child(tmp_path, monkeypatch, told: Callable[[KnowledgeBase, Matcher, str], bytes]) -> tuple[bytes, bytes]:
@@ -222,13 +241,27 @@ def _trained_by_a_child(tmp_path, monkeypatch, told: Callable[[KnowledgeBase, Ma
     monkeypatch.setenv("TRACEBOT_CACHE", str(cache))
     kb, matcher, _ = load_matcher(KNOWLEDGE, model=False)  # stores the matcher only
     [matcher_file] = cache.glob("matcher-*.pkl")
-    done = subprocess.run(  # noqa: S603 — our own module, argv list
-        [sys.executable, "-I", "-m", "tracebot.matcher.train_child"],
-        input=told(kb, matcher, f"go {matcher_file.stem.partition('-')[2]}\n"),
-        env={**os.environ, "TRACEBOT_CACHE": str(cache)}, capture_output=True, timeout=300, check=False,
-    )
-    assert done.returncode == 0, done.stderr.decode()
+    import threading
+
+    with (tmp_path / "stderr").open("w+b") as err:
+        proc = subprocess.Popen(  # noqa: S603 — our own module, argv list
+            [sys.executable, "-I", "-m", "tracebot.matcher.train_child"],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err,
+            env={**os.environ, "TRACEBOT_CACHE": str(cache)},
+        )
+        data = told(kb, matcher, f"go {matcher_file.stem.partition('-')[2]}\n")
+        # written by a thread: the child reads the evidence only when its rows need it (a pipe holds 64 KB)
+        threading.Thread(target=lambda: (proc.stdin.write(data), proc.stdin.close()), daemon=True).start()
+        try:
+            assert proc.stdout.read() == b""  # it writes nothing, and closes its output when it is done...
+            stored = list(cache.glob("model-*.pkl"))  # ...with the model stored, what its parent goes on from
+            assert proc.wait(300) == 0, err.seek(0) or err.read().decode()
+        finally:
+            proc.kill()
+            proc.wait()
+            proc.stdout.close()
     [a], [b] = (d.glob("model-*.pkl") for d in (cache, tmp_path / "here"))
+    assert stored == [a]
     assert a.name == b.name
     return a.read_bytes(), b.read_bytes()
 
