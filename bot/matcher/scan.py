@@ -7,6 +7,7 @@ plus work proportional to its error lines.
 
 from __future__ import annotations
 
+import codecs
 import gzip
 import io
 import time
@@ -21,6 +22,7 @@ from tracebot.sizes import size_text
 CHUNK_BYTES = 4 << 20
 MAX_LINE_BYTES = 16 << 10  # longer "lines" (minified JSON, binary junk) are cut to this for scoring
 GZIP_MAGIC = b"\x1f\x8b"
+UTF16_BOMS = (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
 DEADLINE_EVERY = 32  # candidate lines between two looks at the clock inside a block
 SNIFF_BYTES = 8192  # what is read of a file to tell text from binary
 NOT_TEXT = "not a text file (binary content); attach the log as text or .gz"
@@ -136,10 +138,14 @@ def open_log(
     returns (stream, size on disk)."""
     raw = path.open("rb")
     size = path.stat().st_size
-    if raw.read(2) == GZIP_MAGIC:
-        raw.seek(0)
-        return BoundedInflate(gzip.GzipFile(fileobj=raw), max_inflated, deadline), size  # type: ignore[return-value]
+    start = raw.read(2)
     raw.seek(0)
+    if start == GZIP_MAGIC:
+        return BoundedInflate(gzip.GzipFile(fileobj=raw), max_inflated, deadline), size  # type: ignore[return-value]
+    if start in UTF16_BOMS:
+        # Windows PowerShell 5's '>' writes UTF-16 with a byte-order mark: read as bytes, every other one
+        # is a NUL and no line matches. Recoded to UTF-8 as it is read (the reader takes the mark's order).
+        return codecs.EncodedFile(raw, "utf-8", "utf-16", errors="replace"), size  # type: ignore[return-value]
     return raw, size
 
 
