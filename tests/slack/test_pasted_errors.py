@@ -140,6 +140,22 @@ def test_a_shared_binary_log_gets_one_note_in_the_thread_and_a_shared_image_none
     assert len(slack.fake.posts()) == 1
 
 
+def test_a_shared_results_table_or_archive_too_large_to_read_gets_no_note_about_a_log(slack):
+    # Channel talk shares metrics tables, notebooks and archives as often as logs: nothing went wrong in
+    # them, so "I could not read all of the attached log, so I cannot say what went wrong" is noise there.
+    shared = [("results.csv", "text/csv", "csv"), ("run.ipynb", "application/json", "json"),
+              ("ckpt.tar.gz", "application/gzip", "gzip"), ("config.yaml", "text/plain", "yaml")]
+    for name, mimetype, filetype in shared:
+        url = slack.fake.add_file(name, OOM_LINE.encode())
+        slack.event(payloads.file_share("from last night", [payloads.slack_file(name, url, 60 << 20, mimetype, filetype)]))
+    slack.idle()
+    assert slack.fake.posts() == []
+    url = slack.fake.add_file("slurm-4411.out.gz", OOM_LINE.encode())  # a log, gzipped: still one note
+    slack.event(payloads.file_share("", [payloads.slack_file("slurm-4411.out.gz", url, 60 << 20, "application/gzip", "gzip")]))
+    post = slack.fake.wait_for(lambda: slack.fake.posts())[0]
+    assert "slurm-4411.out.gz: skipped, larger than 50 MB" in texts(post["blocks"])
+
+
 def test_an_image_attachment_is_not_downloaded(slack):
     url = slack.fake.add_file("screenshot.png", b"\x89PNG")
     files = [payloads.slack_file("screenshot.png", url, 4, "image/png", "png")]
