@@ -26,6 +26,7 @@ UTF16_BOMS = (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
 DEADLINE_EVERY = 32  # candidate lines between two looks at the clock inside a block
 SNIFF_BYTES = 8192  # what is read of a file to tell text from binary
 NOT_TEXT = "not a text file (binary content); attach the log as text or .gz"
+BINARY_SEEN = "binary content found; only text-like lines were read"  # every line read still
 INFLATE_PIECE = 1 << 20  # the deadline and the inflate limit are checked after every piece this large
 
 Progress = Callable[[int, int], None]  # (bytes done, bytes total or 0 when unknown)
@@ -206,7 +207,7 @@ def candidate_lines(
         # find() first: most logs have no NUL at all, and finding none is much cheaper than counting.
         if not stats.binary and block.find(b"\x00") != -1 and block.count(b"\x00") > len(block) // 100 + 1:
             stats.binary = True
-            stats.notes.append("binary content found; only text-like lines were read")
+            stats.notes.append(BINARY_SEEN)
         counted_pos, counted_lines = 0, lines_before
         for k, line_start in enumerate(trigger.line_starts(block)):
             if deadline is not None and k % DEADLINE_EVERY == DEADLINE_EVERY - 1 and time.monotonic() > deadline:

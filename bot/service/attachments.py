@@ -11,7 +11,7 @@ from pathlib import Path
 from tracebot.config import Config
 from tracebot.markup import plain_text
 from tracebot.matcher import Matcher, combine
-from tracebot.matcher.scan import NOT_TEXT, file_is_text
+from tracebot.matcher.scan import BINARY_SEEN, NOT_TEXT, file_is_text
 from tracebot.result import Diagnosis
 from tracebot.service.inbound import FileRef, Inbound
 from tracebot.service.outbox import DownloadTooLarge, Outbox, too_large
@@ -72,9 +72,10 @@ def is_log_file(f: FileRef) -> bool:
 def about_logs(msg: Inbound, notes: list[str]) -> list[str]:
     """The notes that say an attached log was not read, or not all of it (too large, not text, cut short):
     not those about an image, a table, an archive or another file that is no log, nor those about the
-    message's text."""
+    message's text, nor the scanner's word that it read past binary runs (a crash's NUL padding: every
+    line was read, and "could not read all of the attached log" would be untrue)."""
     names = tuple(f"{f.name}: " for f in msg.files if is_log_file(f))
-    return [n for n in notes if n.startswith(names) and not n.endswith(NOT_A_LOG)] if names else []
+    return [n for n in notes if n.startswith(names) and not n.endswith((NOT_A_LOG, BINARY_SEEN))] if names else []
 
 
 def diagnose_message(
