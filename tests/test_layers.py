@@ -153,3 +153,28 @@ def test_pyproject_installs_every_package_folder_under_the_name_tracebot():
     assert setuptools["package-dir"] == {"tracebot": "bot", "tracebot.plugins": "plugins"}
     packages = {name for name, path in MODULES.items() if path.name == "__init__.py"}
     assert set(setuptools["packages"]) == packages
+
+
+@pytest.mark.slow
+def test_an_installed_tracebot_has_every_data_file_its_code_reads(tmp_path):
+    """``pip install .`` (not editable) installs what the wheel holds: platforms.yaml was left out, so a
+    plain install could not train the ranking model ('No such file … matcher/platforms.yaml') and every
+    diagnose failed. Every file of a package folder that is not Python must be in the wheel."""
+    import shutil
+    import subprocess
+    import sys
+    import zipfile
+
+    for name in ("pyproject.toml", "README.md", "LICENSE"):
+        shutil.copy(ROOT / name, tmp_path / name)
+    for folder in FOLDERS.values():
+        shutil.copytree(folder, tmp_path / folder.name, ignore=shutil.ignore_patterns("__pycache__"))
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w",
+                    str(tmp_path / "dist"), str(tmp_path)], check=True, timeout=240, capture_output=True)
+    (wheel,) = (tmp_path / "dist").glob("tracebot-*.whl")
+    installed = set(zipfile.ZipFile(wheel).namelist())
+    data = {f"{package.replace('.', '/')}/{path.relative_to(folder).as_posix()}"
+            for package, folder in FOLDERS.items() for path in folder.rglob("*")
+            if path.is_file() and path.suffix not in (".py", ".pyc") and "__pycache__" not in path.parts}
+    assert data, "no data files found: the test would check nothing"
+    assert data <= installed, f"not installed: {sorted(data - installed)}"

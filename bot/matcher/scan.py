@@ -7,6 +7,7 @@ plus work proportional to its error lines.
 
 from __future__ import annotations
 
+import codecs
 import gzip
 import io
 import time
@@ -21,9 +22,11 @@ from tracebot.sizes import size_text
 CHUNK_BYTES = 4 << 20
 MAX_LINE_BYTES = 16 << 10  # longer "lines" (minified JSON, binary junk) are cut to this for scoring
 GZIP_MAGIC = b"\x1f\x8b"
+UTF16_BOMS = (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
 DEADLINE_EVERY = 32  # candidate lines between two looks at the clock inside a block
 SNIFF_BYTES = 8192  # what is read of a file to tell text from binary
 NOT_TEXT = "not a text file (binary content); attach the log as text or .gz"
+BINARY_SEEN = "binary content found; only text-like lines were read"  # every line read still
 INFLATE_PIECE = 1 << 20  # the deadline and the inflate limit are checked after every piece this large
 
 Progress = Callable[[int, int], None]  # (bytes done, bytes total or 0 when unknown)
@@ -136,10 +139,14 @@ def open_log(
     returns (stream, size on disk)."""
     raw = path.open("rb")
     size = path.stat().st_size
-    if raw.read(2) == GZIP_MAGIC:
-        raw.seek(0)
-        return BoundedInflate(gzip.GzipFile(fileobj=raw), max_inflated, deadline), size  # type: ignore[return-value]
+    start = raw.read(2)
     raw.seek(0)
+    if start == GZIP_MAGIC:
+        return BoundedInflate(gzip.GzipFile(fileobj=raw), max_inflated, deadline), size  # type: ignore[return-value]
+    if start in UTF16_BOMS:
+        # Windows PowerShell 5's '>' writes UTF-16 with a byte-order mark: read as bytes, every other one
+        # is a NUL and no line matches. Recoded to UTF-8 as it is read (the reader takes the mark's order).
+        return codecs.EncodedFile(raw, "utf-8", "utf-16", errors="replace"), size  # type: ignore[return-value]
     return raw, size
 
 
@@ -200,7 +207,7 @@ def candidate_lines(
         # find() first: most logs have no NUL at all, and finding none is much cheaper than counting.
         if not stats.binary and block.find(b"\x00") != -1 and block.count(b"\x00") > len(block) // 100 + 1:
             stats.binary = True
-            stats.notes.append("binary content found; only text-like lines were read")
+            stats.notes.append(BINARY_SEEN)
         counted_pos, counted_lines = 0, lines_before
         for k, line_start in enumerate(trigger.line_starts(block)):
             if deadline is not None and k % DEADLINE_EVERY == DEADLINE_EVERY - 1 and time.monotonic() > deadline:

@@ -11,7 +11,7 @@ from pathlib import Path
 from tracebot.config import Config
 from tracebot.markup import plain_text
 from tracebot.matcher import Matcher, combine
-from tracebot.matcher.scan import NOT_TEXT, file_is_text
+from tracebot.matcher.scan import BINARY_SEEN, NOT_TEXT, file_is_text
 from tracebot.result import Diagnosis
 from tracebot.service.inbound import FileRef, Inbound
 from tracebot.service.outbox import DownloadTooLarge, Outbox, too_large
@@ -57,11 +57,25 @@ class FileLimits:
         )
 
 
+# Text tracebot reads when it is attached, but that is data or code, not a log: a metrics table, a
+# notebook, a config, a script, an archive. Shared unprompted, nothing went wrong in it. Told by the
+# name, not Slack's filetype: a traceback pasted as a Python or shell snippet is a log ("Untitled").
+_NOT_LOG_SUFFIXES = (".json", ".yaml", ".yml", ".py", ".sh", ".csv", ".tsv", ".md", ".ipynb", ".tar", ".tgz", ".zip")
+
+
+def is_log_file(f: FileRef) -> bool:
+    """A text file whose name does not say it is a table, notebook, config, script or archive
+    (``train.log``, ``slurm-4411.out.gz``, a pasted snippet)."""
+    return is_text_file(f) and not f.name.lower().removesuffix(".gz").endswith(_NOT_LOG_SUFFIXES)
+
+
 def about_logs(msg: Inbound, notes: list[str]) -> list[str]:
     """The notes that say an attached log was not read, or not all of it (too large, not text, cut short):
-    not those about an image or another file that is no log, nor those about the message's text."""
-    names = tuple(f"{f.name}: " for f in msg.files)
-    return [n for n in notes if n.startswith(names) and not n.endswith(NOT_A_LOG)] if names else []
+    not those about an image, a table, an archive or another file that is no log, nor those about the
+    message's text, nor the scanner's word that it read past binary runs (a crash's NUL padding: every
+    line was read, and "could not read all of the attached log" would be untrue)."""
+    names = tuple(f"{f.name}: " for f in msg.files if is_log_file(f))
+    return [n for n in notes if n.startswith(names) and not n.endswith((NOT_A_LOG, BINARY_SEEN))] if names else []
 
 
 def diagnose_message(

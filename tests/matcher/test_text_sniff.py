@@ -3,6 +3,7 @@ random or executable bytes, whose noise would read as error lines."""
 
 from __future__ import annotations
 
+import codecs
 import gzip
 import random
 import zlib
@@ -31,3 +32,22 @@ def test_a_gzipped_log_is_sniffed_unpacked(tmp_path: Path):
     log.write_bytes(gzip.compress(OOM * 500))
     junk.write_bytes(gzip.compress(random.Random(5).randbytes(20000)))
     assert file_is_text(log) and not file_is_text(junk)
+
+
+def test_a_utf16_log_as_windows_powershell_writes_it_is_diagnosed(tmp_path: Path, matcher):
+    """PowerShell 5's ``python train.py > train.log`` writes UTF-16 with a byte-order mark: the sniff
+    called it text (its NULs are not counted), then the scanner read every other byte as a NUL and said
+    'No known problem matched' about a plain CUDA OOM. Big-endian and a large file (read in blocks) too."""
+    text = "epoch 3 step 120 loss 2.31\n" * 40 + OOM.decode()
+    for encoding in ("utf-16", "utf-16-be"):
+        for repeat in (1, 4000):
+            log = tmp_path / f"train-{encoding}-{repeat}.log"
+            data = (("epoch 1 step 1 loss 9.0\n" * repeat) + text).encode(encoding)
+            log.write_bytes(data if encoding == "utf-16" else b"\xfe\xff" + data)
+            assert file_is_text(log)
+            found = matcher.diagnose_file(log)
+            assert found.matches and found.matches[0].entry_id == "cuda-oom", (encoding, repeat)
+            assert found.matches[0].line_no == repeat + 41, (encoding, repeat)
+    torn = tmp_path / "torn.log"  # a lone surrogate (a torn write) is read past, not a UnicodeDecodeError
+    torn.write_bytes(codecs.BOM_UTF16_LE + "step 1\n".encode("utf-16-le") + b"\x00\xd8" + text.encode("utf-16-le"))
+    assert matcher.diagnose_file(torn).matches[0].entry_id == "cuda-oom"

@@ -140,6 +140,32 @@ def test_a_shared_binary_log_gets_one_note_in_the_thread_and_a_shared_image_none
     assert len(slack.fake.posts()) == 1
 
 
+def test_a_shared_results_table_or_archive_too_large_to_read_gets_no_note_about_a_log(slack):
+    # Channel talk shares metrics tables, notebooks and archives as often as logs: nothing went wrong in
+    # them, so "I could not read all of the attached log, so I cannot say what went wrong" is noise there.
+    shared = [("results.csv", "text/csv", "csv"), ("run.ipynb", "application/json", "json"),
+              ("ckpt.tar.gz", "application/gzip", "gzip"), ("config.yaml", "text/plain", "yaml")]
+    for name, mimetype, filetype in shared:
+        url = slack.fake.add_file(name, OOM_LINE.encode())
+        slack.event(payloads.file_share("from last night", [payloads.slack_file(name, url, 60 << 20, mimetype, filetype)]))
+    slack.idle()
+    assert slack.fake.posts() == []
+    url = slack.fake.add_file("slurm-4411.out.gz", OOM_LINE.encode())  # a log, gzipped: still one note
+    slack.event(payloads.file_share("", [payloads.slack_file("slurm-4411.out.gz", url, 60 << 20, "application/gzip", "gzip")]))
+    post = slack.fake.wait_for(lambda: slack.fake.posts())[0]
+    assert "slurm-4411.out.gz: skipped, larger than 50 MB" in texts(post["blocks"])
+
+
+def test_a_shared_log_a_crash_padded_with_nuls_is_read_whole_and_gets_no_note_that_it_was_not(slack):
+    # The log is read to its end (the scanner reads past NUL runs); with nothing known in it, the thread
+    # stays quiet, as for any log: "I could not read all of the attached log" would be untrue.
+    log = b"epoch 3 step 120 loss 2.31\n" * 100_000 + b"\0" * (1 << 20)
+    url = slack.fake.add_file("train.log", log)
+    slack.event(payloads.file_share("last night's run", [payloads.slack_file("train.log", url, len(log))]))
+    slack.idle()
+    assert slack.fake.posts() == []
+
+
 def test_an_image_attachment_is_not_downloaded(slack):
     url = slack.fake.add_file("screenshot.png", b"\x89PNG")
     files = [payloads.slack_file("screenshot.png", url, 4, "image/png", "png")]
