@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import errno
 import json
 import logging
 import os
@@ -823,8 +824,9 @@ def scrubbed_output() -> Iterator[None]:
     argparse's own messages included."""
     scrubber = Scrubber.for_process()  # SLACK_BOT_TOKEN, SLACK_SIGNING_SECRET... are in the environment
     saved = sys.stdout, sys.stderr
-    sys.stdout = ScrubbingStream(sys.stdout, scrubber)  # type: ignore[assignment]
-    sys.stderr = ScrubbingStream(sys.stderr, scrubber)  # type: ignore[assignment]
+    # A stream started closed (``tracebot diagnose f >&-``) is None and stays None: print() then writes nothing
+    sys.stdout = ScrubbingStream(sys.stdout, scrubber) if sys.stdout is not None else None  # type: ignore[assignment]
+    sys.stderr = ScrubbingStream(sys.stderr, scrubber) if sys.stderr is not None else None  # type: ignore[assignment]
     try:
         yield
     finally:
@@ -842,9 +844,29 @@ def run() -> NoReturn:
     interpreter's teardown: tearing down the matcher's objects and every module after the answer is
     printed took 0.03–0.07 s of each start, cold or warm, that nobody waits for but the caller."""
     code, fast = _main(None)
+    _write_out_or_say_why()
     if fast:
         exit_now(code)
     sys.exit(code)
+
+
+def _write_out_or_say_why() -> None:
+    """Flush what is still buffered for standard output; when the disk is full (``> /dev/full``, a quota),
+    say so in one line and exit 1. Left to the interpreter, the same flush at exit printed "Exception
+    ignored … OSError" and exited 120; a closed pipe (``| head``) stays the interpreter's to report."""
+    try:
+        if sys.stdout is not None:
+            sys.stdout.flush()
+    except OSError as exc:
+        if exc.errno not in _WRITE_FAILED:
+            return
+        print(f"error: could not write the output: {exc.strerror}", file=sys.stderr)
+        import atexit
+
+        atexit._run_exitfuncs()
+        with contextlib.suppress(OSError, ValueError):
+            sys.stderr.flush()
+        os._exit(1)  # the buffer cannot be written: the interpreter's own exit would fail on it again
 
 
 def exit_now(code: int) -> None:
@@ -883,6 +905,10 @@ def _flushed() -> bool:
     return True
 
 
+# A full disk, a quota, a device error: where the output goes failed, not tracebot (a line, not a traceback).
+_WRITE_FAILED = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO}
+
+
 def _main(argv: list[str] | None) -> tuple[int, bool]:
     """The exit code, and whether the command may end with :func:`exit_now`."""
     # OpenBLAS starts a thread per core when NumPy is first imported: ~60 ms of a 0.3 s start on a busy
@@ -896,6 +922,9 @@ def _main(argv: list[str] | None) -> tuple[int, bool]:
             parser.print_help()
             return 0, False
         fast = bool(getattr(args, "exits_fast", False))
+        if fast and sys.stdout is None:  # diagnose's answer would vanish and its exit status say all was well
+            print("error: standard output is closed; tracebot has nowhere to write", file=sys.stderr)
+            return 2, False
         try:
             return int(args.func(args) or 0), fast
         except KeyboardInterrupt:
@@ -905,6 +934,11 @@ def _main(argv: list[str] | None) -> tuple[int, bool]:
             return 1, fast
         except BrokenPipeError:
             return 0, False
+        except OSError as exc:  # after BrokenPipeError, one of them
+            if exc.errno not in _WRITE_FAILED:
+                raise
+            print(f"error: could not write the output: {exc.strerror}", file=sys.stderr)
+            return 1, False
         except SystemExit as exc:
             if isinstance(exc.code, str):  # "error: ..." would be printed by Python after the streams are back
                 print(exc.code, file=sys.stderr)

@@ -251,3 +251,18 @@ def test_exit_now_leaves_a_failing_flush_to_the_interpreter_s_own_exit():
     # standard output closed by the reader: the normal exit reports it (status 120), as it did before
     out = _exit_now_in_a_child("import os\nprint('x' * 100)\nos.close(1)\nexit_now(0)\nprint('returned', file=sys.stderr)")
     assert out.returncode == 120 and "returned" in out.stderr
+
+
+def test_diagnose_whose_output_cannot_be_written_says_so_in_one_line(tmp_path: Path):
+    # `> /dev/full` printed an OSError traceback; `>&-` (stdout closed) an AttributeError one (review16)
+    log = tmp_path / "job.out"
+    log.write_text("RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB\n")
+    with open("/dev/full", "wb") as full:
+        out = subprocess.run([*TRACEBOT, "diagnose", str(log)], stdout=full, stderr=subprocess.PIPE, cwd=REPO,
+                             timeout=60, env=BUFFERED)
+    assert out.returncode == 1 and b"Traceback" not in out.stderr, out.stderr
+    assert b"error: could not write the output: No space left on device" in out.stderr
+    closed = subprocess.run([*TRACEBOT, "diagnose", str(log)], stderr=subprocess.PIPE, cwd=REPO, timeout=60,
+                            preexec_fn=lambda: os.close(1))
+    assert closed.returncode == 2 and b"Traceback" not in closed.stderr, closed.stderr
+    assert b"standard output is closed" in closed.stderr
