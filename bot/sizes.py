@@ -10,6 +10,6 @@ def size_text(n: int) -> str:
     value = float(n)
     for unit in ("KB", "MB", "GB", "TB"):
         value /= 1024
-        if value < 1024 or unit == "TB":
+        if value < 1023.5 or unit == "TB":  # what would print as "1,024 KB" is "1.0 MB"
             break
     return f"{value:.1f} {unit}" if value < 9.95 and value != int(value) else f"{value:,.0f} {unit}"

@@ -14,6 +14,7 @@ scikit-learn's ``sklearn/model_selection/_split.py`` (BSD-3-Clause, © the sciki
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 
 import numpy as np
@@ -22,6 +23,7 @@ import numpy as np
 from scipy.optimize import minimize
 from scipy.special import expit
 
+log = logging.getLogger(__name__)
 GTOL = 1e-10  # the scaled objective's gradient norm at which the minimisation stops
 
 
@@ -66,6 +68,9 @@ def logistic(
 
     found = minimize(loss, np.zeros(x.shape[1]), jac=gradient, hess=hessian, method="trust-exact",
                      options={"gtol": GTOL, "maxiter": 200})
+    if not found.success:  # the objective is strictly convex: near the minimum still, but say so
+        log.warning("logistic regression stopped short of its tolerance (%s; gradient norm %.2g)",
+                    found.message, float(np.linalg.norm(gradient(found.x))))
     w = found.x
     return (w[:-1], float(w[-1])) if intercept else (w, 0.0)
 

@@ -112,3 +112,17 @@ def test_fewer_groups_than_folds_is_refused_as_scikit_learn_refuses_it():
                   lambda: next(StratifiedGroupKFold(5).split(np.zeros(12), labels, groups))):
         with pytest.raises(ValueError, match="number of groups: 3"):
             split()
+
+
+def test_a_fit_stopped_short_of_its_tolerance_is_logged_not_silent(caplog, monkeypatch):
+    # review16: logistic() ignored the minimiser's success flag; too few iterations left no trace
+    from tracebot.matcher import logistic as lg
+
+    rng = np.random.default_rng(3)
+    x = rng.normal(size=(200, 4))
+    y = (x[:, 0] + rng.normal(size=200) > 0).astype(float)
+    real = lg.minimize
+    monkeypatch.setattr(lg, "minimize", lambda *a, **k: real(*a, **{**k, "options": {**k["options"], "maxiter": 1}}))
+    with caplog.at_level("WARNING", logger=lg.__name__):
+        lg.logistic(x, y, np.ones(200))
+    assert any("stopped short" in r.getMessage() for r in caplog.records)
