@@ -90,6 +90,19 @@ def _payload(text: str) -> dict[str, Any]:
     return payload
 
 
+@contextmanager
+def _write_locked(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """A transaction that takes SQLite's write lock before it reads (``BEGIN IMMEDIATE``), so what it read
+    still holds when it writes, even with another process on the same file; rolled back on any error."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield conn
+    except BaseException:
+        conn.rollback()
+        raise
+    conn.commit()
+
+
 def _create_private(path: Path) -> None:
     """Make a missing database file (and its folder) readable by this user alone: it keeps what was pasted
     in DMs and private channels and who traced what, and tracebot runs on a login node others share.
@@ -220,11 +233,9 @@ class Store:
         now = time.time()
 
         def claim() -> int | bool:
-            # BEGIN IMMEDIATE takes the write lock first: two bot processes sharing the file (several
-            # Socket Mode connections) cannot both see "not seen" and both answer.
-            conn = self.db.conn
-            conn.execute("BEGIN IMMEDIATE")
-            try:
+            # the write lock first: two bot processes sharing the file (several Socket Mode connections)
+            # cannot both see "not seen" and both answer
+            with _write_locked(self.db.conn) as conn:
                 placeholders = ",".join("?" * len(keys))
                 seen = conn.execute(f"SELECT 1 FROM events WHERE key IN ({placeholders}) LIMIT 1", keys)
                 first: int | bool = seen.fetchone() is None
@@ -234,10 +245,6 @@ class Store:
                     )
                     if work is not None:
                         first = _insert_work(conn, work, now)
-            except BaseException:
-                conn.rollback()
-                raise
-            conn.commit()
             return first
 
         self._claims += 1
@@ -276,9 +283,7 @@ class Store:
         two processes starting at once cannot both take a row (the second sees the first alive)."""
 
         def adopt() -> list[Work]:
-            conn = self.db.conn
-            conn.execute("BEGIN IMMEDIATE")
-            try:
+            with _write_locked(self.db.conn) as conn:
                 rows = conn.execute(
                     "SELECT id, kind, payload, owner, thread, created_at FROM inbox WHERE owner != ? ORDER BY id",
                     [owner],
@@ -295,10 +300,6 @@ class Store:
                 # so it neither stops the others nor is taken over again at every start.
                 conn.executemany("UPDATE inbox SET owner = ? WHERE id = ?", [(owner, w.id) for w in work])
                 conn.executemany("DELETE FROM inbox WHERE id = ?", [(id_,) for id_ in unreadable])
-            except BaseException:
-                conn.rollback()
-                raise
-            conn.commit()
             for id_ in unreadable:
                 log.error("dropped inbox row %s left by a stopped process: its owner, age or payload cannot be read", id_)
             return work
