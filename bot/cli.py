@@ -858,9 +858,8 @@ def _write_out_or_say_why() -> None:
         if sys.stdout is not None:
             sys.stdout.flush()
     except OSError as exc:
-        if exc.errno not in _WRITE_FAILED:
+        if not _said_write_failed(exc):
             return
-        print(f"error: could not write the output: {exc.strerror}", file=sys.stderr)
         import atexit
 
         atexit._run_exitfuncs()
@@ -909,6 +908,14 @@ def _flushed() -> bool:
 _WRITE_FAILED = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO}
 
 
+def _said_write_failed(exc: OSError) -> bool:
+    """Whether ``exc`` is the output failing to be written (:data:`_WRITE_FAILED`); if so, said in one line."""
+    if exc.errno not in _WRITE_FAILED:
+        return False
+    print(f"error: could not write the output: {exc.strerror}", file=sys.stderr)
+    return True
+
+
 def _main(argv: list[str] | None) -> tuple[int, bool]:
     """The exit code, and whether the command may end with :func:`exit_now`."""
     # OpenBLAS starts a thread per core when NumPy is first imported: ~60 ms of a 0.3 s start on a busy
@@ -935,9 +942,8 @@ def _main(argv: list[str] | None) -> tuple[int, bool]:
         except BrokenPipeError:
             return 0, False
         except OSError as exc:  # after BrokenPipeError, one of them
-            if exc.errno not in _WRITE_FAILED:
+            if not _said_write_failed(exc):
                 raise
-            print(f"error: could not write the output: {exc.strerror}", file=sys.stderr)
             return 1, False
         except SystemExit as exc:
             if isinstance(exc.code, str):  # "error: ..." would be printed by Python after the streams are back

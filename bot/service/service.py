@@ -562,8 +562,8 @@ class Service:
         msg = inbound_from_record(p["msg"])
         accepted = Accepted([], work.id)
         if work.kind == "auto" and old:
-            log.warning("dropped an unanswered paste in %s from %.0f minutes ago (tracebot was stopped)",
-                        msg.channel, (time.time() - work.created_at) / 60)
+            log.warning("dropped an unanswered paste in %s from %s ago (tracebot was stopped)",
+                        msg.channel, _duration(time.time() - work.created_at))
             self.inbox.done(work.id)
         elif work.kind == "auto":
             self._auto(msg, accepted)
