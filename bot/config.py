@@ -89,6 +89,29 @@ def threshold(raw: object, where: str) -> float:
     return value
 
 
+def _scalar(value: object) -> bool:
+    return isinstance(value, str | int) and not isinstance(value, bool) and str(value).strip() != ""
+
+
+def _admins(raw: object) -> set[str]:
+    """``admins:``, a list of Slack user ids. One id written without brackets would otherwise be read
+    letter by letter (``U``, ``0``, ``A``, …): no admin at all, and no word of why."""
+    if raw is None:
+        return set()
+    if not isinstance(raw, list) or not all(_scalar(u) for u in raw):
+        raise ValueError(f"admins: must be a list of Slack user ids ([U0ADMIN, …]), got {raw!r:.80}")
+    return {str(u).strip() for u in raw}
+
+
+def _users(raw: object) -> dict[str, str]:
+    """``users:``, a mapping of Slack user id to one cluster user name."""
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict) or not all(_scalar(k) and _scalar(v) for k, v in raw.items()):
+        raise ValueError(f"users: must map Slack user ids to cluster user names ({{U0ALICE: alice}}), got {raw!r:.80}")
+    return {str(k).strip(): str(v).strip() for k, v in raw.items()}
+
+
 def _megabytes(env: Mapping[str, str], name: str, default_bytes: int) -> int:
     return int(_number(env, name, default_bytes / (1 << 20)) * (1 << 20))
 
@@ -185,8 +208,11 @@ class Config:
             raise ValueError(f"cannot read TRACEBOT_CONFIG {path}: {exc}") from exc
         if not isinstance(data, dict):
             raise ValueError(f"TRACEBOT_CONFIG {path}: top level must be a mapping")
-        self.admins |= {str(u) for u in data.get("admins", []) or []}
-        self.user_map.update({str(k): str(v) for k, v in (data.get("users", {}) or {}).items()})
+        try:
+            self.admins |= _admins(data.get("admins"))
+            self.user_map.update(_users(data.get("users")))
+        except ValueError as exc:
+            raise ValueError(f"TRACEBOT_CONFIG {path}: {exc}") from exc
         try:
             self.channels = ChannelPolicy.from_yaml(data.get("channels"))
         except ValueError as exc:

@@ -39,3 +39,30 @@ def test_threshold_in_the_config_file_is_read(tmp_path: Path) -> None:
 def test_a_rate_or_size_must_be_a_positive_number(raw: str) -> None:
     with pytest.raises(ValueError, match=r"TRACEBOT_CHANNEL_RATE must be a"):
         Config.from_env({"TRACEBOT_CHANNEL_RATE": raw})
+
+
+@pytest.mark.parametrize(
+    ("text", "key"),
+    [
+        ("admins: U0ADMIN\n", "admins"),  # one id, not a list: read as the ids "U", "0", "A", ... before
+        ("admins: {U0ADMIN: yes}\n", "admins"),
+        ("users: [alice]\n", "users"),  # a traceback at start before
+        ("users: alice\n", "users"),
+        ("users: {U0ALICE: [alice, bob]}\n", "users"),
+    ],
+)
+def test_admins_and_users_of_the_wrong_shape_are_refused_with_the_file_and_key(
+    tmp_path: Path, text: str, key: str
+) -> None:
+    path = tmp_path / "tracebot.yaml"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(ValueError) as caught:
+        Config.from_env({"TRACEBOT_CONFIG": str(path)})
+    assert str(path) in str(caught.value) and f"{key}:" in str(caught.value)
+
+
+def test_admins_and_users_of_the_documented_shape_are_read(tmp_path: Path) -> None:
+    path = tmp_path / "tracebot.yaml"
+    path.write_text("admins: [U0ADMIN]\nusers: {U0ALICE: alice}\n", encoding="utf-8")
+    cfg = Config.from_env({"TRACEBOT_CONFIG": str(path), "TRACEBOT_ADMINS": "U0OTHER"})
+    assert cfg.admins == {"U0ADMIN", "U0OTHER"} and cfg.user_map == {"U0ALICE": "alice"}
