@@ -112,6 +112,20 @@ def _users(raw: object) -> dict[str, str]:
     return {str(k).strip(): str(v).strip() for k, v in raw.items()}
 
 
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+
+
+def _log_level(env: Mapping[str, str], default: str) -> str:
+    """``TRACEBOT_LOG_LEVEL`` by name: refused here, with the names, rather than by logging's
+    ``ValueError: Unknown level`` traceback once ``serve`` or ``run`` configures its log."""
+    raw = (env.get("TRACEBOT_LOG_LEVEL") or "").strip().upper()
+    if not raw:
+        return default
+    if raw not in LOG_LEVELS:
+        raise ValueError(f"TRACEBOT_LOG_LEVEL must be one of {', '.join(LOG_LEVELS)}, got {raw.lower()!r}")
+    return raw
+
+
 def _megabytes(env: Mapping[str, str], name: str, default_bytes: int) -> int:
     return int(_number(env, name, default_bytes / (1 << 20)) * (1 << 20))
 
@@ -195,7 +209,7 @@ class Config:
         )
         cfg.drain_s = _number(env, "TRACEBOT_DRAIN_S", cfg.drain_s)
         cfg.replay_max_age_s = _number(env, "TRACEBOT_REPLAY_MAX_AGE_S", cfg.replay_max_age_s)
-        cfg.log_level = (env.get("TRACEBOT_LOG_LEVEL") or cfg.log_level).upper()
+        cfg.log_level = _log_level(env, cfg.log_level)
         path = env.get("TRACEBOT_CONFIG")
         if path:
             cfg._merge_file(Path(path))

@@ -66,3 +66,14 @@ def test_admins_and_users_of_the_documented_shape_are_read(tmp_path: Path) -> No
     path.write_text("admins: [U0ADMIN]\nusers: {U0ALICE: alice}\n", encoding="utf-8")
     cfg = Config.from_env({"TRACEBOT_CONFIG": str(path), "TRACEBOT_ADMINS": "U0OTHER"})
     assert cfg.admins == {"U0ADMIN", "U0OTHER"} and cfg.user_map == {"U0ALICE": "alice"}
+
+
+@pytest.mark.parametrize("raw", ["verbose", "5", "info,debug"])
+def test_an_unknown_log_level_is_refused_at_start(raw: str) -> None:
+    # before: accepted here, then `tracebot serve` ended in logging's traceback ("Unknown level")
+    with pytest.raises(ValueError, match=r"TRACEBOT_LOG_LEVEL must be one of DEBUG, INFO, WARNING, ERROR"):
+        Config.from_env({"TRACEBOT_LOG_LEVEL": raw})
+
+
+def test_a_log_level_is_read_in_any_case() -> None:
+    assert Config.from_env({"TRACEBOT_LOG_LEVEL": " debug "}).log_level == "DEBUG"
