@@ -76,6 +76,15 @@ def _number(env: Mapping[str, str], name: str, default: float) -> float:
     return value
 
 
+def _count(env: Mapping[str, str], name: str, default: int) -> int:
+    """A whole number of at least 1 (threads, queue places, a burst): ``0.5`` would otherwise be cut to 0
+    (no worker: nothing answered; no queue place: every paste refused as "busy")."""
+    value = _number(env, name, default)
+    if value != int(value):
+        raise ValueError(f"{name} must be a whole number of at least 1, got {env[name].strip()!r}")
+    return int(value)
+
+
 def threshold(raw: object, where: str) -> float:
     """A confidence threshold: a number from 0 to 100 (a match's score is on that scale)."""
     try:
@@ -200,13 +209,11 @@ class Config:
         )
         cfg.message_budget_s = _number(env, "TRACEBOT_MESSAGE_BUDGET_S", cfg.message_budget_s)
         cfg.channel_rate = _number(env, "TRACEBOT_CHANNEL_RATE", cfg.channel_rate)
-        cfg.channel_burst = int(_number(env, "TRACEBOT_CHANNEL_BURST", cfg.channel_burst))
-        cfg.job_workers = int(_number(env, "TRACEBOT_JOB_WORKERS", cfg.job_workers))
-        cfg.trace_workers = int(_number(env, "TRACEBOT_TRACE_WORKERS", cfg.trace_workers))
-        cfg.max_pending = int(_number(env, "TRACEBOT_MAX_PENDING", cfg.max_pending))
-        cfg.max_pending_per_channel = int(
-            _number(env, "TRACEBOT_MAX_PENDING_PER_CHANNEL", cfg.max_pending_per_channel)
-        )
+        cfg.channel_burst = _count(env, "TRACEBOT_CHANNEL_BURST", cfg.channel_burst)
+        cfg.job_workers = _count(env, "TRACEBOT_JOB_WORKERS", cfg.job_workers)
+        cfg.trace_workers = _count(env, "TRACEBOT_TRACE_WORKERS", cfg.trace_workers)
+        cfg.max_pending = _count(env, "TRACEBOT_MAX_PENDING", cfg.max_pending)
+        cfg.max_pending_per_channel = _count(env, "TRACEBOT_MAX_PENDING_PER_CHANNEL", cfg.max_pending_per_channel)
         cfg.drain_s = _number(env, "TRACEBOT_DRAIN_S", cfg.drain_s)
         cfg.replay_max_age_s = _number(env, "TRACEBOT_REPLAY_MAX_AGE_S", cfg.replay_max_age_s)
         cfg.log_level = _log_level(env, cfg.log_level)

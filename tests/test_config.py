@@ -77,3 +77,19 @@ def test_an_unknown_log_level_is_refused_at_start(raw: str) -> None:
 
 def test_a_log_level_is_read_in_any_case() -> None:
     assert Config.from_env({"TRACEBOT_LOG_LEVEL": " debug "}).log_level == "DEBUG"
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["TRACEBOT_JOB_WORKERS", "TRACEBOT_TRACE_WORKERS", "TRACEBOT_MAX_PENDING", "TRACEBOT_MAX_PENDING_PER_CHANNEL",
+     "TRACEBOT_CHANNEL_BURST"],
+)
+@pytest.mark.parametrize("raw", ["0.5", "2.5"])
+def test_a_count_must_be_a_whole_number(name: str, raw: str) -> None:
+    # before: 0.5 became 0 workers (the console answered nothing) or a queue of 0 (every paste "busy")
+    with pytest.raises(ValueError, match=rf"{name} must be a whole number of at least 1, got '{raw}'"):
+        Config.from_env({name: raw})
+
+
+def test_a_count_is_read() -> None:
+    assert Config.from_env({"TRACEBOT_JOB_WORKERS": "8", "TRACEBOT_MAX_PENDING": " 20 "}).job_workers == 8
