@@ -79,6 +79,17 @@ def test_exported_votes_are_readable_by_their_owner_alone(slack, tmp_path):
     assert json.loads(out.read_text())["expected"] == "test-cuda-oom"
 
 
+def test_export_feedback_from_a_database_that_is_not_there_says_so_and_creates_nothing(tmp_path, capsys):
+    # A mistyped --db (or a shell without the service's TRACEBOT_DB) made an empty database, and its
+    # folder, and wrote "0 case(s)": as if nobody had ever voted.
+    db = tmp_path / "var" / "tracebt.sqlite3"
+    out = tmp_path / "cases.jsonl"
+    assert main(["kb", "export-feedback", "--db", str(db), "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert f"no tracebot database at {db}" in err and "TRACEBOT_DB" in err
+    assert not db.parent.exists() and not out.exists()
+
+
 def test_unanswered_errors_are_grouped_by_masked_signature_with_counts_and_channels(slack, capsys):
     slack.event(payloads.message(UNKNOWN.format(n=11), channel="C0TRAIN"))
     slack.event(payloads.message(UNKNOWN.format(n=42), channel="C0INFRA"))
