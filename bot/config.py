@@ -76,6 +76,15 @@ def _number(env: Mapping[str, str], name: str, default: float) -> float:
     return value
 
 
+def _count(env: Mapping[str, str], name: str, default: int) -> int:
+    """A whole number of at least 1 (threads, queue places, a burst): ``0.5`` would otherwise be cut to 0
+    (no worker: nothing answered; no queue place: every paste refused as "busy")."""
+    value = _number(env, name, default)
+    if value != int(value):
+        raise ValueError(f"{name} must be a whole number of at least 1, got {env[name].strip()!r}")
+    return int(value)
+
+
 def threshold(raw: object, where: str) -> float:
     """A confidence threshold: a number from 0 to 100 (a match's score is on that scale)."""
     try:
@@ -87,6 +96,43 @@ def threshold(raw: object, where: str) -> float:
     if not 0.0 <= value <= 100.0:  # also refuses nan
         raise ValueError(f"{where} must be a number from 0 to 100, got {raw!r}")
     return value
+
+
+def _scalar(value: object) -> bool:
+    return isinstance(value, str | int) and not isinstance(value, bool) and str(value).strip() != ""
+
+
+def _admins(raw: object) -> set[str]:
+    """``admins:``, a list of Slack user ids. One id written without brackets would otherwise be read
+    letter by letter (``U``, ``0``, ``A``, …): no admin at all, and no word of why."""
+    if raw is None:
+        return set()
+    if not isinstance(raw, list) or not all(_scalar(u) for u in raw):
+        raise ValueError(f"admins: must be a list of Slack user ids ([U0ADMIN, …]), got {raw!r:.80}")
+    return {str(u).strip() for u in raw}
+
+
+def _users(raw: object) -> dict[str, str]:
+    """``users:``, a mapping of Slack user id to one cluster user name."""
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict) or not all(_scalar(k) and _scalar(v) for k, v in raw.items()):
+        raise ValueError(f"users: must map Slack user ids to cluster user names ({{U0ALICE: alice}}), got {raw!r:.80}")
+    return {str(k).strip(): str(v).strip() for k, v in raw.items()}
+
+
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+
+
+def _log_level(env: Mapping[str, str], default: str) -> str:
+    """``TRACEBOT_LOG_LEVEL`` by name: refused here, with the names, rather than by logging's
+    ``ValueError: Unknown level`` traceback once ``serve`` or ``run`` configures its log."""
+    raw = (env.get("TRACEBOT_LOG_LEVEL") or "").strip().upper()
+    if not raw:
+        return default
+    if raw not in LOG_LEVELS:
+        raise ValueError(f"TRACEBOT_LOG_LEVEL must be one of {', '.join(LOG_LEVELS)}, got {raw.lower()!r}")
+    return raw
 
 
 def _megabytes(env: Mapping[str, str], name: str, default_bytes: int) -> int:
@@ -163,16 +209,14 @@ class Config:
         )
         cfg.message_budget_s = _number(env, "TRACEBOT_MESSAGE_BUDGET_S", cfg.message_budget_s)
         cfg.channel_rate = _number(env, "TRACEBOT_CHANNEL_RATE", cfg.channel_rate)
-        cfg.channel_burst = int(_number(env, "TRACEBOT_CHANNEL_BURST", cfg.channel_burst))
-        cfg.job_workers = int(_number(env, "TRACEBOT_JOB_WORKERS", cfg.job_workers))
-        cfg.trace_workers = int(_number(env, "TRACEBOT_TRACE_WORKERS", cfg.trace_workers))
-        cfg.max_pending = int(_number(env, "TRACEBOT_MAX_PENDING", cfg.max_pending))
-        cfg.max_pending_per_channel = int(
-            _number(env, "TRACEBOT_MAX_PENDING_PER_CHANNEL", cfg.max_pending_per_channel)
-        )
+        cfg.channel_burst = _count(env, "TRACEBOT_CHANNEL_BURST", cfg.channel_burst)
+        cfg.job_workers = _count(env, "TRACEBOT_JOB_WORKERS", cfg.job_workers)
+        cfg.trace_workers = _count(env, "TRACEBOT_TRACE_WORKERS", cfg.trace_workers)
+        cfg.max_pending = _count(env, "TRACEBOT_MAX_PENDING", cfg.max_pending)
+        cfg.max_pending_per_channel = _count(env, "TRACEBOT_MAX_PENDING_PER_CHANNEL", cfg.max_pending_per_channel)
         cfg.drain_s = _number(env, "TRACEBOT_DRAIN_S", cfg.drain_s)
         cfg.replay_max_age_s = _number(env, "TRACEBOT_REPLAY_MAX_AGE_S", cfg.replay_max_age_s)
-        cfg.log_level = (env.get("TRACEBOT_LOG_LEVEL") or cfg.log_level).upper()
+        cfg.log_level = _log_level(env, cfg.log_level)
         path = env.get("TRACEBOT_CONFIG")
         if path:
             cfg._merge_file(Path(path))
@@ -185,8 +229,11 @@ class Config:
             raise ValueError(f"cannot read TRACEBOT_CONFIG {path}: {exc}") from exc
         if not isinstance(data, dict):
             raise ValueError(f"TRACEBOT_CONFIG {path}: top level must be a mapping")
-        self.admins |= {str(u) for u in data.get("admins", []) or []}
-        self.user_map.update({str(k): str(v) for k, v in (data.get("users", {}) or {}).items()})
+        try:
+            self.admins |= _admins(data.get("admins"))
+            self.user_map.update(_users(data.get("users")))
+        except ValueError as exc:
+            raise ValueError(f"TRACEBOT_CONFIG {path}: {exc}") from exc
         try:
             self.channels = ChannelPolicy.from_yaml(data.get("channels"))
         except ValueError as exc:

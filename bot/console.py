@@ -267,7 +267,8 @@ class Session:
 
 def turns(lines: Iterable[str], interactive: bool) -> Iterator[str]:
     """Group input lines into turns: console commands alone, messages until ``---`` (or a blank line at a
-    terminal), the next command, or the end of input."""
+    terminal), the next command, or the end of input. An ending with nothing before it is an empty turn:
+    it sends a file attached with ``/attach`` alone (and nothing when none is)."""
     buf: list[str] = []
     for raw in lines:
         line = raw.rstrip("\n")
@@ -280,9 +281,8 @@ def turns(lines: Iterable[str], interactive: bool) -> Iterator[str]:
             yield line
             continue
         if ends:
-            if buf:
-                yield "\n".join(buf)
-                buf = []
+            yield "\n".join(buf)
+            buf = []
             continue
         buf.append(line)
     if buf:
@@ -324,7 +324,10 @@ def run_console(
         if turn.split(" ", 1)[0] in COMMANDS:
             if not session.command(turn.strip()):
                 break
-        else:
+        elif turn or session.attachments:
             session.message(turn)
+    else:
+        if session.attachments:  # attached last, with no message after it: the input's end sends it, as text
+            session.message("")
     session.settle()
     return 0

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 from tracebot.hookspecs import hookimpl
 from tracebot.ranks import first_few, format_ranks, ranks_phrase
 from tracebot.result import Attachment, Diagnosis, Frame, Match, Result, Section, StackGroup, Status, Table
-from tracebot.secrets import scrub
+from tracebot.secrets import scrub, without_secrets
 
 if TYPE_CHECKING:
     from tracebot.matcher import Matcher
@@ -41,7 +41,7 @@ NO_KNOWLEDGE = "knowledge base not loaded: no knowledge entries were matched"
 __all__ = [
     "Attachment", "Caller", "Command", "CommandContext", "Diagnosis", "ErrorLine", "Frame", "LogScan",
     "Match", "NotAllowed", "Result", "Section", "StackGroup", "Status", "Table", "UsageError", "combine", "combine_into",
-    "first_few", "format_ranks", "hookimpl", "ranks_phrase", "regular_stream",
+    "first_few", "format_ranks", "hookimpl", "ranks_phrase", "regular_stream", "without_secrets",
 ]
 
 

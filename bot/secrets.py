@@ -97,6 +97,14 @@ def secret_env_values(environ: Mapping[str, str] | None = None) -> list[str]:
     ]
 
 
+def without_secrets(environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment without the variables :func:`secret_env_values` would name (Slack's tokens and
+    signing secret, cloud and API keys) and AWS's key id: what a command tracebot starts elsewhere needs
+    (``srun`` onto a job's nodes), which has no use for tracebot's credentials."""
+    env = os.environ if environ is None else environ
+    return {name: value for name, value in env.items() if not (is_secret_name(name) or name == "AWS_ACCESS_KEY_ID")}
+
+
 def _aws_secret(m: re.Match[str]) -> str:
     s = m.group(0)
     looks_random = (

@@ -39,3 +39,57 @@ def test_threshold_in_the_config_file_is_read(tmp_path: Path) -> None:
 def test_a_rate_or_size_must_be_a_positive_number(raw: str) -> None:
     with pytest.raises(ValueError, match=r"TRACEBOT_CHANNEL_RATE must be a"):
         Config.from_env({"TRACEBOT_CHANNEL_RATE": raw})
+
+
+@pytest.mark.parametrize(
+    ("text", "key"),
+    [
+        ("admins: U0ADMIN\n", "admins"),  # one id, not a list: read as the ids "U", "0", "A", ... before
+        ("admins: {U0ADMIN: yes}\n", "admins"),
+        ("users: [alice]\n", "users"),  # a traceback at start before
+        ("users: alice\n", "users"),
+        ("users: {U0ALICE: [alice, bob]}\n", "users"),
+    ],
+)
+def test_admins_and_users_of_the_wrong_shape_are_refused_with_the_file_and_key(
+    tmp_path: Path, text: str, key: str
+) -> None:
+    path = tmp_path / "tracebot.yaml"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(ValueError) as caught:
+        Config.from_env({"TRACEBOT_CONFIG": str(path)})
+    assert str(path) in str(caught.value) and f"{key}:" in str(caught.value)
+
+
+def test_admins_and_users_of_the_documented_shape_are_read(tmp_path: Path) -> None:
+    path = tmp_path / "tracebot.yaml"
+    path.write_text("admins: [U0ADMIN]\nusers: {U0ALICE: alice}\n", encoding="utf-8")
+    cfg = Config.from_env({"TRACEBOT_CONFIG": str(path), "TRACEBOT_ADMINS": "U0OTHER"})
+    assert cfg.admins == {"U0ADMIN", "U0OTHER"} and cfg.user_map == {"U0ALICE": "alice"}
+
+
+@pytest.mark.parametrize("raw", ["verbose", "5", "info,debug"])
+def test_an_unknown_log_level_is_refused_at_start(raw: str) -> None:
+    # before: accepted here, then `tracebot serve` ended in logging's traceback ("Unknown level")
+    with pytest.raises(ValueError, match=r"TRACEBOT_LOG_LEVEL must be one of DEBUG, INFO, WARNING, ERROR"):
+        Config.from_env({"TRACEBOT_LOG_LEVEL": raw})
+
+
+def test_a_log_level_is_read_in_any_case() -> None:
+    assert Config.from_env({"TRACEBOT_LOG_LEVEL": " debug "}).log_level == "DEBUG"
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["TRACEBOT_JOB_WORKERS", "TRACEBOT_TRACE_WORKERS", "TRACEBOT_MAX_PENDING", "TRACEBOT_MAX_PENDING_PER_CHANNEL",
+     "TRACEBOT_CHANNEL_BURST"],
+)
+@pytest.mark.parametrize("raw", ["0.5", "2.5"])
+def test_a_count_must_be_a_whole_number(name: str, raw: str) -> None:
+    # before: 0.5 became 0 workers (the console answered nothing) or a queue of 0 (every paste "busy")
+    with pytest.raises(ValueError, match=rf"{name} must be a whole number of at least 1, got '{raw}'"):
+        Config.from_env({name: raw})
+
+
+def test_a_count_is_read() -> None:
+    assert Config.from_env({"TRACEBOT_JOB_WORKERS": "8", "TRACEBOT_MAX_PENDING": " 20 "}).job_workers == 8

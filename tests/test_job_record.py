@@ -24,3 +24,20 @@ def test_a_job_named_as_if_it_ran_on_a_hundred_thousand_nodes_is_refused_never_f
 
 def test_the_real_record_still_names_its_nodes() -> None:
     assert parse_records(RUNNING)[0]["NodeList"] == "vm"
+
+
+@pytest.mark.parametrize("mark", ["\x1c", "\x1d", "\x1e", "\x0b", "\x0c", "\x85", "\u2028", "\u2029"])
+def test_a_job_name_holding_a_unicode_line_boundary_is_still_one_record_of_its_owner(mark: str) -> None:
+    # scontrol ends a record with "\n" only; str.splitlines also ends one at these, so "a<mark>b" made two
+    # records of one job, the first (JobId, JobName) with no owner: the owner's own /trace job was refused
+    # as not theirs, and an admin got an overview of two "parts"
+    records = parse_records(RUNNING.replace("JobName=hang", f"JobName=a{mark}b"))
+    assert len(records) == 1 and records[0]["UserId"] == "root(0)" and records[0]["JobState"] == "RUNNING"
+
+
+@pytest.mark.parametrize("mark", ["\x1c", "\u2028"])
+def test_a_record_a_name_spells_after_a_unicode_line_boundary_is_refused_not_listed_as_a_part(mark: str) -> None:
+    # was: a second "part" of the job with the id, owner and state the name spelled, listed to an admin
+    line = RUNNING.replace("JobName=hang", f"JobName=a{mark}JobId=6 UserId=alice(1001) JobState=COMPLETED{mark}b")
+    with pytest.raises(AmbiguousRecord, match="twice"):
+        parse_records(line)

@@ -96,3 +96,12 @@ def test_a_record_a_line_break_in_the_name_cuts_in_two_is_refused_never_taken_fo
     _scontrol_printing(tmp_path, monkeypatch, RUNNING.replace("JobName=hang", f"JobName={name}") + "\\n")
     assert WRAPPER.main(["log", "6", "/tmp/slx/hang-6-root-vm-6-4294967294.out"]) == 2
     assert "line break" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("mark", ["\\034", "\\035", "\\036", "\\013", "\\014", "\\342\\200\\250"])
+def test_a_job_name_holding_a_unicode_line_boundary_is_not_taken_for_a_line_break(tmp_path, monkeypatch, mark):
+    # \x1c-\x1e, \v, \f and U+2028 end a line for str.splitlines, not for scontrol: bob's job named "x<mark>y"
+    # was refused as "cut by a line break" although its record was whole
+    _scontrol_printing(tmp_path, monkeypatch, _as_bob(RUNNING).replace("JobName=hang", f"JobName=x{mark}y") + "\\n")
+    record = WRAPPER.job_record("6")
+    assert record["UserId"] == "bob(1002)" and record["JobState"] == "RUNNING"

@@ -183,7 +183,7 @@ def cmd_kb_export_feedback(args: argparse.Namespace) -> int:
 
     db = args.db or Config.from_env().db_path
     try:
-        cases = feedback_cases(Store(db))
+        cases = feedback_cases(Store.existing(db))
     except StoreError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -43,5 +44,9 @@ def feedback_cases(store: Store) -> list[dict[str, Any]]:
 
 
 def write_cases(cases: list[dict[str, Any]], path: Path) -> None:
+    """The cases as JSONL in ``path``; a new file is readable by its user alone (0600), as the store is: the
+    texts come from DMs and private channels too. An existing file keeps the mode its owner gave it."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("".join(json.dumps(c, ensure_ascii=False) + "\n" for c in cases), encoding="utf-8")
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with open(fd, "w", encoding="utf-8") as f:
+        f.write("".join(json.dumps(c, ensure_ascii=False) + "\n" for c in cases))

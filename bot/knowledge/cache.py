@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import importlib.util
+import logging
 import mmap
 import os
 import pickle
@@ -24,6 +25,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 T = TypeVar("T")
+log = logging.getLogger(__name__)
 
 
 def cache_dir() -> Path | None:
@@ -41,12 +43,30 @@ def _private(st: os.stat_result) -> bool:
 
 
 def _private_folder(folder: Path) -> bool:
-    """Whether ``folder`` is a folder (not a link to one) that is this user's alone to write."""
+    """Whether ``folder`` is a folder (not a link to one) that is this user's alone to write. One that is
+    there but not private is named in the log, once: otherwise an operator who warmed the cache as another
+    user, or shares it, sees only every start build and train again."""
     try:
         st = os.lstat(folder)
     except OSError:
         return False
-    return stat.S_ISDIR(st.st_mode) and _private(st)
+    if stat.S_ISDIR(st.st_mode) and _private(st):
+        return True
+    if folder not in _said_not_private:
+        _said_not_private.add(folder)
+        if not stat.S_ISDIR(st.st_mode):
+            why = "not a folder (a symbolic link, or a file)"
+        elif st.st_uid != os.geteuid():
+            why = f"owned by uid {st.st_uid}, not by this user (uid {os.geteuid()})"
+        else:
+            why = f"writable by others (mode {stat.S_IMODE(st.st_mode):o})"
+        log.warning("cache folder %s is %s: not used, so the knowledge base is parsed and the ranking model "
+                    "trained at every start (cache files are unpickled; TRACEBOT_CACHE names a folder of "
+                    "this user's own, or empty for none)", folder, why)
+    return False
+
+
+_said_not_private: set[Path] = set()
 
 
 def library_versions(names: tuple[str, ...]) -> str:
@@ -262,9 +282,18 @@ def _store(path: Path, value: object) -> None:
 
 def _our_folder(folder: Path) -> bool:
     """Make the cache folder (private to this user) when it is missing; whether it is ours to write in."""
-    folder.parent.mkdir(parents=True, exist_ok=True)
-    with contextlib.suppress(FileExistsError):
-        folder.mkdir(mode=0o700)
+    try:
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        with contextlib.suppress(FileExistsError):
+            folder.mkdir(mode=0o700)
+    except OSError as exc:  # a service user whose home is /nonexistent, a read-only disk
+        if folder not in _said_not_private:
+            _said_not_private.add(folder)
+            log.warning("cache folder %s cannot be made (%s): no cache, so the knowledge base is parsed and the "
+                        "ranking model trained at every start (TRACEBOT_CACHE names a folder of this user's own, "
+                        "or empty for none)", folder,
+                        "a file is in its way" if isinstance(exc, FileExistsError) else exc.strerror or exc)
+        return False
     return _private_folder(folder)
 
 

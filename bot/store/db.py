@@ -126,6 +126,14 @@ class Store:
         self._identity: tuple[int, int] | None = None  # (device, inode) of the file we opened
         self._connect()
 
+    @classmethod
+    def existing(cls, path: str | Path, **kw: Any) -> Store:
+        """The store at ``path`` for a command that only reads it (an export, a report): a path with no
+        database is a StoreError, not a new empty database (and folder) that reports "nothing recorded"."""
+        if str(path) != ":memory:" and not os.path.exists(path):
+            raise StoreError(f"no tracebot database at {path}: give the file the bot writes (TRACEBOT_DB, or --db)")
+        return cls(path, **kw)
+
     def _connect(self) -> None:
         if self.path != ":memory:":
             _create_private(Path(self.path))

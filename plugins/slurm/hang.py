@@ -23,7 +23,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from tracebot.plugin_api import Frame
+from tracebot.plugin_api import Frame, without_secrets
 from tracebot.plugins.slurm import owner as owner_access
 from tracebot.plugins.slurm.client import SlurmCli
 from tracebot.plugins.slurm.settings import SlurmSettings
@@ -63,9 +63,10 @@ def srun_argv(cli: SlurmCli, job_id: str, node: str, settings: SlurmSettings, li
 
 
 def _srun_env() -> dict[str, str]:
-    """Our environment without SLURM_* job variables: if tracebot itself runs inside an allocation,
-    srun must not inherit that job's geometry."""
-    return {k: v for k, v in os.environ.items() if not k.startswith("SLURM_") or k == "SLURM_CONF"}
+    """Our environment without SLURM_* job variables (if tracebot itself runs inside an allocation, srun
+    must not inherit that job's geometry) and without our secrets: srun exports its environment to the step
+    on the job's node, its prolog and SPANK plugins, and the dump there needs no Slack token nor cloud key."""
+    return {k: v for k, v in without_secrets().items() if not k.startswith("SLURM_") or k == "SLURM_CONF"}
 
 
 def run_node(argv: list[str], limit_s: float) -> tuple[dict[str, Any] | None, str | None]:

@@ -54,8 +54,10 @@ def parse_key_values(line: str) -> dict[str, str]:
 
 
 def parse_records(text: str) -> list[dict[str, str]]:
-    """One dict per non-empty line of ``scontrol show job|step -o`` output."""
-    return [parse_key_values(line) for line in text.splitlines() if "=" in line]
+    """One dict per non-empty line of ``scontrol show job|step -o`` output. Lines end at "\n" only, as
+    scontrol ends them: ``str.splitlines`` also ends one at \x1c-\x1e, \v, \f, \x85 and U+2028/9, which a job's
+    name may hold, and cut one job into records of which the first had no owner."""
+    return [parse_key_values(line) for line in text.split("\n") if "=" in line]
 
 
 def parse_sacct(text: str, fields: list[str], sep: str = SACCT_SEP) -> list[dict[str, str]]:

@@ -182,3 +182,23 @@ def test_an_uploaded_picture_is_named_in_the_console_not_printed_as_bytes():
     shown = out.getvalue()
     assert "job-4242-ranks.png" in shown and "not text" in shown, shown
     assert "PNG" not in shown and "\x00" not in shown and "\ufffd" not in shown, shown
+
+
+@pytest.mark.parametrize("ending", ["---\n/quit\n", ""], ids=["dashes", "end-of-input"])
+def test_a_log_attached_alone_is_answered(kb_dir, tmp_path, ending):
+    # The console says "end with --- to send it alone"; the file alone used to be dropped without a word.
+    log = tmp_path / "node7.log"
+    log.write_text("step 1 loss 2.0\n" * 50 + f"[rank5]: {NCCL_LINE}\n")
+    done = tracebot("console", "--knowledge", str(kb_dir), "--db", str(tmp_path / "c.sqlite3"),
+                    stdin=f"/attach {log}\n{ending}")
+    assert done.returncode == 0, done.stderr
+    turn = done.stdout.partition("── you → #C0CONSOLE")[2]
+    assert "0 line(s), 1 file(s)" in turn
+    assert "Test: NCCL watchdog timeout" in turn and "line 51 · rank 5" in turn
+
+
+def test_dashes_with_nothing_to_send_send_nothing(kb_dir, tmp_path):
+    done = tracebot("console", "--knowledge", str(kb_dir), "--db", str(tmp_path / "c.sqlite3"),
+                    stdin="---\n---\n/quit\n")
+    assert done.returncode == 0, done.stderr
+    assert "── you →" not in done.stdout

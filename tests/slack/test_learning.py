@@ -4,6 +4,8 @@ list of gaps, and maintainers see both in the App Home."""
 from __future__ import annotations
 
 import json
+import os
+import stat
 
 from tests.slack import payloads
 from tests.slack.blocks import buttons, texts
@@ -61,6 +63,31 @@ def test_kb_export_feedback_writes_the_cases_from_the_command_line(slack, tmp_pa
     assert main(["kb", "export-feedback", "--db", str(slack.config.db_path), "--out", str(out)]) == 0
     assert "1 helpful, 0 'not this'" in capsys.readouterr().out
     assert json.loads(out.read_text())["expected"] == "test-cuda-oom"
+
+
+def test_exported_votes_are_readable_by_their_owner_alone(slack, tmp_path):
+    # The votes' texts come from DMs and private channels too: the store keeps them 0600, and an export
+    # written with the umask (0644) let every account on the bot's host read them.
+    _paste_and_vote(slack, OOM_LINE, "Helpful", "U0ALICE")
+    out = tmp_path / "exports" / "feedback.jsonl"
+    before = os.umask(0o022)
+    try:
+        write_cases(feedback_cases(slack.tracebot.store), out)
+    finally:
+        os.umask(before)
+    assert stat.S_IMODE(out.stat().st_mode) == 0o600
+    assert json.loads(out.read_text())["expected"] == "test-cuda-oom"
+
+
+def test_export_feedback_from_a_database_that_is_not_there_says_so_and_creates_nothing(tmp_path, capsys):
+    # A mistyped --db (or a shell without the service's TRACEBOT_DB) made an empty database, and its
+    # folder, and wrote "0 case(s)": as if nobody had ever voted.
+    db = tmp_path / "var" / "tracebt.sqlite3"
+    out = tmp_path / "cases.jsonl"
+    assert main(["kb", "export-feedback", "--db", str(db), "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert f"no tracebot database at {db}" in err and "TRACEBOT_DB" in err
+    assert not db.parent.exists() and not out.exists()
 
 
 def test_unanswered_errors_are_grouped_by_masked_signature_with_counts_and_channels(slack, capsys):

@@ -142,18 +142,22 @@ def test_a_full_lane_refuses_its_own_work_but_not_another_lanes_and_a_notice_jum
     ran: list[str] = []
 
     def work(job):
-        release.wait(5)
+        # held until released, however long the submissions take: a 5 s bound let a1 finish on a loaded
+        # machine, the worker took the queued notice, and the second notice was (rightly) accepted
+        release.wait()
         ran.append(job.label)
 
-    pool.submit(work, label="a1", lane="A")
-    pool.submit(work, label="a2", lane="A")
-    with pytest.raises(PoolBusy, match="in this channel"):
-        pool.submit(work, label="a3", lane="A")
-    pool.submit(work, label="b1", lane="B")
-    pool.submit(work, label="notice", lane="A", urgent=True)
-    with pytest.raises(PoolBusy):
-        pool.submit(work, label="second notice", lane="A", urgent=True)
-    release.set()
+    try:
+        pool.submit(work, label="a1", lane="A")
+        pool.submit(work, label="a2", lane="A")
+        with pytest.raises(PoolBusy, match="in this channel"):
+            pool.submit(work, label="a3", lane="A")
+        pool.submit(work, label="b1", lane="B")
+        pool.submit(work, label="notice", lane="A", urgent=True)
+        with pytest.raises(PoolBusy):
+            pool.submit(work, label="second notice", lane="A", urgent=True)
+    finally:
+        release.set()
     assert pool.wait_idle(5)
     assert ran.index("notice") < ran.index("a2"), "the notice goes before the work already waiting"
     assert sorted(ran) == ["a1", "a2", "b1", "notice"]
