@@ -539,6 +539,32 @@ def test_centroids_with_common_ngrams_kept_dense_are_the_sparse_ones(trained):
         assert np.abs(mixed.dot(v) - sparse_only.dot(v)).max() < 1e-12, text
 
 
+def test_runs_of_rows_dot_products_are_each_rows_own_sum_of_products_to_the_float(fitted):
+    # what training's closest parts and a paste's (Space.nearest) read: runs of rows (an entry's parts) at
+    # once, each row's products added first to last as np.add.reduceat adds one row alone, empty rows 0
+    from scipy import sparse
+
+    rng = np.random.default_rng(11)
+    m = sparse.random(60, 400, density=0.05, format="csr", random_state=11, dtype=np.float64).tolil()
+    m[[3, 4, 30, 59], :] = 0  # empty rows: inside a run, at a run's end, the last row
+    m = m.tocsr()
+    m.sort_indices()
+    cols = Columns(m.indptr.astype(np.int64), m.indices.astype(np.int32), m.data.astype(np.float32), m.shape[1])
+    dense = rng.random(m.shape[1])
+    first, count = np.array([40, 2, 30, 58, 10]), np.array([5, 3, 1, 2, 0])  # in any order, one of none
+
+    def alone(r: int) -> float:
+        lo, hi = cols.indptr[r], cols.indptr[r + 1]
+        return float(np.add.reduceat(cols.data[lo:hi] * dense[cols.indices[lo:hi]], [0])[0]) if hi > lo else 0.0
+
+    got = cols.run_dots(first, count, dense)
+    rows = [r for f, c in zip(first, count, strict=True) for r in range(f, f + c)]
+    assert got.tolist() == [alone(r) for r in rows]
+    assert np.allclose(got, m[rows] @ dense, rtol=1e-6)  # the dot products (the values are stored as float32)
+    assert cols.run_dots(np.array([3, 59]), np.array([2, 1]), dense).tolist() == [0.0, 0.0, 0.0]
+    assert cols.run_dots(np.array([], dtype=np.int64), np.array([], dtype=np.int64), dense).tolist() == []
+
+
 def test_the_helper_told_a_key_whose_matcher_is_gone_builds_and_stores_nothing(tmp_path, monkeypatch):
     # the parent names the matcher it stored; if that file is gone (pruned) and the directory has changed
     # since, building it again would store the new files' matcher under the old files' key
