@@ -133,6 +133,47 @@ def _source(cited: dict[str, str]) -> Source:
     return Source(title=cited.get("title") or cited.get("url", ""), url=cited.get("url"))
 
 
+def train_ranking_model(
+    entries: list[Entry],
+    silence: list[Silence],
+    key: str | None,
+    gather: Gather,
+    *,
+    leave_out_sources=(),
+    leave_out_examples=(),
+    extra=(),
+    prepared: Prepared | None = None,
+    prewrite: bool | None = None,
+) -> RankingModel:
+    """:meth:`Matcher.train_model` of a matcher over ``entries`` and ``silence`` whose model key is ``key``
+    (``None``: computed here) and whose evidence is ``gather``'s; what the training helper calls when its
+    parent hands it the evidence, so that it need not load the matcher
+    (:mod:`tracebot.matcher.train_child`)."""
+    from tracebot.knowledge.cache import prewrite as write_early
+    from tracebot.matcher.features import text_info
+    from tracebot.matcher.keys import model_key
+    from tracebot.matcher.model import load_or_train
+    from tracebot.matcher.trainer import core_free
+
+    full = not (leave_out_sources or leave_out_examples or extra)
+    key = (key or model_key(entries, silence)) if full else ""
+
+    def train() -> RankingModel:
+        from tracebot.matcher.training import prepare
+        from tracebot.matcher.training import train as fit  # SciPy: only when training
+
+        p = prepared or prepare(
+            entries, leave_out_sources=leave_out_sources, leave_out_examples=leave_out_examples, extra=extra, silence=silence
+        )
+        if full and (prewrite if prewrite is not None else core_free()):
+            # the model's TF-IDF spaces (~100 MB at 1,000 entries) are final now: a thread writes them
+            # into its cache file while the training rows, the regressions and the calibration are computed
+            write_early("model", key, p.model)
+        return fit(entries, gather, text_info, prepared=p)
+
+    return load_or_train(entries, train, key, silence) if full else train()
+
+
 class Matcher:
     """``model``: a trained :class:`RankingModel`, ``True`` (train or load from the cache), ``False``
     (the matcher's own scores only) or ``None`` (``$TRACEBOT_MODEL``, on unless set to ``0``).
@@ -224,31 +265,17 @@ class Matcher:
         :meth:`evidence_of` (the training helper's, handed over by its parent); ``prewrite``: write the
         model's TF-IDF spaces into its cache file on a thread while the rest is trained (``None``: when a
         core is idle; on a busy machine the thread only slows the training it overlaps)."""
-        from tracebot.knowledge.cache import prewrite as write_early
-        from tracebot.matcher.features import text_info
-        from tracebot.matcher.keys import model_key
-        from tracebot.matcher.model import load_or_train
-        from tracebot.matcher.trainer import core_free
-
-        entries = self.index.entries
-        silence = self.silence
-        full = not (leave_out_sources or leave_out_examples or extra)
-        key = (self.index.model_key or model_key(entries, silence)) if full else ""
-
-        def train() -> RankingModel:
-            from tracebot.matcher.training import prepare
-            from tracebot.matcher.training import train as fit  # SciPy: only when training
-
-            p = prepared or prepare(
-                entries, leave_out_sources=leave_out_sources, leave_out_examples=leave_out_examples, extra=extra, silence=silence
-            )
-            if full and (prewrite if prewrite is not None else core_free()):
-                # the model's TF-IDF spaces (~100 MB at 1,000 entries) are final now: a thread writes them
-                # into its cache file while the training rows, the regressions and the calibration are computed
-                write_early("model", key, p.model)
-            return fit(entries, gather or self.evidence_of, text_info, prepared=p)
-
-        return load_or_train(entries, train, key, silence) if full else train()
+        return train_ranking_model(
+            self.index.entries,
+            self.silence,
+            self.index.model_key,
+            gather or self.evidence_of,
+            leave_out_sources=leave_out_sources,
+            leave_out_examples=leave_out_examples,
+            extra=extra,
+            prepared=prepared,
+            prewrite=prewrite,
+        )
 
     # ---- public API -------------------------------------------------------------------------------
     @property

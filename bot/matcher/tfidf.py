@@ -169,7 +169,7 @@ def ranges(starts: np.ndarray, lens: np.ndarray, out: np.ndarray | None = None) 
 @dataclass
 class Columns:
     """A sparse matrix in CSR arrays (``n`` columns); :meth:`dot` multiplies a vector with it from the
-    left (rows are features), :meth:`row_dots` takes chosen rows' dot products with a dense vector.
+    left (rows are features), :meth:`run_dots` takes runs of rows' dot products with a dense vector.
 
     Rows with a value in most columns may be kept dense instead (:meth:`with_dense_rows`; their sparse
     rows are then empty): a character n-gram such as ``" t"`` is in nearly every entry's sum, and a
@@ -229,16 +229,27 @@ class Columns:
                 out = out + np.einsum("i,ij->j", v.val[kept], self.dense[at[kept]])
         return out
 
-    def row_dots(self, rows: np.ndarray, dense: np.ndarray) -> np.ndarray:
-        assert self.dense is None, "row_dots reads the sparse rows only"  # noqa: S101
-        pos, lens = self._positions(rows)
-        cols, values = self._gathered(pos)
-        products = self._times(values, np.take(dense, cols, out=scratch("dense", len(pos), dense.dtype)))
-        if not len(products):
+    def run_dots(self, first: np.ndarray, count: np.ndarray, dense: np.ndarray) -> np.ndarray:
+        """The dot products with ``dense`` of rows ``first[k]`` to ``first[k] + count[k] - 1``, run after
+        run (an entry's parts are such a run). A run's stored values are consecutive: they are copied as
+        slices, not gathered through an index array of every value (training compares ~270 texts with
+        ~200 parts each, 16 million values at 1,000 entries: 0.145 -> ~0.10 s)."""
+        assert self.dense is None, "run_dots reads the sparse rows only"  # noqa: S101
+        ip = self.indptr
+        rows = ranges(first, count)
+        lens = ip[rows + 1] - ip[rows]
+        n = int(lens.sum())
+        if not n:
             return np.zeros(len(rows))
-        # each row's products are consecutive: summed in place (reduceat), not scattered by row number
-        out = np.add.reduceat(products, np.minimum(np.cumsum(lens) - lens, len(products) - 1))
-        out[lens == 0] = 0.0  # reduceat gives an empty row the next row's first product
+        spans = list(zip(ip[first].tolist(), ip[first + count].tolist(), strict=True))
+        cols = np.concatenate([self.indices[a:b] for a, b in spans], out=scratch("cols", n, self.indices.dtype))
+        values = np.concatenate([self.data[a:b] for a, b in spans], out=scratch("values", n, self.data.dtype))
+        products = self._times(values, np.take(dense, cols, out=scratch("dense", n, dense.dtype)))
+        # each row's products are consecutive: summed in place (reduceat), not scattered by row number; over
+        # the rows that have values only (an empty row's start would end the row before it one value short)
+        out = np.zeros(len(rows))
+        filled = np.flatnonzero(lens)
+        out[filled] = np.add.reduceat(products, (np.cumsum(lens) - lens)[filled])
         return out
 
 
@@ -266,8 +277,7 @@ class Space:
             return out
         e = np.asarray(entries, dtype=np.int64)
         first, count = self.starts[e], self.starts[e + 1] - self.starts[e]
-        rows = ranges(first, count)
-        out[e] = np.maximum.reduceat(self.parts.row_dots(rows, dense_row(v.idx, v.val, self.parts.n)), np.cumsum(count) - count)
+        out[e] = np.maximum.reduceat(self.parts.run_dots(first, count, dense_row(v.idx, v.val, self.parts.n)), np.cumsum(count) - count)
         return out
 
 

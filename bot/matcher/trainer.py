@@ -103,10 +103,11 @@ class Helper:
         stdin = self.proc.stdin
         if model_file.is_file() or not self.matcher_file.is_file() or stdin is None or stdin.closed:
             return
-        # the matcher's cache key (its file's name): the child need not hash every file again to find it
-        key = self.matcher_file.stem.partition("-")[2]
+        # the matcher's and the model's cache keys (their files' names): the child need not hash every file
+        # again to find the matcher, nor load it to know which model it trains
+        keys = (f.stem.partition("-")[2] for f in (self.matcher_file, model_file))
         with contextlib.suppress(OSError):
-            stdin.write(f"go {key}\n".encode())
+            stdin.write("go {} {}\n".format(*keys).encode())
             stdin.flush()
             self.going = True
 

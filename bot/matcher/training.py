@@ -57,7 +57,6 @@ from tracebot.matcher.tfidf import (
     Space,
     Vocab,
     dense_row,
-    ranges,
     word_char_grams,
     word_grams,
 )
@@ -350,7 +349,7 @@ class FittedSpaces:
         of its candidates (0 for other entries), character and word, as :meth:`Space.nearest` computes
         them; with ``leave_out``, each text's own part (an index into the parts, or -1) is left out. Each
         distinct text is compared once with the parts of all its candidates, with the products answering
-        uses (:meth:`Columns.row_dots`): comparing every text with every part (a texts × parts sparse
+        uses (:meth:`Columns.run_dots`): comparing every text with every part (a texts × parts sparse
         product) was most of training at 1,000 entries."""
         samples_of: dict[str, list[int]] = {}
         for i, text in enumerate(texts):
@@ -359,11 +358,10 @@ class FittedSpaces:
         for same in samples_of.values():
             entries = np.array(sorted({ei for i in same for ei in cands_of[i]}), dtype=np.int64)
             first, count = self.starts[entries], self.starts[entries + 1] - self.starts[entries]
-            rows = ranges(first, count)
             at = {int(e): (int(f), int(k)) for e, f, k in zip(entries, np.cumsum(count) - count, count, strict=True)}
             for v, cols, res in zip(vecs, self.part_columns, out, strict=True):
                 lo, hi = v.indptr[same[0]], v.indptr[same[0] + 1]
-                sims = cols.row_dots(rows, dense_row(v.indices[lo:hi], v.data[lo:hi], cols.n))
+                sims = cols.run_dots(first, count, dense_row(v.indices[lo:hi], v.data[lo:hi], cols.n))
                 best = np.maximum.reduceat(sims, np.cumsum(count) - count)
                 for i in same:
                     c = np.asarray(cands_of[i], dtype=np.int64)

@@ -232,8 +232,8 @@ def test_the_parent_goes_on_when_the_helper_closes_its_output_not_when_it_ends(t
 
 def _trained_by_a_child(tmp_path, monkeypatch, told: Callable[[KnowledgeBase, Matcher, str], bytes]) -> tuple[bytes, bytes]:
     """The model a helper process stores when its standard input is ``told(kb, matcher, go_line)`` (the
-    bundled knowledge base, the matcher it stored in the child's cache, and the ``go KEY`` line naming that
-    matcher), and the one trained in this process: (the child's, this process's) model files."""
+    bundled knowledge base, the matcher it stored in the child's cache, and the ``go KEY MODEL_KEY`` line
+    naming that matcher and its model), and the one trained in this process: (the child's, this process's) model files."""
     monkeypatch.setenv(trainer.HELPER_ENV, "0")
     monkeypatch.setenv("TRACEBOT_CACHE", str(tmp_path / "here"))
     load_matcher(KNOWLEDGE)[1].model  # noqa: B018 — trains in this process and stores the model
@@ -249,7 +249,7 @@ def _trained_by_a_child(tmp_path, monkeypatch, told: Callable[[KnowledgeBase, Ma
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err,
             env={**os.environ, "TRACEBOT_CACHE": str(cache)},
         )
-        data = told(kb, matcher, f"go {matcher_file.stem.partition('-')[2]}\n")
+        data = told(kb, matcher, f"go {matcher_file.stem.partition('-')[2]} {matcher.index.model_key}\n")
         # written by a thread: the child reads the evidence only when its rows need it (a pipe holds 64 KB)
         threading.Thread(target=lambda: (proc.stdin.write(data), proc.stdin.close()), daemon=True).start()
         try:
@@ -295,11 +295,13 @@ def test_a_helper_trains_from_what_it_prepared_when_handed_the_matchers_model_ke
     assert child != here
 
 
+@pytest.mark.parametrize("head_start", [False, True])
 @pytest.mark.parametrize("handed", ["gathered", "torn", "blanked"])
-def test_the_helper_trains_on_the_evidence_its_parent_hands_it(tmp_path, monkeypatch, handed):
+def test_the_helper_trains_on_the_evidence_its_parent_hands_it(tmp_path, monkeypatch, handed, head_start):
     # the parent gathers the training texts' evidence with the matcher it built, while the child computes
     # the rest; what the parent gathered gives the model trained in one process, a torn handover makes the
-    # child gather it itself, and other evidence (every text's emptied) is what the child trains on
+    # child gather it itself (loading the matcher then, when it had the entries beforehand), and other
+    # evidence (every text's emptied) is what the child trains on
 
     def told(kb: KnowledgeBase, matcher: Matcher, go: str) -> bytes:
         evidence = gathered(training_texts(matcher.index.entries, (), (), (), kb.silence)[0], matcher.evidence_of)
@@ -308,10 +310,48 @@ def test_the_helper_trains_on_the_evidence_its_parent_hands_it(tmp_path, monkeyp
         data = pickle.dumps(evidence)
         if handed == "torn":
             data = data[: len(data) // 2]
-        return go.encode() + b"evidence %d\n" % len(data) + data
+        entries = pickle.dumps((matcher.index.model_key, kb.entries, kb.silence))
+        return (b"kb %d\n" % len(entries) + entries if head_start else b"") + go.encode() + b"evidence %d\n" % len(data) + data
 
     child, here = _trained_by_a_child(tmp_path, monkeypatch, told)
     assert (child == here) is (handed != "blanked")
+
+
+def test_a_helper_with_a_head_start_and_the_whole_evidence_trains_without_reading_the_matcher(tmp_path, monkeypatch):
+    # handed the entries (under the matcher's model key) and every training text's evidence, the child needs
+    # nothing from the matcher's cache file (loading it was on the cold start's critical path): here it is
+    # gone before the child is told to go, and the model is still the one trained in one process
+
+    def told(kb: KnowledgeBase, matcher: Matcher, go: str) -> bytes:
+        for f in (tmp_path / "child").glob("matcher-*.pkl"):
+            f.unlink()
+        evidence = pickle.dumps(gathered(training_texts(matcher.index.entries, (), (), (), kb.silence)[0], matcher.evidence_of))
+        entries = pickle.dumps((matcher.index.model_key, kb.entries, kb.silence))
+        return b"kb %d\n" % len(entries) + entries + go.encode() + b"evidence %d\n" % len(evidence) + evidence
+
+    child, here = _trained_by_a_child(tmp_path, monkeypatch, told)
+    assert child == here
+
+
+def test_a_helper_missing_a_texts_evidence_whose_matcher_is_gone_stores_nothing(tmp_path, monkeypatch):
+    # the matcher is loaded only for a text the parent handed no evidence for; gone by then (pruned), the
+    # child ends quietly, storing nothing, and the parent trains
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("TRACEBOT_CACHE", str(cache))
+    monkeypatch.setenv(trainer.HELPER_ENV, "0")
+    kb, matcher, _ = load_matcher(KNOWLEDGE, model=False)
+    [matcher_file] = cache.glob("matcher-*.pkl")
+    matcher_file.unlink()
+    entries = pickle.dumps((matcher.index.model_key, kb.entries, kb.silence))
+    evidence = pickle.dumps({})  # no text's
+    told = (b"kb %d\n" % len(entries) + entries + f"go {matcher_file.stem.partition('-')[2]} {matcher.index.model_key}\n".encode()
+            + b"evidence %d\n" % len(evidence) + evidence)
+    done = subprocess.run(  # noqa: S603 — our own module, argv list
+        [sys.executable, "-I", "-m", "tracebot.matcher.train_child"],
+        input=told, env={**os.environ, "TRACEBOT_CACHE": str(cache)}, capture_output=True, timeout=300, check=False,
+    )
+    assert done.returncode == 0, done.stderr.decode()
+    assert sorted(p.name.partition("-")[0] for p in cache.iterdir()) == ["files"]  # no model, no temporary file
 
 
 def test_when_the_helper_process_fails_the_parent_trains_the_model_itself(tmp_path, monkeypatch):
@@ -539,6 +579,32 @@ def test_centroids_with_common_ngrams_kept_dense_are_the_sparse_ones(trained):
         assert np.abs(mixed.dot(v) - sparse_only.dot(v)).max() < 1e-12, text
 
 
+def test_runs_of_rows_dot_products_are_each_rows_own_sum_of_products_to_the_float(fitted):
+    # what training's closest parts and a paste's (Space.nearest) read: runs of rows (an entry's parts) at
+    # once, each row's products added first to last as np.add.reduceat adds one row alone, empty rows 0
+    from scipy import sparse
+
+    rng = np.random.default_rng(11)
+    m = sparse.random(60, 400, density=0.05, format="csr", random_state=11, dtype=np.float64).tolil()
+    m[[3, 4, 30, 59], :] = 0  # empty rows: inside a run, at a run's end, the last row
+    m = m.tocsr()
+    m.sort_indices()
+    cols = Columns(m.indptr.astype(np.int64), m.indices.astype(np.int32), m.data.astype(np.float32), m.shape[1])
+    dense = rng.random(m.shape[1])
+    first, count = np.array([40, 2, 30, 58, 10]), np.array([5, 3, 1, 2, 0])  # in any order, one of none
+
+    def alone(r: int) -> float:
+        lo, hi = cols.indptr[r], cols.indptr[r + 1]
+        return float(np.add.reduceat(cols.data[lo:hi] * dense[cols.indices[lo:hi]], [0])[0]) if hi > lo else 0.0
+
+    got = cols.run_dots(first, count, dense)
+    rows = [r for f, c in zip(first, count, strict=True) for r in range(f, f + c)]
+    assert got.tolist() == [alone(r) for r in rows]
+    assert np.allclose(got, m[rows] @ dense, rtol=1e-6)  # the dot products (the values are stored as float32)
+    assert cols.run_dots(np.array([3, 59]), np.array([2, 1]), dense).tolist() == [0.0, 0.0, 0.0]
+    assert cols.run_dots(np.array([], dtype=np.int64), np.array([], dtype=np.int64), dense).tolist() == []
+
+
 def test_the_helper_told_a_key_whose_matcher_is_gone_builds_and_stores_nothing(tmp_path, monkeypatch):
     # the parent names the matcher it stored; if that file is gone (pruned) and the directory has changed
     # since, building it again would store the new files' matcher under the old files' key
@@ -547,7 +613,7 @@ def test_the_helper_told_a_key_whose_matcher_is_gone_builds_and_stores_nothing(t
     env = {**os.environ, "TRACEBOT_CACHE": str(cache), trainer.HELPER_ENV: "0"}
     done = subprocess.run(  # noqa: S603 — our own module, argv list
         [sys.executable, "-I", "-m", "tracebot.matcher.train_child"],
-        input=b"go 0123456789abcdef01234567\n", env=env, capture_output=True, timeout=300, check=False,
+        input=b"go 0123456789abcdef01234567 89abcdef0123456789abcdef\n", env=env, capture_output=True, timeout=300, check=False,
     )
     assert done.returncode == 0, done.stderr.decode()
     assert sorted(p.name for p in cache.iterdir()) == []
