@@ -109,9 +109,16 @@ def to_text(raw: str | bytes) -> str:
     return raw
 
 
+def as_shown(line: str) -> str:
+    """``line`` as the terminal it was copied from showed it: colour and cursor escape sequences removed
+    (a log saved from a coloured terminal carries them). What a reply quotes is this form, never the bytes
+    a person did not see."""
+    return _ANSI.sub("", line) if "\x1b" in line else line
+
+
 def clean(line: str) -> CleanLine:
     """Strip colours, control characters, timestamps, and rank / host prefixes from one line."""
-    text = _ANSI.sub("", line)
+    text = as_shown(line)
     if not text.isascii():
         text = unicodedata.normalize("NFKC", text)
     # Undecodable bytes (U+FFFD) and byte-order marks in front of a line hide its prefixes.

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from tracebot.matcher.normalize import as_shown
 from tracebot.sizes import size_text
 
 CHUNK_BYTES = 4 << 20
@@ -42,7 +43,8 @@ class ScanStats:
 
 
 def text_lines(text: str, stats: ScanStats) -> Iterator[tuple[int, str]]:
-    """``(line number, line)`` for every line of ``text``. Lines are counted as a log viewer, an editor
+    """``(line number, line)`` for every line of ``text``, as a terminal showed it (:func:`as_shown`: the
+    line a reply quotes has no colour codes). Lines are counted as a log viewer, an editor
     and the streamed reader count them, by newline only: a progress bar's carriage returns, a form feed
     or a Unicode line separator inside a line do not start new lines (``str.splitlines`` would, and
     every line number after them would be off). A text with carriage returns and no newline at all is
@@ -56,7 +58,7 @@ def text_lines(text: str, stats: ScanStats) -> Iterator[tuple[int, str]]:
     stats.lines_total = len(lines)
     stats.bytes_read = len(text)
     for no, line in enumerate(lines, 1):
-        yield no, line[:MAX_LINE_BYTES].removesuffix("\r")
+        yield no, as_shown(line[:MAX_LINE_BYTES].removesuffix("\r"))
 
 
 class BoundedInflate:
@@ -221,7 +223,7 @@ def candidate_lines(
             counted_lines += block.count(b"\n", counted_pos, line_start)
             counted_pos = line_start
             raw = block[line_start : min(line_end, line_start + MAX_LINE_BYTES)]
-            yield counted_lines + 1, raw.decode("utf-8", errors="replace")
+            yield counted_lines + 1, as_shown(raw.decode("utf-8", errors="replace"))
         lines_before = counted_lines + block.count(b"\n", counted_pos)  # each newline is counted once
         if block and not block.endswith(b"\n"):
             lines_before += 1
