@@ -22,7 +22,7 @@ from typing import Any, BinaryIO
 from tracebot.matcher.candidates import CandidateStage
 from tracebot.matcher.index import ERROR_WORD_LIST
 from tracebot.matcher.normalize import clean
-from tracebot.matcher.scan import ScanStats, candidate_lines
+from tracebot.matcher.scan import MAX_INFLATED, ScanStats, candidate_lines, log_stream
 from tracebot.sizes import size_text
 
 MAX_CANDIDATES = 4000
@@ -140,8 +140,19 @@ def scan_log(path: Path, trigger: Any = None, budget_s: float = 20.0,
         return result
     with stream:
         result.size = os.fstat(stream.fileno()).st_size
-        # What a still-running job appends after the open is left for the next scan.
-        _collect(result, _lines(stream, trigger, result, start + budget_s, max_bytes=result.size + 1))
+        try:
+            text = log_stream(stream, max_inflated=MAX_INFLATED, deadline=start + budget_s)
+        except OSError as exc:
+            result.unreadable = describe_os_error(exc)
+            return result
+        # What a still-running job appends after the open is left for the next scan. A gzipped or recoded
+        # log gives more (or fewer) bytes than the file holds; a gzipped one is not being written to.
+        limit = result.size + 1 if text is stream else 8 << 30
+        _collect(result, _lines(text, trigger, result, start + budget_s, max_bytes=limit))
+        stopped = getattr(text, "stopped", "")
+        if stopped:
+            result.truncated = True
+            result.notes.append(stopped)
     return result
 
 

@@ -15,6 +15,8 @@ import re
 import unicodedata
 from dataclasses import dataclass, replace
 
+from tracebot.matcher.encodings import decode
+
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 _MONTH = r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)"
@@ -103,10 +105,9 @@ class CleanLine:
 
 
 def to_text(raw: str | bytes) -> str:
-    """Decode bytes as UTF-8 (undecodable bytes become U+FFFD), drop NULs and control characters."""
-    if isinstance(raw, bytes):
-        raw = raw.decode("utf-8", errors="replace")
-    return raw
+    """Bytes decoded in the encoding their head is written in (UTF-8 unless it is UTF-16 or Latin-1:
+    :mod:`tracebot.matcher.encodings`; undecodable bytes become U+FFFD)."""
+    return decode(raw) if isinstance(raw, bytes) else raw
 
 
 def as_shown(line: str) -> str:

@@ -17,15 +17,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from tracebot.matcher.encodings import SNIFF_BYTES, UTF8, sniff_encoding
 from tracebot.matcher.normalize import as_shown
 from tracebot.sizes import size_text
 
 CHUNK_BYTES = 4 << 20
 MAX_LINE_BYTES = 16 << 10  # longer "lines" (minified JSON, binary junk) are cut to this for scoring
 GZIP_MAGIC = b"\x1f\x8b"
-UTF16_BOMS = (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
 DEADLINE_EVERY = 32  # candidate lines between two looks at the clock inside a block
-SNIFF_BYTES = 8192  # what is read of a file to tell text from binary
+MAX_INFLATED = 256 << 20  # what a gzipped log may unpack to when the caller sets no limit of its own
 NOT_TEXT = "not a text file (binary content); attach the log as text or .gz"
 BINARY_SEEN = "binary content found; only text-like lines were read"  # every line read still
 INFLATE_PIECE = 1 << 20  # the deadline and the inflate limit are checked after every piece this large
@@ -120,9 +120,9 @@ class BoundedInflate:
             got += len(part)
         return b"".join(parts)
 
-    def seek(self, offset: int) -> int:
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
         self.inflated, self.stopped = 0, ""
-        return self.inner.seek(offset)
+        return self.inner.seek(offset, whence)
 
     def close(self) -> None:
         self.inner.close()
@@ -137,19 +137,30 @@ class BoundedInflate:
 def open_log(
     path: Path, *, max_inflated: int | None = None, deadline: float | None = None
 ) -> tuple[BinaryIO, int]:
-    """Open a log, transparently gunzipping it (at most ``max_inflated`` bytes, until ``deadline``);
-    returns (stream, size on disk)."""
+    """Open a log as UTF-8 bytes (see :func:`log_stream`); returns (stream, size on disk)."""
     raw = path.open("rb")
-    size = path.stat().st_size
-    start = raw.read(2)
+    try:
+        return log_stream(raw, max_inflated=max_inflated, deadline=deadline), path.stat().st_size
+    except BaseException:
+        raw.close()
+        raise
+
+
+def log_stream(raw: BinaryIO, *, max_inflated: int | None = None, deadline: float | None = None) -> BinaryIO:
+    """``raw`` (a seekable stream at its start) as the UTF-8 bytes the readers expect: gunzipped when it is
+    gzip (at most ``max_inflated`` bytes, until ``deadline``: :class:`BoundedInflate`), and recoded as it
+    is read when its head is UTF-16 or Latin-1 (:func:`~tracebot.matcher.encodings.sniff_encoding`; read as
+    bytes, UTF-16's every other byte is a NUL and no line matches, and Latin-1's accents are refused as
+    binary). Closing the result closes ``raw``."""
+    stream = raw
+    if raw.read(2) == GZIP_MAGIC:
+        stream = BoundedInflate(gzip.GzipFile(fileobj=raw), max_inflated, deadline)  # type: ignore[assignment]
     raw.seek(0)
-    if start == GZIP_MAGIC:
-        return BoundedInflate(gzip.GzipFile(fileobj=raw), max_inflated, deadline), size  # type: ignore[return-value]
-    if start in UTF16_BOMS:
-        # Windows PowerShell 5's '>' writes UTF-16 with a byte-order mark: read as bytes, every other one
-        # is a NUL and no line matches. Recoded to UTF-8 as it is read (the reader takes the mark's order).
-        return codecs.EncodedFile(raw, "utf-8", "utf-16", errors="replace"), size  # type: ignore[return-value]
-    return raw, size
+    encoding = sniff_encoding(stream.read(SNIFF_BYTES))
+    stream.seek(0)
+    if encoding == UTF8:
+        return stream
+    return codecs.EncodedFile(stream, UTF8, encoding, errors="replace")  # type: ignore[return-value]
 
 
 def looks_like_text(head: bytes) -> bool:
@@ -158,7 +169,9 @@ def looks_like_text(head: bytes) -> bool:
     Not counting NULs is deliberate: the NUL test alone let random or compressed bytes through (about
     0.4 % NULs, under the scanner's 1 %), while a log a node's crash left padded with NULs (its page
     cache lost) still holds its error, and the scanner reads past NUL runs. Compressed, random and
-    executable bytes are mostly not UTF-8."""
+    executable bytes are mostly not UTF-8. A head that is UTF-16 or Latin-1 text is text."""
+    if sniff_encoding(head) != UTF8:
+        return True
     text = head.replace(b"\x00", b"")
     undecodable = text.decode("utf-8", errors="replace").count("\ufffd")
     return undecodable <= len(text) // 10 + 3  # +3: a character cut at the end of the sniff
@@ -245,7 +258,6 @@ def _time_limit(stats: ScanStats) -> None:
     stats.notes.append(f"time limit reached after {size_text(stats.bytes_read)}; the rest was not read")
 
 
-def bytes_stream(data: bytes) -> BinaryIO:
-    if data[:2] == GZIP_MAGIC:
-        return gzip.GzipFile(fileobj=io.BytesIO(data))  # type: ignore[return-value]
-    return io.BytesIO(data)
+def bytes_stream(data: bytes, *, max_inflated: int | None = MAX_INFLATED) -> BinaryIO:
+    """``data`` (a whole paste or attachment) as :func:`log_stream` reads a file."""
+    return log_stream(io.BytesIO(data), max_inflated=max_inflated)
