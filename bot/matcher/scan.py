@@ -19,6 +19,7 @@ from typing import Any, BinaryIO
 
 from tracebot.matcher.encodings import SNIFF_BYTES, UTF8, sniff_encoding
 from tracebot.matcher.normalize import as_shown
+from tracebot.notes import note
 from tracebot.sizes import size_text
 
 CHUNK_BYTES = 4 << 20
@@ -26,8 +27,8 @@ MAX_LINE_BYTES = 16 << 10  # longer "lines" (minified JSON, binary junk) are cut
 GZIP_MAGIC = b"\x1f\x8b"
 DEADLINE_EVERY = 32  # candidate lines between two looks at the clock inside a block
 MAX_INFLATED = 256 << 20  # what a gzipped log may unpack to when the caller sets no limit of its own
-NOT_TEXT = "not a text file (binary content); attach the log as text or .gz"
-BINARY_SEEN = "binary content found; only text-like lines were read"  # every line read still
+NOT_TEXT = note("not_text")
+BINARY_SEEN = note("binary_seen")  # every line read still
 INFLATE_PIECE = 1 << 20  # the deadline and the inflate limit are checked after every piece this large
 
 Progress = Callable[[int, int], None]  # (bytes done, bytes total or 0 when unknown)
@@ -86,11 +87,11 @@ class BoundedInflate:
         want = n if n >= 0 else float("inf")
         while want > 0 and not self.stopped:
             if self.deadline is not None and self.clock() > self.deadline:
-                self.stopped = f"time limit reached after {size_text(self.inflated)} unpacked; the rest was not read"
+                self.stopped = note("unpack_time_limit", size=size_text(self.inflated))
                 break
             room = INFLATE_PIECE if self.max_bytes is None else min(INFLATE_PIECE, self.max_bytes - self.inflated)
             if room <= 0:
-                self.stopped = f"unpacks to more than {size_text(self.max_bytes)}; only the first {size_text(self.max_bytes)} were read"
+                self.stopped = note("unpack_limit", limit=size_text(self.max_bytes))
                 break
             piece = self._piece(int(min(want, room)))
             if not piece:
@@ -111,8 +112,7 @@ class BoundedInflate:
             try:
                 part = read1(n - got)
             except (OSError, EOFError, zlib.error) as exc:
-                self.stopped = (f"the gzip data is damaged or cut short after {size_text(self.inflated + got)} "
-                                f"unpacked ({exc}); the rest was not read")
+                self.stopped = note("gzip_damaged", size=size_text(self.inflated + got), error=exc)
                 break
             if not part:
                 break
@@ -205,7 +205,7 @@ def candidate_lines(
         try:
             data = stream.read(CHUNK_BYTES)
         except (OSError, EOFError) as exc:  # truncated gzip, I/O error: keep what was read
-            stats.notes.append(f"stopped reading after {stats.bytes_read} bytes: {exc}")
+            stats.notes.append(note("read_error", size=size_text(stats.bytes_read), error=exc))
             stats.truncated = True
             data = b""
         stats.bytes_read += len(data)
@@ -244,7 +244,7 @@ def candidate_lines(
             progress(stats.bytes_read, size_hint)
         if stats.bytes_read >= max_bytes and not done:
             stats.truncated = True
-            stats.notes.append(f"read the first {size_text(stats.bytes_read)} only (limit)")
+            stats.notes.append(note("read_limit", size=size_text(stats.bytes_read)))
             break
         if deadline is not None and time.monotonic() > deadline and not done:
             stats.lines_total = lines_before
@@ -255,7 +255,7 @@ def candidate_lines(
 
 def _time_limit(stats: ScanStats) -> None:
     stats.truncated = True
-    stats.notes.append(f"time limit reached after {size_text(stats.bytes_read)}; the rest was not read")
+    stats.notes.append(note("time_limit", size=size_text(stats.bytes_read)))
 
 
 def bytes_stream(data: bytes, *, max_inflated: int | None = MAX_INFLATED) -> BinaryIO:

@@ -12,7 +12,7 @@ from typing import Any
 
 from tracebot.ranks import first_few, format_ranks
 from tracebot.render.facts import fact_phrases
-from tracebot.render.messages import msg
+from tracebot.render.messages import msg, say_note
 from tracebot.result import Diagnosis, Match, Result, Source, StackGroup, Table
 
 Block = dict[str, Any]
@@ -324,8 +324,17 @@ def pointer(permalink: str, title: str, lang: str = "en") -> Rendered:
 
 def logs_unread(notes: list[str], lang: str = "en") -> Rendered:
     """An unprompted log that was not read, or not all of it: why, in one short message."""
-    text, said = msg(lang, "logs_unread"), [escape(n) for n in notes[:5]]
+    text, said = msg(lang, "logs_unread"), _notes(notes, lang)
     return f"{text} " + "; ".join(said), [section(text), context(*said)]
+
+
+def notes_block(notes: list[str], lang: str = "en") -> Block:
+    """The notes shown under an answer (what was not read, or not all of it), in the thread's language."""
+    return context(*_notes(notes, lang))
+
+
+def _notes(notes: list[str], lang: str) -> list[str]:
+    return [escape(say_note(n, lang)) for n in notes[:5]]
 
 
 def _table(table: Table) -> str:
