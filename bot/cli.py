@@ -32,7 +32,6 @@ if TYPE_CHECKING:
     from tracebot.knowledge.loader import KnowledgeBase
     from tracebot.matcher import Matcher
     from tracebot.plugin_api import Caller
-    from tracebot.result import Result
 
 # Each command imports what it needs when it runs: `tracebot diagnose` on a paste must not pay for the
 # service, the plugins or the Slack app (a cold start is part of every CI log classification).
@@ -724,11 +723,10 @@ def cmd_trace(args: argparse.Namespace) -> int:
     knowledge, kb_note = _trace_knowledge(config)
     if kb_note:
         print(f"note: {kb_note}", file=sys.stderr)
-    router = Router(default_host(), config, knowledge=knowledge)
+    router = Router(default_host(), config, knowledge=knowledge, typed_as="tracebot trace")
     result = router.run_text(" ".join(words) or "help", local_caller(config), progress=_progress_printer())
     if kb_note:
         result.data.setdefault("notes", []).append(kb_note)
-    _usage_as_typed_here(result)
     saved = write_attachments(result.attachments, out_dir) if out_dir else []
     if as_json:
         payload = result.to_dict()
@@ -749,14 +747,6 @@ def cmd_trace(args: argparse.Namespace) -> int:
     if result.status == "error":
         return EXIT_USAGE if result.data.get("error") == "usage" else EXIT_FAILED
     return EXIT_FAILED if any(one.path is None for one in saved) else EXIT_OK
-
-
-def _usage_as_typed_here(result: Result) -> None:
-    """A usage error names the command as it is typed in this terminal (``tracebot trace job <jobid>``),
-    not as in Slack (``/trace job <jobid>``), which a shell would not run."""
-    usage = result.data.get("usage") if result.data.get("error") == "usage" else None
-    if isinstance(usage, str) and usage.startswith("/trace "):
-        result.summary = result.summary.replace(f"Usage: `{usage}`", f"Usage: `tracebot trace {usage[len('/trace '):]}`")
 
 
 def _own_options(words: list[str], as_json: bool, out: str | None) -> tuple[list[str], bool, Path | None]:
