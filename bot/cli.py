@@ -100,6 +100,9 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
     progress = _Progress(sys.stderr.isatty())
     try:
         if args.file in (None, "-"):
+            if sys.stdin.isatty():  # typed with no file, it would wait in silence, looking hung
+                print("reading the error from the terminal: paste it, then press Ctrl-D on a line of its own "
+                      "(or give a file: tracebot diagnose FILE)", file=sys.stderr)
             data = sys.stdin.buffer.read(MAX_STDIN_BYTES + 1)
             if len(data) > MAX_STDIN_BYTES:
                 print(f"note: only the first {MAX_STDIN_BYTES >> 20} MB of standard input were read", file=sys.stderr)

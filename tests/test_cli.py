@@ -266,3 +266,22 @@ def test_diagnose_whose_output_cannot_be_written_says_so_in_one_line(tmp_path: P
                             preexec_fn=lambda: os.close(1))
     assert closed.returncode == 2 and b"Traceback" not in closed.stderr, closed.stderr
     assert b"standard output is closed" in closed.stderr
+
+
+def test_diagnose_typed_with_no_file_says_it_is_reading_the_terminal_and_answers_the_paste():
+    """`tracebot diagnose` with nothing after it waited in silence for standard input, looking hung."""
+    import os
+    import pty
+
+    leader, follower = pty.openpty()
+    try:
+        proc = subprocess.Popen([*TRACEBOT, "diagnose"], stdin=follower, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, cwd=REPO)
+        os.close(follower)
+        os.write(leader, b"RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB\n\x04")
+        out, err = proc.communicate(timeout=60)
+    finally:
+        os.close(leader)
+    assert "paste it, then press Ctrl-D" in err.decode()
+    assert "[cuda-oom]" in out.decode()
+    assert "Ctrl-D" not in run("diagnose", stdin=b"RuntimeError: CUDA out of memory.\n").stderr.decode()
