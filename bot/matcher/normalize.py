@@ -17,7 +17,8 @@ from dataclasses import dataclass, replace
 
 from tracebot.matcher.encodings import decode
 
-_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
+_CSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
+_ANSI = re.compile(_CSI.pattern + r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")  # and OSC, 2-byte escapes
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 _MONTH = r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)"
 _DAY = r"(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)"
@@ -111,15 +112,16 @@ def to_text(raw: str | bytes) -> str:
 
 
 def as_shown(line: str) -> str:
-    """``line`` as the terminal it was copied from showed it: colour and cursor escape sequences removed
-    (a log saved from a coloured terminal carries them). What a reply quotes is this form, never the bytes
-    a person did not see."""
-    return _ANSI.sub("", line) if "\x1b" in line else line
+    """``line`` as the terminal it was copied from showed it: colour and cursor sequences (CSI, ``ESC [``)
+    removed, the formatting a log saved from a coloured terminal carries. What a reply quotes is this form.
+    Other escape strings (a window title, a clipboard write: OSC) are kept, for the terminal egress to show
+    as text: a terminal would act on them unseen, and the reader should see what the log tried."""
+    return _CSI.sub("", line) if "\x1b[" in line else line
 
 
 def clean(line: str) -> CleanLine:
     """Strip colours, control characters, timestamps, and rank / host prefixes from one line."""
-    text = as_shown(line)
+    text = _ANSI.sub("", line) if "\x1b" in line else line
     if not text.isascii():
         text = unicodedata.normalize("NFKC", text)
     # Undecodable bytes (U+FFFD) and byte-order marks in front of a line hide its prefixes.
