@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from tracebot.knowledge.loader import KnowledgeBase
     from tracebot.matcher import Matcher
     from tracebot.plugin_api import Caller
+    from tracebot.result import Diagnosis
 
 # Each command imports what it needs when it runs: `tracebot diagnose` on a paste must not pay for the
 # service, the plugins or the Slack app (a cold start is part of every CI log classification).
@@ -106,11 +107,12 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
             data = sys.stdin.buffer.read(MAX_STDIN_BYTES + 1)
             if len(data) > MAX_STDIN_BYTES:
                 print(f"note: only the first {MAX_STDIN_BYTES >> 20} MB of standard input were read", file=sys.stderr)
-            d = matcher.diagnose(data[:MAX_STDIN_BYTES])
+            d = matcher.diagnose(data[:MAX_STDIN_BYTES]) if not _blank(data) else _nothing_to_read(matcher)
         else:
             path = Path(args.file)
             try:
-                d = matcher.diagnose_file(path, progress=progress if path.stat().st_size > FULL_SCAN_CHARS else None)
+                d = (_nothing_to_read(matcher) if _blank_file(path) else
+                     matcher.diagnose_file(path, progress=progress if path.stat().st_size > FULL_SCAN_CHARS else None))
             except OSError as exc:
                 print(f"error: {path}: {exc.strerror or exc}", file=sys.stderr)
                 return 2
@@ -121,6 +123,35 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
     else:
         print(render_diagnosis(d, show_all=args.all))
     return 0
+
+
+BLANK = "the input is empty or blank: there is nothing to diagnose"
+BLANK_SNIFF = 64 << 10  # a file this small is read to see whether it is blank; a larger one is a log
+
+
+def _blank(data: bytes) -> bool:
+    from tracebot.matcher.normalize import to_text
+
+    return not to_text(data).strip()
+
+
+def _blank_file(path: Path) -> bool:
+    """``path`` holds nothing but blank space (read only when small; plain, gzip, UTF-16 alike): the
+    matcher, asked about it, would list its closest entries to nothing at all."""
+    from tracebot.matcher.scan import open_log
+
+    if path.stat().st_size > BLANK_SNIFF:
+        return False
+    stream, _size = open_log(path, max_inflated=BLANK_SNIFF + 1)
+    with stream:
+        data = stream.read(BLANK_SNIFF + 1)
+    return len(data) <= BLANK_SNIFF and _blank(data)
+
+
+def _nothing_to_read(matcher: Matcher) -> Diagnosis:
+    from tracebot.result import Diagnosis
+
+    return Diagnosis(threshold=matcher.threshold, notes=[BLANK])
 
 
 def _not_a_file(path: Path) -> str | None:

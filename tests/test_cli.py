@@ -285,3 +285,16 @@ def test_diagnose_typed_with_no_file_says_it_is_reading_the_terminal_and_answers
     assert "paste it, then press Ctrl-D" in err.decode()
     assert "[cuda-oom]" in out.decode()
     assert "Ctrl-D" not in run("diagnose", stdin=b"RuntimeError: CUDA out of memory.\n").stderr.decode()
+
+
+def test_diagnosing_blank_input_says_there_is_nothing_to_diagnose_not_three_closest_entries(tmp_path: Path):
+    """Blank space piped in, or a blank or empty file, was answered 'No confident match. Closest entries:'
+    with three entries matched to nothing (device-side asserts, ECC errors)."""
+    blank, empty = tmp_path / "blank.log", tmp_path / "empty.log"
+    blank.write_text("   \n\n\t\n")
+    empty.write_bytes(b"")
+    for out in (run("diagnose", "-", stdin=b"  \n \n"), run("diagnose", str(blank)), run("diagnose", str(empty))):
+        said = out.stdout.decode()
+        assert out.returncode == 0 and "nothing to diagnose" in said and "Closest entries" not in said, said
+        assert "[" not in said, "no entry is named"
+    assert "Closest entries" in run("diagnose", "-", stdin=b"my training is slow, any idea\n").stdout.decode()
