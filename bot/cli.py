@@ -602,6 +602,8 @@ def cmd_stats(args: argparse.Namespace) -> int:
     cfg = _config(args)
     if args.unanswered:
         return _print_unanswered(cfg, args)
+    if _no_database(cfg, args, {"entries": [], "not_this": []}):
+        return 0
     try:
         store = Store(cfg.db_path)
         stats = entry_stats(store)
@@ -634,10 +636,23 @@ def cmd_stats(args: argparse.Namespace) -> int:
     return 0
 
 
+def _no_database(cfg: Config, args: argparse.Namespace, empty: dict[str, list[Any]]) -> bool:
+    """There is no database at ``cfg.db_path``: say that nothing is recorded (``empty`` with --json) and
+    True. A command that only reads must not create one (and its folder) where a mistyped path points."""
+    if str(cfg.db_path) == ":memory:" or Path(cfg.db_path).exists():
+        return False
+    print(json.dumps(empty) if args.json else
+          f"Nothing recorded yet: there is no database at {cfg.db_path} (`tracebot serve` or `tracebot run` "
+          "writes it; TRACEBOT_DB names another).")
+    return True
+
+
 def _print_unanswered(cfg: Config, args: argparse.Namespace) -> int:
     from tracebot.store import Store, StoreError
     from tracebot.store.stats import unanswered
 
+    if _no_database(cfg, args, {"unanswered": []}):
+        return 0
     try:
         gaps = unanswered(Store(cfg.db_path), limit=args.limit)
     except StoreError as exc:
@@ -665,6 +680,8 @@ def cmd_audit(args: argparse.Namespace) -> int:
     from tracebot.store import Store, StoreError
 
     cfg = _config(args)
+    if _no_database(cfg, args, {"audit": []}):
+        return 0
     try:
         rows = Store(cfg.db_path).audit(limit=args.limit, user=args.user, channel=args.channel)
     except StoreError as exc:
