@@ -11,6 +11,7 @@ from pathlib import Path
 from tracebot.config import Config
 from tracebot.markup import plain_text
 from tracebot.matcher import Matcher, combine
+from tracebot.matcher.ranking import in_language
 from tracebot.matcher.scan import BINARY_SEEN, file_is_text
 from tracebot.notes import note
 from tracebot.result import Diagnosis
@@ -130,6 +131,6 @@ def diagnose_message(
         notes += [f"{f.name}: {note}" for note in found.notes]
         found.notes = []
         parts.append(found)
-    combined = combine(parts) if parts else Diagnosis(threshold=threshold)
+    combined = in_language(combine(parts), matcher.kb) if parts else Diagnosis(threshold=threshold)
     combined.notes = notes + combined.notes
     return combined

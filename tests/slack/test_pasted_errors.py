@@ -138,6 +138,17 @@ def test_a_japanese_thread_is_told_in_japanese_why_its_log_was_not_read(slack):
     assert "huge.log: 50 MB を超えるため読んでいません" in texts(post["blocks"]) and "skipped" not in texts(post["blocks"])
 
 
+def test_a_japanese_question_with_an_english_log_attached_is_answered_in_japanese(slack):
+    """The labels followed the question, but what the entry says (its title, summary and fix) followed the
+    English log it was found in: a Japanese thread read the answer in English under Japanese headings."""
+    log = ("step 100 loss 2.3\n" * 50 + f"[rank5]: {OOM_LINE}\n").encode()
+    url = slack.fake.add_file("train.log", log)
+    slack.event(payloads.file_share("学習が落ちました。ログを添付します", [payloads.slack_file("train.log", url, len(log))]))
+    post = slack.fake.wait_for(lambda: slack.fake.posts())[0]
+    assert "テスト: CUDA のメモリ不足" in texts(post["blocks"]), texts(post["blocks"])
+    assert "Test: CUDA out of memory" not in texts(post["blocks"])
+
+
 def test_the_notes_under_a_japanese_answer_are_in_japanese(slack):
     junk = random.Random(4).randbytes(64 << 10)
     url = slack.fake.add_file("core.log", junk)
