@@ -64,9 +64,10 @@ def same_host(owner: str) -> bool:
 
 
 def alive(owner: str) -> bool:
-    """False only when ``owner`` was a process on this host that is gone (or the host rebooted since)."""
+    """False only when ``owner`` was a process on this host that is gone (or the host rebooted since);
+    True for a token that cannot be checked (:func:`checkable`)."""
     parts = owner.split("|")
-    if len(parts) != 4 or not same_host(owner):
+    if not checkable(owner):
         return True
     _host, boot, pid_text, started = parts
     if boot != _boot():

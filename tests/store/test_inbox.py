@@ -112,6 +112,7 @@ def test_rows_of_a_process_whose_start_time_cannot_be_read_age_out_even_when_it_
     owners._unknown_start.cache_clear()  # the same pid, after a restart
     after = owners.token()
     assert before != after and before.split("|")[2] == after.split("|")[2]
+    assert not owners.checkable(before) and owners.alive(before), "it cannot be told gone: never guessed dead"
     store = Store(tmp_path / "t.sqlite3")
     work_id = store.add_work(Work("auto", {"n": 1}, before))
     inbox = Inbox(store, Records(), owner=after)
