@@ -98,3 +98,15 @@ def test_utf8_with_a_stray_byte_stays_utf8_and_nul_padding_is_not_utf16():
     assert sniff_encoding(OOM + b"\0" * 8000) == "utf-8"
     assert sniff_encoding(random.Random(6).randbytes(8192)) == "utf-8"
     assert not looks_like_text(random.Random(6).randbytes(8192))
+
+
+def test_a_gzipped_job_log_cut_by_the_time_limit_says_so_once_without_comparing_unpacked_to_packed(tmp_path: Path):
+    """/trace job's scan of a gzipped log at its time limit: one note, and not "after 4 MB of 60 KB"."""
+    from tracebot.matcher.logscan import scan_log
+
+    log = tmp_path / "slurm-7.out.gz"
+    log.write_bytes(gzip.compress(b"[rank1]: iteration 7 | lm loss 2.43 | grad norm 0.81\n" * 400_000))
+    scanned = scan_log(log, budget_s=0.0005)
+    limits = [n for n in scanned.notes if "time limit" in n]
+    assert scanned.truncated and len(limits) == 1, scanned.notes
+    assert " of " not in limits[0].split(";")[0], limits[0]
