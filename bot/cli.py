@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from tracebot.knowledge.loader import KnowledgeBase
     from tracebot.matcher import Matcher
     from tracebot.plugin_api import Caller
-    from tracebot.result import Result
+    from tracebot.result import Diagnosis
 
 # Each command imports what it needs when it runs: `tracebot diagnose` on a paste must not pay for the
 # service, the plugins or the Slack app (a cold start is part of every CI log classification).
@@ -101,14 +101,18 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
     progress = _Progress(sys.stderr.isatty())
     try:
         if args.file in (None, "-"):
+            if sys.stdin.isatty():  # typed with no file, it would wait in silence, looking hung
+                print("reading the error from the terminal: paste it, then press Ctrl-D on a line of its own "
+                      "(or give a file: tracebot diagnose FILE)", file=sys.stderr)
             data = sys.stdin.buffer.read(MAX_STDIN_BYTES + 1)
             if len(data) > MAX_STDIN_BYTES:
                 print(f"note: only the first {MAX_STDIN_BYTES >> 20} MB of standard input were read", file=sys.stderr)
-            d = matcher.diagnose(data[:MAX_STDIN_BYTES])
+            d = matcher.diagnose(data[:MAX_STDIN_BYTES]) if not _blank(data) else _nothing_to_read(matcher)
         else:
             path = Path(args.file)
             try:
-                d = matcher.diagnose_file(path, progress=progress if path.stat().st_size > FULL_SCAN_CHARS else None)
+                d = (_nothing_to_read(matcher) if _blank_file(path) else
+                     matcher.diagnose_file(path, progress=progress if path.stat().st_size > FULL_SCAN_CHARS else None))
             except OSError as exc:
                 print(f"error: {path}: {exc.strerror or exc}", file=sys.stderr)
                 return 2
@@ -119,6 +123,35 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
     else:
         print(render_diagnosis(d, show_all=args.all))
     return 0
+
+
+BLANK = "the input is empty or blank: there is nothing to diagnose"
+BLANK_SNIFF = 64 << 10  # a file this small is read to see whether it is blank; a larger one is a log
+
+
+def _blank(data: bytes) -> bool:
+    from tracebot.matcher.normalize import to_text
+
+    return not to_text(data).strip()
+
+
+def _blank_file(path: Path) -> bool:
+    """``path`` holds nothing but blank space (read only when small; plain, gzip, UTF-16 alike): the
+    matcher, asked about it, would list its closest entries to nothing at all."""
+    from tracebot.matcher.scan import open_log
+
+    if path.stat().st_size > BLANK_SNIFF:
+        return False
+    stream, _size = open_log(path, max_inflated=BLANK_SNIFF + 1)
+    with stream:
+        data = stream.read(BLANK_SNIFF + 1)
+    return len(data) <= BLANK_SNIFF and _blank(data)
+
+
+def _nothing_to_read(matcher: Matcher) -> Diagnosis:
+    from tracebot.result import Diagnosis
+
+    return Diagnosis(threshold=matcher.threshold, notes=[BLANK])
 
 
 def _not_a_file(path: Path) -> str | None:
@@ -569,6 +602,8 @@ def cmd_stats(args: argparse.Namespace) -> int:
     cfg = _config(args)
     if args.unanswered:
         return _print_unanswered(cfg, args)
+    if _no_database(cfg, args, {"entries": [], "not_this": []}):
+        return 0
     try:
         store = Store(cfg.db_path)
         stats = entry_stats(store)
@@ -601,10 +636,23 @@ def cmd_stats(args: argparse.Namespace) -> int:
     return 0
 
 
+def _no_database(cfg: Config, args: argparse.Namespace, empty: dict[str, list[Any]]) -> bool:
+    """There is no database at ``cfg.db_path``: say that nothing is recorded (``empty`` with --json) and
+    True. A command that only reads must not create one (and its folder) where a mistyped path points."""
+    if str(cfg.db_path) == ":memory:" or Path(cfg.db_path).exists():
+        return False
+    print(json.dumps(empty) if args.json else
+          f"Nothing recorded yet: there is no database at {cfg.db_path} (`tracebot serve` or `tracebot run` "
+          "writes it; TRACEBOT_DB names another).")
+    return True
+
+
 def _print_unanswered(cfg: Config, args: argparse.Namespace) -> int:
     from tracebot.store import Store, StoreError
     from tracebot.store.stats import unanswered
 
+    if _no_database(cfg, args, {"unanswered": []}):
+        return 0
     try:
         gaps = unanswered(Store(cfg.db_path), limit=args.limit)
     except StoreError as exc:
@@ -632,6 +680,8 @@ def cmd_audit(args: argparse.Namespace) -> int:
     from tracebot.store import Store, StoreError
 
     cfg = _config(args)
+    if _no_database(cfg, args, {"audit": []}):
+        return 0
     try:
         rows = Store(cfg.db_path).audit(limit=args.limit, user=args.user, channel=args.channel)
     except StoreError as exc:
@@ -724,11 +774,10 @@ def cmd_trace(args: argparse.Namespace) -> int:
     knowledge, kb_note = _trace_knowledge(config)
     if kb_note:
         print(f"note: {kb_note}", file=sys.stderr)
-    router = Router(default_host(), config, knowledge=knowledge)
+    router = Router(default_host(), config, knowledge=knowledge, typed_as="tracebot trace")
     result = router.run_text(" ".join(words) or "help", local_caller(config), progress=_progress_printer())
     if kb_note:
         result.data.setdefault("notes", []).append(kb_note)
-    _usage_as_typed_here(result)
     saved = write_attachments(result.attachments, out_dir) if out_dir else []
     if as_json:
         payload = result.to_dict()
@@ -749,14 +798,6 @@ def cmd_trace(args: argparse.Namespace) -> int:
     if result.status == "error":
         return EXIT_USAGE if result.data.get("error") == "usage" else EXIT_FAILED
     return EXIT_FAILED if any(one.path is None for one in saved) else EXIT_OK
-
-
-def _usage_as_typed_here(result: Result) -> None:
-    """A usage error names the command as it is typed in this terminal (``tracebot trace job <jobid>``),
-    not as in Slack (``/trace job <jobid>``), which a shell would not run."""
-    usage = result.data.get("usage") if result.data.get("error") == "usage" else None
-    if isinstance(usage, str) and usage.startswith("/trace "):
-        result.summary = result.summary.replace(f"Usage: `{usage}`", f"Usage: `tracebot trace {usage[len('/trace '):]}`")
 
 
 def _own_options(words: list[str], as_json: bool, out: str | None) -> tuple[list[str], bool, Path | None]:

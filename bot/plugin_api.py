@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from tracebot.hookspecs import hookimpl
+from tracebot.procstat import start_time
 from tracebot.ranks import first_few, format_ranks, ranks_phrase
 from tracebot.result import Attachment, Diagnosis, Frame, Match, Result, Section, StackGroup, Status, Table
 from tracebot.secrets import scrub, without_secrets
@@ -41,8 +42,19 @@ NO_KNOWLEDGE = "knowledge base not loaded: no knowledge entries were matched"
 __all__ = [
     "Attachment", "Caller", "Command", "CommandContext", "Diagnosis", "ErrorLine", "Frame", "LogScan",
     "Match", "NotAllowed", "Result", "Section", "StackGroup", "Status", "Table", "UsageError", "combine", "combine_into",
-    "first_few", "format_ranks", "hookimpl", "ranks_phrase", "regular_stream", "without_secrets",
+    "SLACK_PREFIX", "as_typed", "first_few", "format_ranks", "hookimpl", "ranks_phrase", "regular_stream", "start_time",
+    "without_secrets",
 ]
+
+SLACK_PREFIX = "/trace"  # how a command is typed in Slack (and the console, which shows what Slack would)
+
+
+def as_typed(line: str, typed_as: str) -> str:
+    """A command line as a :class:`Command` writes it (``/trace job <jobid>``, Slack's form) as it is typed
+    where ``typed_as`` starts commands (``tracebot trace job <jobid>`` in a terminal)."""
+    if line == SLACK_PREFIX or line.startswith(SLACK_PREFIX + " "):
+        return typed_as + line[len(SLACK_PREFIX):]
+    return line
 
 
 # The matcher's names are imported on first use (PEP 562), as tracebot.matcher does: code that needs only
@@ -104,6 +116,12 @@ class CommandContext:
     channel: str | None = None  # where the command was typed (None in a terminal)
     matcher: Matcher | None = field(default=None, repr=False)  # behind match()/scan_log(); may be None
     secrets: list[str] = field(default_factory=list, repr=False)  # scrubbed from error messages
+    # how a command is typed where this one was asked: "/trace" in Slack, "tracebot trace" in a terminal
+    typed_as: str = SLACK_PREFIX
+
+    def typed(self, line: str) -> str:
+        """``line`` (``/trace job 123``) as the person who asked would type it (:func:`as_typed`)."""
+        return as_typed(line, self.typed_as)
 
     def remaining(self) -> float:
         return max(0.0, self.deadline - time.monotonic())

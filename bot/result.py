@@ -128,10 +128,16 @@ class Diagnosis:
         return bool(self.confident) or self.unknown_first_failure
 
     @property
+    def quiet_how(self) -> str:
+        """How the silent ranks went quiet: "timed_out" in a watchdog cascade (they printed nothing while
+        the others timed out), "stopped" in a hang with no watchdog (they stopped printing before the
+        others). The renderers say it in the reader's language (``went_quiet.<how>``)."""
+        return "timed_out" if "watchdog" in self.cascade else "stopped"
+
+    @property
     def went_quiet(self) -> str:
-        """How the silent ranks went quiet, for the renderers: in a watchdog cascade they printed nothing
-        while the others timed out; in a hang with no watchdog they stopped printing before the others."""
-        if "watchdog" in self.cascade:
+        """:attr:`quiet_how` in English, for the terminal's text."""
+        if self.quiet_how == "timed_out":
             return "printed nothing while the others timed out"
         return "stopped printing before the others"
 

@@ -266,3 +266,47 @@ def test_diagnose_whose_output_cannot_be_written_says_so_in_one_line(tmp_path: P
                             preexec_fn=lambda: os.close(1))
     assert closed.returncode == 2 and b"Traceback" not in closed.stderr, closed.stderr
     assert b"standard output is closed" in closed.stderr
+
+
+def test_diagnose_typed_with_no_file_says_it_is_reading_the_terminal_and_answers_the_paste():
+    """`tracebot diagnose` with nothing after it waited in silence for standard input, looking hung."""
+    import pty
+
+    leader, follower = pty.openpty()
+    try:
+        proc = subprocess.Popen([*TRACEBOT, "diagnose"], stdin=follower, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, cwd=REPO)
+        os.close(follower)
+        os.write(leader, b"RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB\n\x04")
+        out, err = proc.communicate(timeout=60)
+    finally:
+        os.close(leader)
+    assert "paste it, then press Ctrl-D" in err.decode()
+    assert "[cuda-oom]" in out.decode()
+    assert "Ctrl-D" not in run("diagnose", stdin=b"RuntimeError: CUDA out of memory.\n").stderr.decode()
+
+
+def test_diagnosing_blank_input_says_there_is_nothing_to_diagnose_not_three_closest_entries(tmp_path: Path):
+    """Blank space piped in, or a blank or empty file, was answered 'No confident match. Closest entries:'
+    with three entries matched to nothing (device-side asserts, ECC errors)."""
+    blank, empty = tmp_path / "blank.log", tmp_path / "empty.log"
+    blank.write_text("   \n\n\t\n")
+    empty.write_bytes(b"")
+    for out in (run("diagnose", "-", stdin=b"  \n \n"), run("diagnose", str(blank)), run("diagnose", str(empty))):
+        said = out.stdout.decode()
+        assert out.returncode == 0 and "nothing to diagnose" in said and "Closest entries" not in said, said
+        assert "[" not in said, "no entry is named"
+    assert "Closest entries" in run("diagnose", "-", stdin=b"my training is slow, any idea\n").stdout.decode()
+
+
+def test_stats_and_audit_on_a_database_that_is_not_there_say_so_and_create_nothing(tmp_path: Path):
+    """They created the database, and its folder, wherever a mistyped TRACEBOT_DB pointed, then said
+    'No diagnoses recorded yet in …' about the file they had just made."""
+    missing = tmp_path / "typo" / "tracebot.sqlite3"
+    env = {**os.environ, "TRACEBOT_DB": str(missing)}
+    for args in (["stats"], ["stats", "--unanswered"], ["audit"], ["stats", "--json"], ["audit", "--json"]):
+        out = subprocess.run([*TRACEBOT, *args], capture_output=True, cwd=REPO, timeout=60, env=env)
+        assert out.returncode == 0, out.stderr
+        said = out.stdout.decode()
+        assert ("--json" in args and json.loads(said)) or f"there is no database at {missing}" in said, said
+    assert not missing.parent.exists()

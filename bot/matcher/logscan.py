@@ -22,7 +22,7 @@ from typing import Any, BinaryIO
 from tracebot.matcher.candidates import CandidateStage
 from tracebot.matcher.index import ERROR_WORD_LIST
 from tracebot.matcher.normalize import clean
-from tracebot.matcher.scan import ScanStats, candidate_lines
+from tracebot.matcher.scan import MAX_INFLATED, ScanStats, candidate_lines, log_stream
 from tracebot.sizes import size_text
 
 MAX_CANDIDATES = 4000
@@ -140,21 +140,35 @@ def scan_log(path: Path, trigger: Any = None, budget_s: float = 20.0,
         return result
     with stream:
         result.size = os.fstat(stream.fileno()).st_size
-        # What a still-running job appends after the open is left for the next scan.
-        _collect(result, _lines(stream, trigger, result, start + budget_s, max_bytes=result.size + 1))
+        try:
+            text = log_stream(stream, max_inflated=MAX_INFLATED, deadline=start + budget_s)
+        except OSError as exc:
+            result.unreadable = describe_os_error(exc)
+            return result
+        # What a still-running job appends after the open is left for the next scan. A gzipped or recoded
+        # log gives more (or fewer) bytes than the file holds; a gzipped one is not being written to.
+        expanded = text is not stream
+        limit = 8 << 30 if expanded else result.size + 1
+        _collect(result, _lines(text, trigger, result, start + budget_s, max_bytes=limit, expanded=expanded))
+        stopped = getattr(text, "stopped", "")
+        if stopped and not (result.truncated and "time limit" in stopped):  # the time limit is said once
+            result.truncated = True
+            result.notes.append(stopped)
     return result
 
 
-def _lines(stream: BinaryIO, trigger: Any, result: LogScan, deadline: float, max_bytes: int
-           ) -> Iterator[tuple[int, str]]:
+def _lines(stream: BinaryIO, trigger: Any, result: LogScan, deadline: float, max_bytes: int,
+           expanded: bool = False) -> Iterator[tuple[int, str]]:
     stats = ScanStats()
     yield from candidate_lines(stream, trigger, stats, max_bytes=max_bytes, deadline=deadline)
     result.bytes_read += stats.bytes_read
     result.lines_total = stats.lines_total
     if stats.truncated and any("time limit" in n for n in stats.notes):
         result.truncated = True
-        result.notes.append(f"stopped reading at the time limit after {size_text(result.bytes_read)} "
-                            f"of {size_text(result.size)}; errors after that point are not reported")
+        # bytes read out of a gzipped or recoded log do not compare with the file's size on disk
+        of = " unpacked or recoded" if expanded else f" of {size_text(result.size)}"
+        result.notes.append(f"stopped reading at the time limit after {size_text(result.bytes_read)}{of}; "
+                            "errors after that point are not reported")
     result.notes.extend(n for n in stats.notes if "time limit" not in n and "limit)" not in n)
 
 

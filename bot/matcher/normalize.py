@@ -15,7 +15,10 @@ import re
 import unicodedata
 from dataclasses import dataclass, replace
 
-_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
+from tracebot.matcher.encodings import decode
+
+_CSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
+_ANSI = re.compile(_CSI.pattern + r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")  # and OSC, 2-byte escapes
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 _MONTH = r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)"
 _DAY = r"(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)"
@@ -103,15 +106,22 @@ class CleanLine:
 
 
 def to_text(raw: str | bytes) -> str:
-    """Decode bytes as UTF-8 (undecodable bytes become U+FFFD), drop NULs and control characters."""
-    if isinstance(raw, bytes):
-        raw = raw.decode("utf-8", errors="replace")
-    return raw
+    """Bytes decoded in the encoding their head is written in (UTF-8 unless it is UTF-16 or Latin-1:
+    :mod:`tracebot.matcher.encodings`; undecodable bytes become U+FFFD)."""
+    return decode(raw) if isinstance(raw, bytes) else raw
+
+
+def as_shown(line: str) -> str:
+    """``line`` as the terminal it was copied from showed it: colour and cursor sequences (CSI, ``ESC [``)
+    removed, the formatting a log saved from a coloured terminal carries. What a reply quotes is this form.
+    Other escape strings (a window title, a clipboard write: OSC) are kept, for the terminal egress to show
+    as text: a terminal would act on them unseen, and the reader should see what the log tried."""
+    return _CSI.sub("", line) if "\x1b[" in line else line
 
 
 def clean(line: str) -> CleanLine:
     """Strip colours, control characters, timestamps, and rank / host prefixes from one line."""
-    text = _ANSI.sub("", line)
+    text = _ANSI.sub("", line) if "\x1b" in line else line
     if not text.isascii():
         text = unicodedata.normalize("NFKC", text)
     # Undecodable bytes (U+FFFD) and byte-order marks in front of a line hide its prefixes.

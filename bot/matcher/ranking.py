@@ -9,8 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from tracebot.result import Diagnosis, Match
+
+if TYPE_CHECKING:
+    from tracebot.knowledge.loader import KnowledgeBase
 
 MAX_MATCHES = 10
 _LINE_KINDS = ("anchor", "regex", "exemplar")
@@ -45,6 +49,20 @@ def rank_key(m: Match) -> tuple:
 
 def rank(matches: Iterable[Match]) -> list[Match]:
     return sorted(matches, key=rank_key)
+
+
+def in_language(d: Diagnosis, kb: KnowledgeBase | None) -> Diagnosis:
+    """``d`` with every match's title, summary, cause and fix in ``d.lang`` where its entry (``kb.get``)
+    has them. Each part :func:`combine` joins was matched in its own language: a Japanese question with an
+    English log attached took the question's language for tracebot's labels, and the log's English for
+    what the entries say."""
+    for i, m in enumerate(d.matches):
+        entry = kb.get(m.entry_id) if m.lang != d.lang and kb is not None else None
+        if entry is not None:
+            said = entry.text_in(d.lang)
+            d.matches[i] = replace(m, title=said["title"], summary=said["summary"], cause=said["cause"],
+                                   fix=list(said["fix"]), lang=d.lang)
+    return d
 
 
 def combine(

@@ -17,16 +17,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from tracebot.matcher.encodings import SNIFF_BYTES, UTF8, sniff_encoding
+from tracebot.matcher.normalize import as_shown
+from tracebot.notes import note
 from tracebot.sizes import size_text
 
 CHUNK_BYTES = 4 << 20
 MAX_LINE_BYTES = 16 << 10  # longer "lines" (minified JSON, binary junk) are cut to this for scoring
 GZIP_MAGIC = b"\x1f\x8b"
-UTF16_BOMS = (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
 DEADLINE_EVERY = 32  # candidate lines between two looks at the clock inside a block
-SNIFF_BYTES = 8192  # what is read of a file to tell text from binary
-NOT_TEXT = "not a text file (binary content); attach the log as text or .gz"
-BINARY_SEEN = "binary content found; only text-like lines were read"  # every line read still
+MAX_INFLATED = 256 << 20  # what a gzipped log may unpack to when the caller sets no limit of its own
+NOT_TEXT = note("not_text")
+BINARY_SEEN = note("binary_seen")  # every line read still
 INFLATE_PIECE = 1 << 20  # the deadline and the inflate limit are checked after every piece this large
 
 Progress = Callable[[int, int], None]  # (bytes done, bytes total or 0 when unknown)
@@ -42,7 +44,8 @@ class ScanStats:
 
 
 def text_lines(text: str, stats: ScanStats) -> Iterator[tuple[int, str]]:
-    """``(line number, line)`` for every line of ``text``. Lines are counted as a log viewer, an editor
+    """``(line number, line)`` for every line of ``text``, as a terminal showed it (:func:`as_shown`: the
+    line a reply quotes has no colour codes). Lines are counted as a log viewer, an editor
     and the streamed reader count them, by newline only: a progress bar's carriage returns, a form feed
     or a Unicode line separator inside a line do not start new lines (``str.splitlines`` would, and
     every line number after them would be off). A text with carriage returns and no newline at all is
@@ -56,7 +59,7 @@ def text_lines(text: str, stats: ScanStats) -> Iterator[tuple[int, str]]:
     stats.lines_total = len(lines)
     stats.bytes_read = len(text)
     for no, line in enumerate(lines, 1):
-        yield no, line[:MAX_LINE_BYTES].removesuffix("\r")
+        yield no, as_shown(line[:MAX_LINE_BYTES].removesuffix("\r"))
 
 
 class BoundedInflate:
@@ -84,11 +87,11 @@ class BoundedInflate:
         want = n if n >= 0 else float("inf")
         while want > 0 and not self.stopped:
             if self.deadline is not None and self.clock() > self.deadline:
-                self.stopped = f"time limit reached after {size_text(self.inflated)} unpacked; the rest was not read"
+                self.stopped = note("unpack_time_limit", size=size_text(self.inflated))
                 break
             room = INFLATE_PIECE if self.max_bytes is None else min(INFLATE_PIECE, self.max_bytes - self.inflated)
             if room <= 0:
-                self.stopped = f"unpacks to more than {size_text(self.max_bytes)}; only the first {size_text(self.max_bytes)} were read"
+                self.stopped = note("unpack_limit", limit=size_text(self.max_bytes))
                 break
             piece = self._piece(int(min(want, room)))
             if not piece:
@@ -109,8 +112,7 @@ class BoundedInflate:
             try:
                 part = read1(n - got)
             except (OSError, EOFError, zlib.error) as exc:
-                self.stopped = (f"the gzip data is damaged or cut short after {size_text(self.inflated + got)} "
-                                f"unpacked ({exc}); the rest was not read")
+                self.stopped = note("gzip_damaged", size=size_text(self.inflated + got), error=exc)
                 break
             if not part:
                 break
@@ -118,9 +120,9 @@ class BoundedInflate:
             got += len(part)
         return b"".join(parts)
 
-    def seek(self, offset: int) -> int:
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
         self.inflated, self.stopped = 0, ""
-        return self.inner.seek(offset)
+        return self.inner.seek(offset, whence)
 
     def close(self) -> None:
         self.inner.close()
@@ -135,19 +137,30 @@ class BoundedInflate:
 def open_log(
     path: Path, *, max_inflated: int | None = None, deadline: float | None = None
 ) -> tuple[BinaryIO, int]:
-    """Open a log, transparently gunzipping it (at most ``max_inflated`` bytes, until ``deadline``);
-    returns (stream, size on disk)."""
+    """Open a log as UTF-8 bytes (see :func:`log_stream`); returns (stream, size on disk)."""
     raw = path.open("rb")
-    size = path.stat().st_size
-    start = raw.read(2)
+    try:
+        return log_stream(raw, max_inflated=max_inflated, deadline=deadline), path.stat().st_size
+    except BaseException:
+        raw.close()
+        raise
+
+
+def log_stream(raw: BinaryIO, *, max_inflated: int | None = None, deadline: float | None = None) -> BinaryIO:
+    """``raw`` (a seekable stream at its start) as the UTF-8 bytes the readers expect: gunzipped when it is
+    gzip (at most ``max_inflated`` bytes, until ``deadline``: :class:`BoundedInflate`), and recoded as it
+    is read when its head is UTF-16 or Latin-1 (:func:`~tracebot.matcher.encodings.sniff_encoding`; read as
+    bytes, UTF-16's every other byte is a NUL and no line matches, and Latin-1's accents are refused as
+    binary). Closing the result closes ``raw``."""
+    stream = raw
+    if raw.read(2) == GZIP_MAGIC:
+        stream = BoundedInflate(gzip.GzipFile(fileobj=raw), max_inflated, deadline)  # type: ignore[assignment]
     raw.seek(0)
-    if start == GZIP_MAGIC:
-        return BoundedInflate(gzip.GzipFile(fileobj=raw), max_inflated, deadline), size  # type: ignore[return-value]
-    if start in UTF16_BOMS:
-        # Windows PowerShell 5's '>' writes UTF-16 with a byte-order mark: read as bytes, every other one
-        # is a NUL and no line matches. Recoded to UTF-8 as it is read (the reader takes the mark's order).
-        return codecs.EncodedFile(raw, "utf-8", "utf-16", errors="replace"), size  # type: ignore[return-value]
-    return raw, size
+    encoding = sniff_encoding(stream.read(SNIFF_BYTES))
+    stream.seek(0)
+    if encoding == UTF8:
+        return stream
+    return codecs.EncodedFile(stream, UTF8, encoding, errors="replace")  # type: ignore[return-value]
 
 
 def looks_like_text(head: bytes) -> bool:
@@ -156,7 +169,9 @@ def looks_like_text(head: bytes) -> bool:
     Not counting NULs is deliberate: the NUL test alone let random or compressed bytes through (about
     0.4 % NULs, under the scanner's 1 %), while a log a node's crash left padded with NULs (its page
     cache lost) still holds its error, and the scanner reads past NUL runs. Compressed, random and
-    executable bytes are mostly not UTF-8."""
+    executable bytes are mostly not UTF-8. A head that is UTF-16 or Latin-1 text is text."""
+    if sniff_encoding(head) != UTF8:
+        return True
     text = head.replace(b"\x00", b"")
     undecodable = text.decode("utf-8", errors="replace").count("\ufffd")
     return undecodable <= len(text) // 10 + 3  # +3: a character cut at the end of the sniff
@@ -190,7 +205,7 @@ def candidate_lines(
         try:
             data = stream.read(CHUNK_BYTES)
         except (OSError, EOFError) as exc:  # truncated gzip, I/O error: keep what was read
-            stats.notes.append(f"stopped reading after {stats.bytes_read} bytes: {exc}")
+            stats.notes.append(note("read_error", size=size_text(stats.bytes_read), error=exc))
             stats.truncated = True
             data = b""
         stats.bytes_read += len(data)
@@ -221,7 +236,7 @@ def candidate_lines(
             counted_lines += block.count(b"\n", counted_pos, line_start)
             counted_pos = line_start
             raw = block[line_start : min(line_end, line_start + MAX_LINE_BYTES)]
-            yield counted_lines + 1, raw.decode("utf-8", errors="replace")
+            yield counted_lines + 1, as_shown(raw.decode("utf-8", errors="replace"))
         lines_before = counted_lines + block.count(b"\n", counted_pos)  # each newline is counted once
         if block and not block.endswith(b"\n"):
             lines_before += 1
@@ -229,7 +244,7 @@ def candidate_lines(
             progress(stats.bytes_read, size_hint)
         if stats.bytes_read >= max_bytes and not done:
             stats.truncated = True
-            stats.notes.append(f"read the first {size_text(stats.bytes_read)} only (limit)")
+            stats.notes.append(note("read_limit", size=size_text(stats.bytes_read)))
             break
         if deadline is not None and time.monotonic() > deadline and not done:
             stats.lines_total = lines_before
@@ -240,10 +255,9 @@ def candidate_lines(
 
 def _time_limit(stats: ScanStats) -> None:
     stats.truncated = True
-    stats.notes.append(f"time limit reached after {size_text(stats.bytes_read)}; the rest was not read")
+    stats.notes.append(note("time_limit", size=size_text(stats.bytes_read)))
 
 
-def bytes_stream(data: bytes) -> BinaryIO:
-    if data[:2] == GZIP_MAGIC:
-        return gzip.GzipFile(fileobj=io.BytesIO(data))  # type: ignore[return-value]
-    return io.BytesIO(data)
+def bytes_stream(data: bytes, *, max_inflated: int | None = MAX_INFLATED) -> BinaryIO:
+    """``data`` (a whole paste or attachment) as :func:`log_stream` reads a file."""
+    return log_stream(io.BytesIO(data), max_inflated=max_inflated)

@@ -4,6 +4,8 @@ language is added in one place. A key missing in a language falls back to Englis
 
 from __future__ import annotations
 
+from tracebot.notes import FORMS, read_note
+
 LANGS = ("en", "ja")
 
 MESSAGES: dict[str, dict[str, str]] = {
@@ -40,6 +42,14 @@ MESSAGES: dict[str, dict[str, str]] = {
         "internal_doc": "internal document",
         "pointer": "Same error as above: *{title}*, see <{link}|my earlier answer>.",
         "logs_unread": "I could not read all of the attached log, so I cannot say what went wrong in it:",
+        # the ranks a multi-rank log's triage points at (render/slack.py triage_lead)
+        "silent_one": ":mag: Rank {ranks}{more} {how}: look there first.",
+        "silent_many": ":mag: Ranks {ranks}{more} {how}: look there first.",
+        "silent_more": " and {n} more",
+        "went_quiet.timed_out": "printed nothing while the others timed out",
+        "went_quiet.stopped": "stopped printing before the others",
+        "lagging": "Behind the others in the same collective: ranks {ranks}.",
+        "in_frame": "in `{v}`",
         # values read off the error: fact.<name> for every name of tracebot.knowledge.facts.FACT_NAMES
         "fact.requested": "asked for {v}",
         "fact.gpu": "GPU {v}",
@@ -63,10 +73,12 @@ MESSAGES: dict[str, dict[str, str]] = {
         "fact.exit_code": "exit code {v}",
         "fact.signal": "{v}",
         "fact.rank": "rank {v}",
+        "fact.local_rank": "local rank {v}",
         "fact.ranks": "ranks {v}",
         "fact.host": "host {v}",
         "fact.line": "line {v}",
         "fact.occurrences": "{v} times",
+        **{f"note.{key}": form for key, form in FORMS.items()},
     },
     "ja": {
         "helpful": "役に立った",
@@ -101,6 +113,13 @@ MESSAGES: dict[str, dict[str, str]] = {
         "internal_doc": "社内文書",
         "pointer": "上と同じエラーです: *{title}*。<{link}|先ほどの回答>を見てください。",
         "logs_unread": "添付のログをすべては読めなかったため、何が起きたのかを判断できません:",
+        "silent_one": ":mag: rank {ranks}{more} は{how}。まずそこを見てください。",
+        "silent_many": ":mag: rank {ranks}{more} は{how}。まずそこを見てください。",
+        "silent_more": " ほか {n} 件",
+        "went_quiet.timed_out": "ほかの rank がタイムアウトする間、何も出力していません",
+        "went_quiet.stopped": "ほかの rank より先に出力が止まっています",
+        "lagging": "同じ集団通信でほかより遅れている rank: {ranks}。",
+        "in_frame": "`{v}` の中",
         "fact.requested": "要求 {v}",
         "fact.gpu": "GPU {v}",
         "fact.capacity": "総容量 {v}",
@@ -124,10 +143,28 @@ MESSAGES: dict[str, dict[str, str]] = {
         "fact.exit_code": "終了コード {v}",
         "fact.signal": "シグナル {v}",
         "fact.rank": "rank {v}",
+        "fact.local_rank": "ローカル rank {v}",
         "fact.ranks": "rank {v}",
         "fact.host": "ホスト {v}",
         "fact.line": "{v} 行目",
         "fact.occurrences": "{v} 回",
+        # notes about what was not read (tracebot.notes.FORMS); sizes and error texts are filled in as found
+        "note.binary_seen": "バイナリが混ざっていたため、テキストとして読める行だけを読みました",
+        "note.not_text": "テキストファイルではありません (バイナリ)。ログはテキストか .gz で添付してください",
+        "note.read_error": "{size} 読んだところで読み込みが止まりました: {error}",
+        "note.read_limit": "先頭の {size} だけを読みました (上限)",
+        "note.time_limit": "{size} 読んだところで時間切れになり、残りは読んでいません",
+        "note.unpack_time_limit": "{size} 展開したところで時間切れになり、残りは読んでいません",
+        "note.unpack_limit": "展開すると {limit} を超えるため、先頭の {limit} だけを読みました",
+        "note.gzip_damaged": "gzip データが壊れているか途中で切れています ({size} 展開したところで: {error})。残りは読んでいません",
+        "note.thanks": "お礼か解決の報告と判断しました。自動では回答しません",
+        "note.change": "変更 (プルリクエスト、コミット、レビュー) と判断しました。自動では回答しません",
+        "note.not_a_log": "テキストでもログでもないため読んでいません",
+        "note.skipped_not_text": "テキストファイルではない (バイナリ) ため読んでいません。ログはテキストか .gz で添付してください",
+        "note.too_large": "{size} を超えるため読んでいません",
+        "note.time_budget_spent": "このメッセージで使える読み込み時間を前のファイルで使い切ったため読んでいません",
+        "note.size_budget_spent": "このメッセージで展開できる {size} を前のファイルで使い切ったため読んでいません",
+        "note.unreadable": "読めませんでした ({error})",
     },
 }
 
@@ -136,3 +173,13 @@ def msg(lang: str, key: str, **values: object) -> str:
     """The text for ``key`` in ``lang`` (English when missing), with ``values`` filled in."""
     text = MESSAGES.get(lang, {}).get(key) or MESSAGES["en"][key]
     return text.format(**values) if values else text
+
+
+def say_note(text: str, lang: str) -> str:
+    """A diagnosis's note (:mod:`tracebot.notes`) in ``lang``: as it is in English, or when it was not made
+    from a form (a plugin's own words)."""
+    read = read_note(text) if lang != "en" else None
+    if read is None or f"note.{read.key}" not in MESSAGES.get(lang, {}):
+        return text
+    said = msg(lang, f"note.{read.key}", **read.values)
+    return f"{read.file}: {said}" if read.file is not None else said

@@ -12,7 +12,7 @@ from typing import Any
 
 from tracebot.ranks import first_few, format_ranks
 from tracebot.render.facts import fact_phrases
-from tracebot.render.messages import msg
+from tracebot.render.messages import msg, say_note
 from tracebot.result import Diagnosis, Match, Result, Source, StackGroup, Table
 
 Block = dict[str, Any]
@@ -197,9 +197,9 @@ def _silent_text(d: Diagnosis) -> str:
     if not d.silent_ranks:
         return ""
     named = [f"{r} ({escape(d.silent_hosts[r])})" if r in d.silent_hosts else r for r in d.silent_ranks[:8]]
-    more = f" and {len(d.silent_ranks) - 8} more" if len(d.silent_ranks) > 8 else ""
-    who = "Rank" if len(d.silent_ranks) == 1 else "Ranks"
-    return f":mag: {who} {', '.join(named)}{more} {d.went_quiet}: look there first."
+    more = msg(d.lang, "silent_more", n=len(d.silent_ranks) - 8) if len(d.silent_ranks) > 8 else ""
+    key = "silent_one" if len(d.silent_ranks) == 1 else "silent_many"
+    return msg(d.lang, key, ranks=", ".join(named), more=more, how=msg(d.lang, f"went_quiet.{d.quiet_how}"))
 
 
 def triage_lead(d: Diagnosis) -> list[Block]:
@@ -209,10 +209,12 @@ def triage_lead(d: Diagnosis) -> list[Block]:
     blocks: list[Block] = []
     ff = d.first_failure
     if ff is not None and not ff.cascade:
+        rank = (msg(d.lang, "fact.rank", v=ff.rank) if ff.rank else
+                msg(d.lang, "fact.local_rank", v=ff.local_rank) if ff.local_rank else "")
         where = " · ".join(
-            p for p in (f"line {ff.line_no}", ff.rank_label(),
-                        f"host {escape(ff.host)}" if ff.host else "",
-                        f"in `{escape(ff.frame)}`" if ff.frame else "") if p
+            p for p in (msg(d.lang, "fact.line", v=ff.line_no), rank,
+                        msg(d.lang, "fact.host", v=escape(ff.host)) if ff.host else "",
+                        msg(d.lang, "in_frame", v=escape(ff.frame)) if ff.frame else "") if p
         )
         shown = ff.text if len(ff.text) <= 240 else ff.text[:239] + "…"
         body = f"*{msg(d.lang, 'first_failure')}* · {where}\n{code(shown)}"
@@ -221,7 +223,7 @@ def triage_lead(d: Diagnosis) -> list[Block]:
         blocks.append(section(body))
     silent = _silent_text(d)
     if silent or d.lagging_ranks:
-        behind = f"Behind the others in the same collective: ranks {', '.join(d.lagging_ranks[:12])}." if d.lagging_ranks else ""
+        behind = msg(d.lang, "lagging", ranks=", ".join(d.lagging_ranks[:12])) if d.lagging_ranks else ""
         blocks.append(section(" ".join(x for x in (silent, behind) if x)))
     return blocks
 
@@ -245,7 +247,7 @@ def answer(diagnosis: Diagnosis, *, diagnosis_id: int | None, always_answer: boo
         return None
     text, blocks = rendered
     if lead and ff is not None and not ff.cascade and ff.entry_id is None:
-        text = escape(f"First failure: {ff.text[:200]}. ") + text  # the log line is the user's (a file's markup is live)
+        text = escape(f"{msg(diagnosis.lang, 'first_failure')}: {ff.text[:200]}. ") + text  # the log line is the user's (a file's markup is live)
     return text, [*lead, *blocks, *tail]
 
 
@@ -324,8 +326,17 @@ def pointer(permalink: str, title: str, lang: str = "en") -> Rendered:
 
 def logs_unread(notes: list[str], lang: str = "en") -> Rendered:
     """An unprompted log that was not read, or not all of it: why, in one short message."""
-    text, said = msg(lang, "logs_unread"), [escape(n) for n in notes[:5]]
+    text, said = msg(lang, "logs_unread"), _notes(notes, lang)
     return f"{text} " + "; ".join(said), [section(text), context(*said)]
+
+
+def notes_block(notes: list[str], lang: str = "en") -> Block:
+    """The notes shown under an answer (what was not read, or not all of it), in the thread's language."""
+    return context(*_notes(notes, lang))
+
+
+def _notes(notes: list[str], lang: str) -> list[str]:
+    return [escape(say_note(n, lang)) for n in notes[:5]]
 
 
 def _table(table: Table) -> str:

@@ -86,7 +86,7 @@ def render_diagnosis(d: Diagnosis, *, show_all: bool = False) -> str:
     shown = d.matches if show_all else [m for m in d.matches if m.confident] or d.matches[:3]
     out: list[str] = triage_lead(d)
     if not d.matches:
-        out.append(f"No known problem matched ({d.lines_total} lines read).")
+        out.append(f"No known problem matched ({d.lines_total} line{'' if d.lines_total == 1 else 's'} read).")
     elif not d.confident:
         out.append("No confident match. Closest entries:")
     for i, m in enumerate(shown, 1):

@@ -11,10 +11,13 @@ from pathlib import Path
 from tracebot.config import Config
 from tracebot.markup import plain_text
 from tracebot.matcher import Matcher, combine
-from tracebot.matcher.scan import BINARY_SEEN, NOT_TEXT, file_is_text
+from tracebot.matcher.ranking import in_language
+from tracebot.matcher.scan import BINARY_SEEN, file_is_text
+from tracebot.notes import note
 from tracebot.result import Diagnosis
 from tracebot.service.inbound import FileRef, Inbound
-from tracebot.service.outbox import DownloadTooLarge, Outbox, too_large
+from tracebot.service.outbox import DownloadTooLarge, Outbox
+from tracebot.sizes import size_text
 
 log = logging.getLogger(__name__)
 
@@ -22,7 +25,7 @@ _TEXT_SUFFIXES = (".log", ".txt", ".out", ".err", ".gz", ".json", ".yaml", ".yml
 _TEXT_FILETYPES = {"text", "log", "plain", "python", "shell", "json", "yaml", "gzip", "csv", "markdown"}
 
 
-NOT_A_LOG = "skipped, not a text or log file"
+NOT_A_LOG = note("not_a_log")
 
 
 def is_text_file(f: FileRef) -> bool:
@@ -93,15 +96,15 @@ def diagnose_message(
         parts.append(matcher.diagnose(text, threshold=threshold))
     for f in msg.files:
         if not is_text_file(f) or not f.url:
-            notes.append(f"{f.name}: {NOT_A_LOG}")
+            notes.append(note("not_a_log", file=f.name))
             continue
         if f.size is not None and f.size > limits.max_file_bytes:
-            notes.append(f"{f.name}: skipped, {too_large(limits.max_file_bytes)}")
+            notes.append(note("too_large", file=f.name, size=size_text(limits.max_file_bytes)))
             continue
         room = limits.max_message_inflated_bytes - unpacked
         if room <= 0 or time.monotonic() >= deadline:
-            why = "time" if room > 0 else f"{limits.max_message_inflated_bytes >> 20} MB"
-            notes.append(f"{f.name}: skipped, the earlier files used this message's {why} budget")
+            notes.append(note("time_budget_spent", file=f.name) if room > 0 else
+                         note("size_budget_spent", file=f.name, size=size_text(limits.max_message_inflated_bytes)))
             continue
         with tempfile.TemporaryDirectory(prefix="tracebot-") as tmp:
             path = Path(tmp) / ("upload.gz" if f.name.lower().endswith(".gz") else "upload.log")
@@ -109,7 +112,7 @@ def diagnose_message(
                 outbox.download(f.url, path, limits.max_file_bytes)
                 if not file_is_text(path, max_inflated=min(limits.max_inflated_bytes, room)):
                     # random or compressed bytes have few NULs: read as a log, their noise matched entries
-                    notes.append(f"{f.name}: skipped, {NOT_TEXT}")
+                    notes.append(note("skipped_not_text", file=f.name))
                     continue
                 found = matcher.diagnose_file(
                     path,
@@ -118,16 +121,16 @@ def diagnose_message(
                     deadline=deadline,
                 )
             except DownloadTooLarge as exc:  # Slack did not give its size, or gave a wrong one
-                notes.append(f"{f.name}: skipped, {exc}")
+                notes.append(note("too_large", file=f.name, size=size_text(exc.max_bytes)))
                 continue
             except Exception as exc:  # one unreadable file must not lose the rest of the answer
                 log.warning("could not read %s: %s", f.name, exc)
-                notes.append(f"{f.name}: could not be read ({type(exc).__name__}: {str(exc)[:120]})")
+                notes.append(note("unreadable", file=f.name, error=f"{type(exc).__name__}: {str(exc)[:120]}"))
                 continue
         unpacked += found.bytes_read
         notes += [f"{f.name}: {note}" for note in found.notes]
         found.notes = []
         parts.append(found)
-    combined = combine(parts) if parts else Diagnosis(threshold=threshold)
+    combined = in_language(combine(parts), matcher.kb) if parts else Diagnosis(threshold=threshold)
     combined.notes = notes + combined.notes
     return combined

@@ -11,7 +11,16 @@ from __future__ import annotations
 from typing import Any
 
 from tracebot.config import Config
-from tracebot.plugin_api import Command, CommandContext, Result, Section, Table, UsageError, hookimpl
+from tracebot.plugin_api import (
+    SLACK_PREFIX,
+    Command,
+    CommandContext,
+    Result,
+    Section,
+    Table,
+    UsageError,
+    hookimpl,
+)
 from tracebot.service.plugin_host import BUILTIN_COMMANDS
 
 NAME = BUILTIN_COMMANDS  # its registration name; the host lists its commands first
@@ -19,6 +28,11 @@ ABOUT = (
     "Paste an error in a channel I'm in and I answer in its thread when I'm confident; mention me or DM "
     "me to always get my best guesses. In threads, use the message shortcut *Diagnose with tracebot* or "
     "`@tracebot <command>`."
+)
+# The same commands from a terminal: what differs there is how they are typed, and how a log is diagnosed.
+ABOUT_TERMINAL = (
+    "Run each command here as `tracebot trace <command>` (in Slack: `/trace <command>`). To diagnose "
+    "a log or a pasted error from a terminal: `tracebot diagnose FILE` (or standard input)."
 )
 
 
@@ -51,7 +65,7 @@ class BuiltinCommands:
 
         def lines(builtin: bool) -> str:
             return "\n".join(
-                f"`{c.usage}`  {c.help}" + ("  (admins only)" if c.admin_only else "")
+                f"`{ctx.typed(c.usage)}`  {c.help}" + ("  (admins only)" if c.admin_only else "")
                 for c in sorted(commands.values(), key=lambda c: c.name)
                 if (c.plugin == NAME) == builtin
             )
@@ -60,7 +74,8 @@ class BuiltinCommands:
         errors = self.host.load_errors()
         if errors:
             sections.append(Section("Plugins that failed to load", "\n".join(errors)))
-        return Result(title="/trace help", summary=ABOUT, status="info", sections=sections)
+        about = ABOUT if ctx.typed_as == SLACK_PREFIX else ABOUT_TERMINAL
+        return Result(title=ctx.typed("/trace help"), summary=about, status="info", sections=sections)
 
     # -- diagnose -------------------------------------------------------------------------------------
     def diagnose(self, ctx: CommandContext, text: str) -> Result:
@@ -68,38 +83,38 @@ class BuiltinCommands:
         diagnosis = ctx.match(text, confident_only=False)
         best = diagnosis.confident[0].title if diagnosis.confident else None
         summary = f"Best match: {best}." if best else "Nothing matched with confidence."
-        return Result(title="/trace diagnose", summary=summary, status="info", diagnosis=diagnosis,
+        return Result(title=ctx.typed("/trace diagnose"), summary=summary, status="info", diagnosis=diagnosis,
                       data={"notes": list(diagnosis.notes)} if diagnosis.notes else {})
 
     # -- kb -------------------------------------------------------------------------------------------
     def kb(self, ctx: CommandContext, query: str) -> Result:
         kb = self.knowledge.kb if self.knowledge is not None else None
         if kb is None:
-            return Result(title="/trace kb", summary="The knowledge base is not loaded.", status="error")
+            return Result(title=ctx.typed("/trace kb"), summary="The knowledge base is not loaded.", status="error")
         if not query:
             tags: dict[str, int] = {}
             for e in kb.entries:
                 for t in e.tags or ["untagged"]:
                     tags[t] = tags.get(t, 0) + 1
             rows = [[t, str(n)] for t, n in sorted(tags.items())]
-            return Result(title="/trace kb", summary=f"{len(kb.entries)} entries. Search with `/trace kb <words>`.",
+            return Result(title=ctx.typed("/trace kb"), summary=f"{len(kb.entries)} entries. Search with `{ctx.typed('/trace kb <words>')}`.",
                           status="info", tables=[Table("Entries by tag", ["tag", "entries"], rows)])
         found = self.knowledge.matcher.search(query, limit=5)
         if not found:
-            return Result(title=f"/trace kb {query}", summary="No entry matches those words.", status="info")
+            return Result(title=ctx.typed(f"/trace kb {query}"), summary="No entry matches those words.", status="info")
         sections = [Section(f"{m.title} ({m.entry_id})", m.summary + (f"\nFix: {m.fix[0]}" if m.fix else ""))
                     for m in found]
-        return Result(title=f"/trace kb {query}", summary=f"{len(found)} entries found.", status="info",
+        return Result(title=ctx.typed(f"/trace kb {query}"), summary=f"{len(found)} entries found.", status="info",
                       sections=sections)
 
     # -- config ---------------------------------------------------------------------------------------
     def channel_config(self, ctx: CommandContext, changes: dict[str, Any]) -> Result:
         """Show or change the channel's settings. Admins only (``TRACEBOT_ADMINS`` / the config file)."""
         if not ctx.caller.is_admin:
-            return Result(title="/trace config", summary="Only tracebot admins can view or change channel settings.",
+            return Result(title=ctx.typed("/trace config"), summary="Only tracebot admins can view or change channel settings.",
                           status="error", data={"error": "not_allowed"})
         if self.store is None or not ctx.channel:
-            return Result(title="/trace config", summary="Channel settings are set in a channel, with `/trace config`.",
+            return Result(title=ctx.typed("/trace config"), summary="Channel settings are set in Slack, in the channel, with `/trace config`.",
                           status="error", data={"error": "usage"})
         settings = (
             self.store.update_channel_settings(ctx.channel, updated_by=ctx.caller.slack_user or "?", **changes)
@@ -116,7 +131,7 @@ class BuiltinCommands:
             ["threshold", f"{threshold:g}" + ("" if settings.threshold is not None else " (default)")],
         ]
         return Result(
-            title="/trace config",
+            title=ctx.typed("/trace config"),
             summary="Updated." if changes else "Settings for this channel.",
             status="ok" if changes else "info",
             tables=[Table("Channel settings", ["setting", "value"], rows)],

@@ -74,11 +74,13 @@ class Inbox:
         return run
 
     def adopt(self, max_age_s: float, now: Callable[[], float] = time.time) -> list[Work]:
-        """The work of processes that are gone, now this one's. A row of another host's process cannot
-        be checked: it is taken only once older than ``max_age_s`` (to be dropped, with a note)."""
+        """The work of processes that are gone, now this one's. A row whose process cannot be checked
+        (another host's, or written where /proc could not be read) is taken only once older than
+        ``max_age_s`` (to be dropped, with a note): before, one without a readable start time counted as
+        alive for as long as its pid was in use, and was never answered nor dropped."""
 
         def orphaned(owner: str, created_at: float) -> bool:
-            if owners.same_host(owner):
+            if owners.checkable(owner):
                 return not owners.alive(owner)
             return now() - created_at > max_age_s
 

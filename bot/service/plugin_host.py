@@ -32,7 +32,15 @@ import pluggy
 
 from tracebot import hookspecs
 from tracebot.hookspecs import PROJECT
-from tracebot.plugin_api import Caller, Command, CommandContext, NotAllowed, UsageError
+from tracebot.plugin_api import (
+    SLACK_PREFIX,
+    Caller,
+    Command,
+    CommandContext,
+    NotAllowed,
+    UsageError,
+    as_typed,
+)
 from tracebot.result import Result
 from tracebot.secrets import scrub
 
@@ -157,21 +165,22 @@ class PluginHost:
             log.error("%s", message)
         return commands
 
-    def prepare(self, name: str, words: list[str], caller: Caller) -> Prepared | Result:
-        """Find, authorise and parse one command: a :class:`Prepared` step, or the error to show."""
+    def prepare(self, name: str, words: list[str], caller: Caller, *, typed_as: str = SLACK_PREFIX) -> Prepared | Result:
+        """Find, authorise and parse one command: a :class:`Prepared` step, or the error to show, naming
+        commands as they are typed where this one was (``typed_as``: "/trace", "tracebot trace")."""
         commands = self.get_commands()
         cmd = commands.get(name)
         if cmd is None:
             known = ", ".join(sorted(commands)) or "none installed"
-            return _usage_result(f"/trace {name[:40]}", f"Unknown command `{name[:40]}`. Commands: {known}.",
-                                 "/trace help")
-        title = f"/trace {cmd.name}"
+            return _usage_result(f"{typed_as} {name[:40]}", f"Unknown command `{name[:40]}`. Commands: {known}.",
+                                 f"{typed_as} help")
+        title = f"{typed_as} {cmd.name}"
         if cmd.admin_only and not caller.is_admin:
-            return _error_result(title, f"`/trace {cmd.name}` is for admins only.", kind="not_allowed")
+            return _error_result(title, f"`{title}` is for admins only.", kind="not_allowed")
         try:
             kwargs = cmd.parse(list(words))
         except UsageError as exc:
-            return _usage_result(title, str(exc), cmd.usage)
+            return _usage_result(title, str(exc), as_typed(cmd.usage, typed_as))
         except Exception as exc:  # a plugin's parser bug is the plugin's, reported like a run failure
             log.exception("parse of %s raised", cmd.name)
             return _error_result(title, f"{cmd.name} could not read its arguments: {_describe(exc)}")
@@ -180,25 +189,25 @@ class PluginHost:
     def run_prepared(self, step: Prepared, ctx: CommandContext) -> Result:
         """Run a prepared command within its time limit. Always returns a Result."""
         cmd = step.command
-        title = f"/trace {cmd.name}"
+        title = f"{ctx.typed_as} {cmd.name}"
         deadline = min(ctx.deadline, time.monotonic() + cmd.timeout_s)
         run_ctx = dataclasses.replace(ctx, deadline=deadline)
         outcome = _run_with_deadline(cmd, run_ctx, step.kwargs)
         if isinstance(outcome, Result):
             return outcome
         if outcome is None:
-            return _error_result(title, f"`/trace {cmd.name}` did not finish within its time limit "
+            return _error_result(title, f"`{title}` did not finish within its time limit "
                                  f"({cmd.timeout_s:g}s); nothing was returned.", kind="timeout")
         if isinstance(outcome, UsageError):
-            return _usage_result(title, str(outcome), cmd.usage)
+            return _usage_result(title, str(outcome), ctx.typed(cmd.usage))
         if isinstance(outcome, NotAllowed):
             return _error_result(title, str(outcome), kind="not_allowed")
         log.error("command %s raised", cmd.name, exc_info=outcome)
-        return _error_result(title, f"`/trace {cmd.name}` failed: {_describe(outcome, ctx.secrets)}")
+        return _error_result(title, f"`{title}` failed: {_describe(outcome, ctx.secrets)}")
 
     def run_command(self, name: str, ctx: CommandContext, words: list[str]) -> Result:
         """Prepare and run one command (what ``tracebot trace`` and the plugin tests use)."""
-        step = self.prepare(name or "help", words, ctx.caller)
+        step = self.prepare(name or "help", words, ctx.caller, typed_as=ctx.typed_as)
         return step if isinstance(step, Result) else self.run_prepared(step, ctx)
 
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from tracebot.config import Config
-from tracebot.plugin_api import Caller, CommandContext
+from tracebot.plugin_api import SLACK_PREFIX, Caller, CommandContext
 from tracebot.result import Result
 from tracebot.service.builtin_commands import NAME as BUILTIN_NAME
 from tracebot.service.builtin_commands import BuiltinCommands
@@ -48,9 +48,12 @@ class Plan:
 
 
 class Router:
-    def __init__(self, host: PluginHost, config: Config, *, knowledge: Any = None, store: Any = None) -> None:
+    def __init__(self, host: PluginHost, config: Config, *, knowledge: Any = None, store: Any = None,
+                 typed_as: str = SLACK_PREFIX) -> None:
         self.host = host
         self.config = config
+        # how commands are typed where this router takes them: its titles, usage lines and help say so
+        self.typed_as = typed_as
         self.knowledge = knowledge  # the knowledge holder (``.kb``, ``.matcher``), or None
         if host.pm.get_plugin(BUILTIN_NAME) is not None:
             host.unregister(name=BUILTIN_NAME)
@@ -67,13 +70,13 @@ class Router:
         cmd = self.host.get_commands().get(name)
         if cmd is not None and name not in ANYWHERE and not self.config.channels.may_trace(channel):
             return Plan("reply", label, result=Result(
-                title=f"/trace {name}", status="error", data={"error": "not_here"},
-                summary=f"`/trace {name}` is not enabled in this channel: tracebot's admins chose where it runs "
+                title=f"{self.typed_as} {name}", status="error", data={"error": "not_here"},
+                summary=f"`{self.typed_as} {name}` is not enabled in this channel: tracebot's admins chose where it runs "
                         "(`channels: trace:` in TRACEBOT_CONFIG). Run it in one of those channels, or in a DM "
                         "with me.",
             ))
         args = [text.strip()[len(words[0]):].strip()] if cmd is not None and cmd.takes_text and words else words[1:]
-        step = self.host.prepare(name, args, caller)
+        step = self.host.prepare(name, args, caller, typed_as=self.typed_as)
         if isinstance(step, Result):
             return Plan("reply", label, result=step)
         if step.command.quick:
@@ -97,6 +100,7 @@ class Router:
             channel=channel,
             matcher=self.knowledge.matcher if self.knowledge is not None else None,
             secrets=self.config.secrets(),
+            typed_as=self.typed_as,
         )
         if progress is not None:
             ctx.progress = progress

@@ -41,6 +41,7 @@ class Follower:
     channel: str
     user: str | None
     thread_ts: str | None
+    work_id: int | None = None  # their own inbox row: a restart before the result tells them it was cut short
 
 
 class TraceRuns:
@@ -73,7 +74,8 @@ class TraceRuns:
     ) -> render.Rendered | None:
         """Queue ``plan``; return a reply for the user now (busy, already running) or None."""
         try:
-            job, created = self._submit(plan, channel, user, thread_ts, key=plan.key, meta={"rights": self._rights(user)})
+            job, created, work_id = self._submit(
+                plan, channel, user, thread_ts, key=plan.key, meta={"rights": self._rights(user)})
         except PoolBusy as exc:
             return _busy(exc)
         if created:
@@ -84,9 +86,14 @@ class TraceRuns:
             # A result computed with someone else's rights is only handed to a caller with the same rights
             # (it may show a job, log or process they may not see); others get their own run.
             same_rights = job.meta.get("rights") == self._rights(user)
-            if not finished and not same_channel and same_rights:
-                job.meta.setdefault("followers", []).append(Follower(channel, user, thread_ts))
+            following = not finished and not same_channel and same_rights
+            if following:
+                # Their row stays until the result is posted to them: a restart before then finds it and
+                # tells them, where deleting it here left them waiting for a result that never came.
+                job.meta.setdefault("followers", []).append(Follower(channel, user, thread_ts, work_id))
             link = job.meta.get("permalink")
+        if not following:  # answered now (pointed at the run), or by a run of its own with its own row
+            self.inbox.done(work_id)
         if finished or (not same_channel and not same_rights):  # runs on its own
             return self._start_unshared(plan, channel, user, thread_ts)
         label = f"`/trace {render.escape(plan.label)}`"
@@ -120,9 +127,10 @@ class TraceRuns:
         *,
         key: str | None = None,
         meta: dict[str, object] | None = None,
-    ) -> tuple[Job, bool]:
-        """Queue the run, recorded in the inbox first (a restart finds it there): the job and whether it is
-        new. PoolBusy when the pool is full (its inbox row is gone again)."""
+    ) -> tuple[Job, bool, int | None]:
+        """Queue the run, recorded in the inbox first (a restart finds it there): the job, whether it is
+        new, and the inbox row (the caller's to finish when the run is not new). PoolBusy when the pool is
+        full (its inbox row is gone again)."""
         work_id = self.inbox.add("trace", {
             "text": plan.text, "label": plan.label, "command": plan.command,
             "channel": channel, "user": user, "thread_ts": thread_ts,
@@ -137,9 +145,7 @@ class TraceRuns:
         except PoolBusy:
             self.inbox.done(work_id)
             raise
-        if not created:  # the run already going answers it
-            self.inbox.done(work_id)
-        return job, created
+        return job, created, work_id
 
     def _open_thread(self, plan: Plan, channel: str, user: str | None) -> tuple[str, str]:
         """Post the parent message; where tracebot is not a member, in the user's DM with it instead."""
@@ -272,6 +278,8 @@ class TraceRuns:
                     self.outbox.post(f.channel, text, [render.section(text)], f.thread_ts)
             except Exception:
                 log.exception("could not post /trace %s to %s", plan.label, f.channel)
+            finally:
+                self.inbox.done(f.work_id)
 
 
 def _busy(exc: PoolBusy) -> render.Rendered:

@@ -485,7 +485,7 @@ class Service:
             rendered = render.answer(diagnosis, diagnosis_id=diag_id, always_answer=always)
             assert rendered is not None  # always, or something confident
             if diagnosis.notes:
-                rendered[1].append(render.context(*(render.escape(n) for n in diagnosis.notes[:5])))
+                rendered[1].append(render.notes_block(diagnosis.notes, diagnosis.lang))
             try:
                 ts = posting.post(self.outbox, msg.channel, rendered, thread, filename="tracebot-diagnosis.txt")
             except NotInChannel:

@@ -15,6 +15,7 @@ from tracebot.plugin_api import (
     Result,
     Table,
     UsageError,
+    start_time,
 )
 from tracebot.plugins.pyspy import procs
 from tracebot.plugins.pyspy.dump import (
@@ -76,7 +77,7 @@ def run(ctx: CommandContext, pid: int, host: str | None = None, native: bool = F
             return Result(title=title, summary=f"No process {pid}{where}.", status="error",
                           data={"error": "no_such_process", "pid": pid})
         found = procs.targets(pid)
-        started = {t.pid: procs.start_time(t.pid) for t in found}  # before the check: a pid reused after it differs
+        started = {t.pid: start_time(t.pid) for t in found}  # before the check: a pid reused after it differs
         _check_owner(ctx, pid)
         targets, left_out = _own_targets(ctx, found)
         if not targets:
@@ -162,7 +163,7 @@ def _changed_since_checked(ctx: CommandContext, targets: list[procs.Target],
     uid = _caller_uid(ctx)
     changed = []
     for target in targets:
-        now = procs.start_time(target.pid)
+        now = start_time(target.pid)
         # one that exited meanwhile keeps its dump (or py-spy's reason): it was the one checked while it ran
         if now is not None and (now != started.get(target.pid) or not procs.owned_by(target.pid, uid)):
             changed.append(target)

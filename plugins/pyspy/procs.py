@@ -86,17 +86,6 @@ def uids(pid: int) -> tuple[int, ...] | None:
     return None
 
 
-def start_time(pid: int) -> int | None:
-    """When the process started (clock ticks since boot, field 22 of /proc/PID/stat), or None if it is
-    gone: a pid reused by a new process has another start time."""
-    try:
-        stat = (PROC / str(pid) / "stat").read_bytes()
-    except OSError:
-        return None
-    fields = stat[stat.rfind(b")") + 2 :].split()  # after the parenthesised name, fields start at 3
-    return int(fields[19]) if len(fields) > 19 and fields[19].isdigit() else None
-
-
 def owned_by(pid: int, uid: int) -> bool:
     """Whether every uid of the process is ``uid``: a setuid program or a child that went through sudo
     runs with another effective uid, and reading its memory is not the caller's to do."""

@@ -144,7 +144,14 @@ def test_gzip_binary_junk_and_huge_files_are_handled(m, tmp_path: Path):
 
 
 def test_pasted_bytes_that_are_not_utf8_are_decoded_with_replacement(m):
-    d = m.diagnose(b"\xff\xfe[rank2]: RuntimeError: CUDA out of memory.\x00\n")
+    d = m.diagnose(b"\xff\xff[rank2]: RuntimeError: CUDA out of memory.\x00\n")
+    assert d.best.entry_id == "oom" and d.best.ranks == ["2"]
+
+
+def test_pasted_bytes_with_a_utf16_mark_are_utf16_as_a_file_with_it_is(m):
+    """FF FE in front is UTF-16's byte-order mark: a file starting with it was already read as UTF-16, and
+    bytes piped to ``tracebot diagnose -`` or attached in the console now are too."""
+    d = m.diagnose("[rank2]: RuntimeError: CUDA out of memory.\n".encode("utf-16"))
     assert d.best.entry_id == "oom" and d.best.ranks == ["2"]
 
 

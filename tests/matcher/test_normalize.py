@@ -1,3 +1,7 @@
+import json
+
+import pytest
+
 from tracebot.matcher.normalize import LocalRanks, clean, mask
 
 SEED_LINE = (
@@ -123,3 +127,37 @@ def test_the_latest_line_naming_both_ranks_places_a_process():
     ranks.resolve(clean("algo-2: [default3]:[rank11]: started"))
     ranks.resolve(clean("algo-2: [default3]:[rank3]: restarted"))
     assert ranks.resolve(clean("algo-2: [default3]:boom")).rank == "3"
+
+
+COLOURED_LOG = (
+    "\x1b[32m2024-05-02 10:00:01\x1b[0m node3: [rank0]: step 100 loss 2.31\n"
+    "\x1b[32m2024-05-02 10:00:04\x1b[0m node3: [rank1]: \x1b[1;31mtorch.OutOfMemoryError: CUDA out of memory. "
+    "Tried to allocate 2.00 GiB. GPU 1 has a total capacity of 79.15 GiB of which 1.02 GiB is free.\x1b[0m\n"
+    "\x1b[32m2024-05-02 10:00:05\x1b[0m node3: [rank0]: \x1b[33m[E ProcessGroupNCCL.cpp:523] [Rank 0] Watchdog "
+    "caught collective operation timeout: WorkNCCL(SeqNum=4, OpType=ALLREDUCE) ran for 600070 milliseconds "
+    "before timing out.\x1b[0m\n"
+)
+
+
+@pytest.mark.parametrize("source", ["paste", "file"])
+def test_a_log_from_a_coloured_terminal_is_quoted_as_the_terminal_showed_it(matcher, tmp_path, source):
+    """The reply quotes the line without the colour codes the person never saw: in Slack, in the
+    console's and the CLI's text, and in --json."""
+    from tests.slack.blocks import texts
+    from tracebot.render.slack import answer
+    from tracebot.render.text import render_diagnosis
+
+    if source == "file":
+        path = tmp_path / "train.log"
+        path.write_bytes(COLOURED_LOG.encode())
+        d = matcher.diagnose_file(path)
+    else:
+        d = matcher.diagnose(COLOURED_LOG)
+    best = d.confident[0]
+    assert best.line.startswith("2024-05-02 10:00:04 node3: [rank1]: torch.OutOfMemoryError: CUDA out of memory.")
+    rendered = answer(d, diagnosis_id=1, always_answer=True)
+    assert rendered is not None
+    shown = [rendered[0], texts(rendered[1]), render_diagnosis(d, show_all=True), json.dumps(d.to_dict())]
+    for view in shown:
+        assert "[0m" not in view and "[1;31m" not in view and "\x1b" not in view, view
+    assert "torch.OutOfMemoryError: CUDA out of memory" in shown[1]

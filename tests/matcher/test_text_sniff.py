@@ -9,6 +9,8 @@ import random
 import zlib
 from pathlib import Path
 
+import pytest
+
 from tracebot.matcher.scan import file_is_text, looks_like_text
 
 OOM = b"[rank3]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n"
@@ -51,3 +53,60 @@ def test_a_utf16_log_as_windows_powershell_writes_it_is_diagnosed(tmp_path: Path
     torn = tmp_path / "torn.log"  # a lone surrogate (a torn write) is read past, not a UnicodeDecodeError
     torn.write_bytes(codecs.BOM_UTF16_LE + "step 1\n".encode("utf-16-le") + b"\x00\xd8" + text.encode("utf-16-le"))
     assert matcher.diagnose_file(torn).matches[0].entry_id == "cuda-oom"
+
+
+# A French cluster's log: accents on most lines, and in the line the answer quotes.
+FRENCH = ("2024-05-02 10:00:01 node3: [rank0]: étape 100, perte élevée, durée écoulée, mémoire réservée à côté\n" * 60
+          + "2024-05-02 10:00:04 node3: [rank1]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate "
+            "2.00 GiB (étape 101, mémoire réservée)\n")
+QUOTED = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB (étape 101, mémoire réservée)"
+ENCODED = {
+    "utf-16-le, no mark": FRENCH.encode("utf-16-le"),
+    "utf-16-be, no mark": FRENCH.encode("utf-16-be"),
+    "latin-1": FRENCH.encode("latin-1"),
+    "gzipped utf-16 with its mark": gzip.compress(FRENCH.encode("utf-16")),
+    "gzipped utf-16-le, no mark": gzip.compress(FRENCH.encode("utf-16-le")),
+    "gzipped latin-1": gzip.compress(FRENCH.encode("latin-1")),
+}
+
+
+@pytest.mark.parametrize("name", ENCODED)
+def test_a_log_in_another_encoding_is_read_and_its_line_quoted_as_written(tmp_path: Path, matcher, name):
+    """UTF-16 without a byte-order mark was read as bytes (every other one a NUL: no match); Latin-1 dense
+    with accents was refused as binary; gzip around either, the same. Each is read in its encoding, as an
+    attachment (the sniff, then the file), as a paste of bytes, and by /trace job's log scan."""
+    from tracebot.matcher.logscan import scan_log
+
+    log = tmp_path / ("train.log.gz" if name.startswith("gzip") else "train.log")
+    log.write_bytes(ENCODED[name])
+    assert file_is_text(log)
+    for found in (matcher.diagnose_file(log), matcher.diagnose(ENCODED[name])):
+        assert found.confident and found.confident[0].entry_id == "cuda-oom", name
+        assert found.confident[0].line.endswith(QUOTED) and found.confident[0].line_no == 61, found.confident[0].line
+    scanned = scan_log(log, matcher.trigger)
+    assert not scanned.unreadable and [e.message for e in scanned.errors] == [QUOTED]
+
+
+def test_utf8_with_a_stray_byte_stays_utf8_and_nul_padding_is_not_utf16():
+    """The guesses stay narrow: one broken byte does not turn a UTF-8 log's '│' and 'é' into 'â”‚' and
+    'Ã©', and a log padded with NULs by a crash (NULs on both sides of every pair) is not UTF-16."""
+    from tracebot.matcher.encodings import sniff_encoding
+    from tracebot.matcher.normalize import to_text
+
+    utf8 = b"\xff" + "│ étape 1 │\n".encode() * 100
+    assert sniff_encoding(utf8) == "utf-8" and "│ étape 1 │" in to_text(utf8)
+    assert sniff_encoding(OOM + b"\0" * 8000) == "utf-8"
+    assert sniff_encoding(random.Random(6).randbytes(8192)) == "utf-8"
+    assert not looks_like_text(random.Random(6).randbytes(8192))
+
+
+def test_a_gzipped_job_log_cut_by_the_time_limit_says_so_once_without_comparing_unpacked_to_packed(tmp_path: Path):
+    """/trace job's scan of a gzipped log at its time limit: one note, and not "after 4 MB of 60 KB"."""
+    from tracebot.matcher.logscan import scan_log
+
+    log = tmp_path / "slurm-7.out.gz"
+    log.write_bytes(gzip.compress(b"[rank1]: iteration 7 | lm loss 2.43 | grad norm 0.81\n" * 400_000))
+    scanned = scan_log(log, budget_s=0.0005)
+    limits = [n for n in scanned.notes if "time limit" in n]
+    assert scanned.truncated and len(limits) == 1, scanned.notes
+    assert " of " not in limits[0].split(";")[0], limits[0]

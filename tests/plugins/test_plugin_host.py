@@ -75,6 +75,35 @@ def test_help_lists_every_command_with_its_usage(host, register_plugin):
     assert "/trace diagnose <error text>" in built_in and "/trace echo" not in built_in
 
 
+def test_in_a_terminal_the_host_names_every_command_as_a_shell_types_it(host, register_plugin):
+    """Usage lines, titles, help and refusals say `tracebot trace …` where the router takes terminal commands
+    (the CLI once rewrote only the usage line of a parse error, by string replacement, after the fact: a
+    plugin's UsageError raised while running, the titles and `help` still said `/trace …`)."""
+
+    def late(ctx, text):
+        raise UsageError(f"{text!r} is no node here.")
+
+    register_plugin(_plugin(ECHO, Command(name="late", usage="/trace late <node>", help="Fails late.",
+                                          parse=_echo_parse, run=late),
+                            Command(name="drain", usage="/trace drain", help="Admins.", parse=lambda w: {},
+                                    run=lambda ctx: Result(title="drain", summary="drained"), admin_only=True)),
+                    "terminal-plugin")
+    terminal, slack = Router(host, Config(), typed_as="tracebot trace"), Router(host, Config())
+    shown = {}
+    for words in ("echo", "late n1", "drain", "nosuch", "help"):
+        result = terminal.run_text(words, Caller())
+        shown[words] = result.title + "\n" + result.summary + "\n" + "\n".join(s.text for s in result.sections)
+        assert "/trace" not in shown[words].replace("(in Slack: `/trace <command>`)", ""), shown[words]
+        assert result.title.startswith("tracebot trace "), result.title
+        assert "`/trace" in slack.run_text(words, Caller()).summary + "\n".join(
+            s.text for s in slack.run_text(words, Caller()).sections), words
+    assert "Usage: `tracebot trace echo <text>`" in shown["echo"]
+    assert "is no node here." in shown["late n1"] and "Usage: `tracebot trace late <node>`" in shown["late n1"]
+    assert "`tracebot trace drain` is for admins only." in shown["drain"]
+    assert "Usage: `tracebot trace help`" in shown["nosuch"]
+    assert "`tracebot trace echo <text>`  Repeat the words." in shown["help"]
+
+
 def test_a_plugin_that_fails_to_import_is_reported_and_the_others_still_work(tmp_path, monkeypatch, make_ctx):
     (tmp_path / "half_written_plugin.py").write_text("raise RuntimeError('not finished yet')\n")
     monkeypatch.syspath_prepend(str(tmp_path))

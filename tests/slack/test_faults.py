@@ -388,6 +388,34 @@ def test_a_trace_run_cut_short_by_a_restart_is_not_run_again_and_its_parent_and_
     assert slack.tracebot.store.count("inbox") == 0
 
 
+def test_someone_following_a_run_from_another_channel_is_told_by_a_restart_that_cuts_it_short(app):
+    """Bob asked from C0PUBLIC for a run already going for Carol, and was promised its result. His inbox row
+    was written and deleted at once, so a restart before the result left him waiting for good; it now stays
+    until the result is posted to him, and a restart finds it and tells him."""
+    slack = app()
+    store = slack.tracebot.store
+    slack.slow.release.clear()
+    try:
+        assert slack.command("slow 88", channel="C0PRIVATE", user="U0CAROL").body == ""
+        slack.fake.wait_for(lambda: slack.fake.calls_to("chat.getPermalink"))
+        assert "post its result here" in slack.command("slow 88", channel="C0PUBLIC", user="U0BOB").json()["text"]
+        rows = store.db.execute("SELECT kind, payload FROM inbox ORDER BY id").fetchall()
+        payloads_left = [json.loads(payload) for _kind, payload in rows]
+        assert [(p["channel"], p["user"]) for p in payloads_left] == [("C0PRIVATE", "U0CAROL"), ("C0PUBLIC", "U0BOB")]
+    finally:
+        slack.slow.release.set()
+    slack.idle()
+    assert store.count("inbox") == 0, "each row goes once its caller has the result"
+    # What a kill -9 during the run would have left for the next start: Bob's row, as it was written.
+    _left_by_a_killed_process(store, "trace", payloads_left[1])
+    assert slack.tracebot.resume() == 1
+    slack.idle()
+    told = [p["text"] for p in slack.fake.posts("C0PUBLIC") if "tracebot restarted" in p["text"]]
+    told += [c.params["text"] for c in slack.fake.calls_to("chat.postEphemeral") if "tracebot restarted" in c.params["text"]]
+    assert told and "/trace slow 88" in told[0], told
+    assert store.count("inbox") == 0
+
+
 def test_a_trace_diagnose_cut_short_by_a_restart_is_answered_again_in_its_thread(app):
     slack = app()
     _left_by_a_killed_process(slack.tracebot.store, "trace", {

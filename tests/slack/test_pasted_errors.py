@@ -127,6 +127,41 @@ def test_a_shared_log_over_the_size_cap_is_not_downloaded_and_one_note_says_why_
     assert "Test: CUDA out of memory" not in post["text"]  # its size, as Slack gave it, kept it from being fetched
 
 
+def test_a_japanese_thread_is_told_in_japanese_why_its_log_was_not_read(slack):
+    """The note under "添付のログをすべては読めなかった…" was English ("huge.log: skipped, larger than 50 MB")."""
+    url = slack.fake.add_file("huge.log", OOM_LINE.encode())
+    msg = payloads.file_share("学習が落ちました。ログを添付します", [payloads.slack_file("huge.log", url, 60 * 1024 * 1024)])
+    slack.event(msg)
+    post = slack.fake.wait_for(lambda: slack.fake.posts())[0]
+    assert "添付のログをすべては読めなかった" in post["text"]
+    assert "huge.log: 50 MB を超えるため読んでいません" in post["text"] and "skipped" not in post["text"]
+    assert "huge.log: 50 MB を超えるため読んでいません" in texts(post["blocks"]) and "skipped" not in texts(post["blocks"])
+
+
+def test_a_japanese_question_with_an_english_log_attached_is_answered_in_japanese(slack):
+    """The labels followed the question, but what the entry says (its title, summary and fix) followed the
+    English log it was found in: a Japanese thread read the answer in English under Japanese headings."""
+    log = ("step 100 loss 2.3\n" * 50 + f"[rank5]: {OOM_LINE}\n").encode()
+    url = slack.fake.add_file("train.log", log)
+    slack.event(payloads.file_share("学習が落ちました。ログを添付します", [payloads.slack_file("train.log", url, len(log))]))
+    post = slack.fake.wait_for(lambda: slack.fake.posts())[0]
+    assert "テスト: CUDA のメモリ不足" in texts(post["blocks"]), texts(post["blocks"])
+    assert "Test: CUDA out of memory" not in texts(post["blocks"])
+
+
+def test_the_notes_under_a_japanese_answer_are_in_japanese(slack):
+    junk = random.Random(4).randbytes(64 << 10)
+    url = slack.fake.add_file("core.log", junk)
+    question = "学習中にこのエラーで落ちました。どうすればいいですか？"
+    event = payloads.mention(f"{question}\n{OOM_LINE}")
+    event["files"] = [payloads.slack_file("core.log", url, len(junk))]
+    slack.event(event)
+    post = slack.fake.wait_for(lambda: slack.fake.posts())[0]
+    shown = texts(post["blocks"])
+    assert "テスト: CUDA のメモリ不足" in shown
+    assert "core.log: テキストファイルではない (バイナリ) ため読んでいません" in shown and "skipped" not in shown
+
+
 def test_a_shared_binary_log_gets_one_note_in_the_thread_and_a_shared_image_none(slack):
     junk = random.Random(4).randbytes(64 << 10)
     url = slack.fake.add_file("core.log", junk)

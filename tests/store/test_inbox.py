@@ -94,3 +94,29 @@ def test_a_token_from_another_host_counts_as_alive_and_a_reused_pid_as_dead(tmp_
     host, boot, pid, _started = owners.token().split("|")
     assert not owners.alive(f"{host}|{boot}|{pid}|1"), "this pid, started at another time: another process"
     assert not owners.alive(f"{host}|another-boot|{pid}|{_started}"), "the host rebooted since"
+
+
+def test_rows_of_a_process_whose_start_time_cannot_be_read_age_out_even_when_it_restarts_with_its_pid(
+        tmp_path, monkeypatch):
+    """Without /proc (no boot id, no start time) a token was "host||pid|": a process restarted with the same
+    pid (PID 1 in a container) wrote the same token, so ``owner != ?`` hid its predecessor's rows from it, and
+    any pid in use counted as alive: the rows were never answered nor dropped. Now such a token is unique to
+    its process and, as it cannot be checked, is judged by its age as another host's is."""
+    from tracebot.service.inbox import Inbox
+    from tracebot.service.records import Records
+
+    monkeypatch.setattr(owners, "_boot", lambda: "")
+    monkeypatch.setattr(owners, "proc_stat", lambda pid: None)
+    owners._unknown_start.cache_clear()
+    before = owners.token()
+    owners._unknown_start.cache_clear()  # the same pid, after a restart
+    after = owners.token()
+    assert before != after and before.split("|")[2] == after.split("|")[2]
+    assert not owners.checkable(before) and owners.alive(before), "it cannot be told gone: never guessed dead"
+    store = Store(tmp_path / "t.sqlite3")
+    work_id = store.add_work(Work("auto", {"n": 1}, before))
+    inbox = Inbox(store, Records(), owner=after)
+    assert inbox.adopt(max_age_s=3600) == [], "it may still be running: too young to take"
+    store.db.execute("UPDATE inbox SET created_at = created_at - 7200 WHERE id = ?", [work_id])
+    assert [w.payload["n"] for w in inbox.adopt(max_age_s=3600)] == [1]
+    owners._unknown_start.cache_clear()

@@ -12,7 +12,7 @@ import pytest
 
 from tests.triage.make_logs import Scenario, scenarios, two_root_causes
 from tracebot.cli import main
-from tracebot.matcher import Matcher, load_matcher
+from tracebot.matcher import Matcher, combine, load_matcher
 from tracebot.render import slack as render
 from tracebot.render.text import render_diagnosis
 
@@ -459,3 +459,26 @@ def test_under_srun_label_with_one_torchrun_per_node_the_rank_is_not_the_task_nu
     ff = d.first_failure
     assert ff is not None and (ff.line_no, ff.rank) == (17, "11")  # not rank 1 (the task) nor 3 (local)
     assert d.silent_ranks == []
+
+
+def test_a_japanese_thread_gets_the_first_failure_and_the_quiet_ranks_in_japanese(matcher: Matcher):
+    """The answer was localised but the lead around it was not: "line 57 · rank 4 · in `train.py:…`",
+    ":mag: Rank 7 (gpu-02) printed nothing while the others timed out: look there first." and a fallback
+    text starting "First failure:" in a thread asked in Japanese."""
+    # The question is a message's text and the log its attachment: the answer takes the question's language
+    # (matcher.ranking.combine), as here.
+    asked = matcher.diagnose("学習が途中で落ちました。原因を教えてください。")
+    assert asked.lang == "ja"
+    s = next(s for s in SCENARIOS if s.name == "user-shape-mismatch")
+    d = combine([asked, matcher.diagnose(s.text)])
+    fallback, blocks = render.answer(d, diagnosis_id=None, always_answer=True) or ("", [])
+    lead = blocks[0]["text"]["text"]
+    assert lead.startswith(f"*最初の失敗* · {s.first_line} 行目 · rank 4") and "の中" in lead, lead
+    assert "line " not in lead and " in `" not in lead
+    assert fallback.startswith("最初の失敗:") and "First failure" not in fallback
+    quiet = next(s for s in SCENARIOS if s.name == "hang-silent-7")
+    d = combine([asked, matcher.diagnose(quiet.text)])
+    _fallback, blocks = render.answer(d, diagnosis_id=None, always_answer=True) or ("", [])
+    said = "\n".join(b["text"]["text"] for b in blocks if b["type"] == "section")
+    assert ":mag: rank 7 (gpu-02) はほかの rank がタイムアウトする間、何も出力していません。まずそこを見てください。" in said, said
+    assert "look there first" not in said

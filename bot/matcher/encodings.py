@@ -1,0 +1,57 @@
+"""What a log's bytes are written in, so that every reader decodes it as the person's editor would.
+
+UTF-8 is the default (undecodable bytes become U+FFFD). Besides it, logs arrive as UTF-16 with a byte-order
+mark (Windows PowerShell 5's ``>``), UTF-16 without one (``Out-File -Encoding Unicode`` cut by a tool that
+dropped the mark, Windows services' own logs) and Latin-1 / Windows-1252 (systems with a European locale:
+``étape``, ``Größe``). The encoding is decided once, from the head of the file; bytes that are none of these
+stay UTF-8 and :func:`tracebot.matcher.scan.looks_like_text` judges them.
+"""
+
+from __future__ import annotations
+
+import codecs
+
+SNIFF_BYTES = 8192  # what is read of a file to tell its encoding, and text from binary
+UTF8 = "utf-8"
+LATIN = "cp1252"  # Latin-1's printable characters, plus the quotes and dashes Windows puts in 0x80-0x9f
+_TEXT_CONTROLS = "\t\n\r\f\v\b\x1b"  # control characters a text log may hold (tabs, colours, backspaces)
+
+
+def sniff_encoding(head: bytes) -> str:
+    """The encoding ``head`` (a file's first few kilobytes) is written in, as a codec name."""
+    if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        return "utf-16"  # the codec reads the mark and takes its byte order
+    if head.startswith(codecs.BOM_UTF8):
+        return UTF8
+    pairs = len(head) // 2
+    if pairs >= 8:
+        # ASCII in UTF-16 is every other byte a NUL, on one side only. A log padded with NUL runs (a node's
+        # crash) has them on both sides, so it stays UTF-8.
+        even, odd = head[0 : 2 * pairs : 2].count(0), head[1 : 2 * pairs : 2].count(0)
+        if odd >= pairs * 0.6 and even <= pairs * 0.02 + 1:
+            return "utf-16-le"
+        if even >= pairs * 0.6 and odd <= pairs * 0.02 + 1:
+            return "utf-16-be"
+    return LATIN if _reads_as_latin(head) else UTF8
+
+
+def _reads_as_latin(head: bytes) -> bool:
+    """Not UTF-8 (several undecodable bytes, hardly any multi-byte character), and clean text as
+    Windows-1252: random, compressed and executable bytes are full of control characters there."""
+    if head.isascii() or 0 in head:
+        return False
+    # A character cut at the end of the head is not an undecodable byte: the incremental decoder keeps it.
+    as_utf8 = codecs.getincrementaldecoder(UTF8)(errors="replace").decode(head, final=False)
+    undecodable = as_utf8.count("\ufffd")
+    multibyte = sum(1 for c in as_utf8 if c > "\x7f") - undecodable
+    if undecodable < 3 or multibyte * 20 > undecodable:
+        return False  # UTF-8 with a stray byte or two: a later 'é' or '│' must not turn into 'Ã©' or 'â”‚'
+    as_latin = head.decode(LATIN, errors="replace")
+    noise = sum(1 for c in as_latin if (c < " " and c not in _TEXT_CONTROLS) or c in "\x7f\ufffd")
+    return noise <= len(as_latin) // 200
+
+
+def decode(data: bytes) -> str:
+    """``data`` as text, in the encoding its head is written in."""
+    enc = sniff_encoding(data[:SNIFF_BYTES])
+    return data.decode(enc, errors="replace")
