@@ -82,8 +82,9 @@ def text_info(text: str, prose: str) -> TextInfo:
     asks = bool(prose) and (asking.asks(prose) or len(_CJK.findall(prose)) >= 8)
     opens = bool(lines) and lines[0].strip() in {x.strip() for x in prose.splitlines()} if prose else False
     states = opens and kind != "chat" and has_error and not exc and not _SOURCE_LOCATION.search(stripped)
+    # last line first: a traceback, and most pasted logs, end with what failed
     shows = kind in ("line", "traceback", "log") and any(
-        line_score(GLOG_PREFIX.sub("", x.strip())) >= SHOWN_ERROR_SCORE for x in lines
+        line_score(GLOG_PREFIX.sub("", x.strip())) >= SHOWN_ERROR_SCORE for x in reversed(lines)
     )
     return TextInfo(kind, len(lines), has_error, exc, exc_type, asks, states, mentioned(stripped), shows)
 
