@@ -513,7 +513,7 @@ class Matcher:
         probs: dict[int, float] = {}
         sure: dict[int, float] = {}  # the confidence model's probabilities (RankingModel.answer)
         guesses: set[int] = set()  # below MODEL_MIN_PROBABILITY, kept as closest guesses
-        asked = stated = False
+        asked = stated = shown = False
         # the model last: a long log must not make a deferred model it will not read
         if named and stats.lines_total < MODEL_MAX_LINES and self.model is not None:
             from tracebot.matcher.features import text_info
@@ -521,6 +521,7 @@ class Matcher:
             model_text = _model_text(named, prose, aggs)
             info = text_info(model_text, prose)
             asked = info.asks
+            shown = info.shows_error
             # a person stating a problem, not a thank-you or a reply saying what fixed it
             stated = info.states and not _RESOLVED.search(prose) and not _FIX_REPORT.search(prose)
             probs, sure = self.model.answer(model_text, info, _evidence(aggs))
@@ -530,7 +531,7 @@ class Matcher:
                 if ei not in aggs and (p >= MODEL_MIN_PROBABILITY or ei in guesses):
                     aggs[ei] = _Agg(kind="similar", signature=idx.entries[ei].title)
         # where such texts' first answers were right often enough among those capped at the threshold asked for
-        statement_point = self.model.statement_point(requested) if probs and stated else 2.0
+        statement_point = self.model.statement_point(requested) if probs and (stated or shown) else 2.0
         kept = {
             ei: a
             for ei, a in aggs.items()
@@ -547,7 +548,7 @@ class Matcher:
                 # The model reorders and adds answers; it never talks exact evidence out of confidence.
                 score = max(score, round(a.score, 1))
             if probs and (ei in guesses or not asked and (a.kind == "similar" or (a.kind == "phrase" and a.score < requested))
-                          and not (stated and sure[ei] >= statement_point)):
+                          and not ((stated or shown) and sure[ei] >= statement_point)):
                 # Resembling an entry's text is not evidence in a log or an error line: healthy
                 # nvidia-smi output reads like the ECC entry, a launch command with NCCL_* settings like the
                 # network hang, DeepSpeed's OVERFLOW info line like its loss scale at minimum, a reply saying

@@ -15,8 +15,12 @@ from tracebot.knowledge.entry import Entry
 from tracebot.matcher import asking
 from tracebot.matcher.index import looks_like_error
 from tracebot.matcher.platforms import mentioned
+from tracebot.matcher.signals import GLOG_PREFIX, line_score
 
 KINDS = ("line", "traceback", "log", "question", "chat")
+# A line states an error when it scores this much as one (signals.line_score: "failed", "timed out", "killed",
+# "denied" … 2, "error" 3, an exception's "FooError:" 6; INFO and DEBUG chatter, frames and short lines 0).
+SHOWN_ERROR_SCORE = 2
 
 _TRACEBACK = re.compile(r"Traceback \(most recent call last\)|^\s*File \"[^\"]+\", line \d+", re.MULTILINE)
 # The last "SomethingError: message" line of a text is what a traceback ends with.
@@ -50,6 +54,10 @@ class TextInfo:
     # source location (an info or warning line a person pasted reads as prose, but a tool wrote it).
     states: bool = False
     platforms: frozenset[str] = frozenset()  # the platforms whose words it uses (platforms.yaml)
+    # A program's output that states an error: a log line, traceback or log (not prose) with a line that says
+    # something failed (SHOWN_ERROR_SCORE). Healthy output that reads like an entry (nvidia-smi's ECC table,
+    # DeepSpeed's OVERFLOW info line, a warning) shows none.
+    shows_error: bool = False
 
 
 def text_info(text: str, prose: str) -> TextInfo:
@@ -74,7 +82,11 @@ def text_info(text: str, prose: str) -> TextInfo:
     asks = bool(prose) and (asking.asks(prose) or len(_CJK.findall(prose)) >= 8)
     opens = bool(lines) and lines[0].strip() in {x.strip() for x in prose.splitlines()} if prose else False
     states = opens and kind != "chat" and has_error and not exc and not _SOURCE_LOCATION.search(stripped)
-    return TextInfo(kind, len(lines), has_error, exc, exc_type, asks, states, mentioned(stripped))
+    # last line first: a traceback, and most pasted logs, end with what failed
+    shows = kind in ("line", "traceback", "log") and any(
+        line_score(GLOG_PREFIX.sub("", x.strip())) >= SHOWN_ERROR_SCORE for x in reversed(lines)
+    )
+    return TextInfo(kind, len(lines), has_error, exc, exc_type, asks, states, mentioned(stripped), shows)
 
 
 def entry_parts(e: Entry, *, with_examples: bool = True) -> list[str]:

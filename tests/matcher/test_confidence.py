@@ -181,6 +181,40 @@ def test_a_tools_line_a_command_or_a_fix_report_stays_unconfident_even_at_the_lo
         assert not matcher.diagnose(text).confident
 
 
+# A program's error pasted alone (written here): py-spy's error on a process it may not read, with no
+# anchor or regex of the entry on it (its answer rests on wording alone), and no question asked.
+SHOWN_ON_WORDING = ("py-spy dump --pid 4242\nError: Permission denied (os error 13)", "py-spy-permission-denied")
+
+
+def test_an_error_a_program_printed_is_answered_confidently_when_the_model_is_past_the_statement_point(
+    matcher: Matcher,
+):
+    from tracebot.matcher.features import text_info
+
+    text, entry = SHOWN_ON_WORDING
+    model = matcher.model
+    assert model is not None
+    aggs, prose = matcher.evidence_of(text)
+    assert not any(ev.strong for ev in aggs.values())  # no anchor or regex: wording alone
+    info = text_info(text, prose)
+    assert info.shows_error and not info.asks and not info.states
+    d = matcher.diagnose(text)
+    assert d.best is not None and d.best.entry_id == entry and d.best.confident
+    with statement_point(model, 2.0):  # no statement point: the cap on answers from wording alone holds
+        d = matcher.diagnose(text)
+    assert d.best is not None and d.best.entry_id == entry and not d.best.confident
+
+
+@pytest.mark.parametrize("text", NOT_STATEMENTS[:3])
+def test_a_tools_healthy_or_info_line_shows_no_error(matcher: Matcher, text: str):
+    # DeepSpeed's OVERFLOW info line, DDP's warning, a launch command: they read like an entry, but no line
+    # says something failed, so the cap on wording alone holds for them at any statement point (above).
+    from tracebot.matcher.features import text_info
+
+    _, prose = matcher.evidence_of(text)
+    assert not text_info(text, prose).shows_error
+
+
 # A change to code, pasted or unfurled from a link: it names the error it handles, so it reads like the
 # entry, but nobody in the thread has that error. Written here, one per form of describes_change.
 CHANGES = {
