@@ -61,3 +61,26 @@ def test_a_chinese_report_gets_the_entry_its_words_of_the_trade_name(matcher: Ma
 
 def test_chinese_words_for_a_hang_a_timeout_and_gpu_memory_share_the_concepts():
     assert {"≈hang", "≈timeout"} <= _concepts("训练卡住了，NCCL 超时") and "≈oom" in _concepts("训练爆显存了")
+
+
+def test_words_for_host_memory_share_a_concept_that_gpu_memory_does_not():
+    for text in ("the server only has 64 GB of RAM", "system memory is full", "host memory keeps growing",
+                 "CPU memory usage climbs every epoch", "ホストメモリが足りない"):
+        assert "≈host-memory" in _concepts(text), text
+    for text in ("24 GB of VRAM", "GPU memory is full", "out of memory on GPU 0"):
+        assert "≈host-memory" not in _concepts(text), text
+
+
+# Written here: a statement that the machine lacked RAM names neither the OOM killer nor "killed"; only the
+# glossary's host-memory words tie it to the entry about host RAM (on main, without them, the first was
+# another entry: a data-loader stall, and the GPU's out-of-memory entry).
+HOST_MEMORY_STATEMENTS = [
+    "the box only has 32 GB of RAM and the loader quietly exits while reading the weights",
+    "turned out the node did not have enough system memory for the dataset",
+]
+
+
+@pytest.mark.parametrize("text", HOST_MEMORY_STATEMENTS)
+def test_a_statement_that_host_ram_ran_short_gets_the_host_oom_entry(matcher: Matcher, text: str):
+    d = matcher.diagnose(text)
+    assert d.matches and d.matches[0].entry_id == "host-oom-killed", [m.entry_id for m in d.matches]
