@@ -3,12 +3,12 @@
 :class:`Scrubber` replaces, with ``[redacted]``,
 
 - the values it was given (the Slack tokens and signing secret) and the values of tracebot's own
-  environment variables whose names say KEY/TOKEN/SECRET/PASSWORD (:func:`secret_env_values`);
+  environment variables whose names say KEY/TOKEN/SECRET/PASSWORD/JWT (:func:`secret_env_values`);
 - secrets recognisable by their shape: Slack tokens (``xox?-``, ``xapp-``), AWS access key ids and
   secret keys, Hugging Face (``hf_``), GitHub (``ghp_``..., ``github_pat_``), W&B keys after
   ``wandb login`` or in a netrc, ``Authorization:`` header values and bearer tokens, passwords in URLs;
 - the value of every ``NAME=value`` / ``NAME: value`` / ``--name value`` whose name says
-  KEY/TOKEN/SECRET/PASSWORD (``WANDB_API_KEY=…``, ``"password": "…"``, ``--hf-token …``).
+  KEY/TOKEN/SECRET/PASSWORD/JWT (``WANDB_API_KEY=…``, ``"password": "…"``, ``--hf-token …``).
 
 It is applied at the egress seams, not by callers: the service's outbox wrapper
 (:mod:`tracebot.service.egress`), the CLI's standard output and error (:class:`ScrubbingStream`) and
@@ -29,7 +29,8 @@ REDACTED = "[redacted]"
 # Known values shorter than this are not searched for: "testing" or "1" would blank ordinary words.
 MIN_KNOWN_SECRET = 8
 
-_SECRET_WORDS = {"key", "token", "secret", "password", "passwd", "pwd", "credential", "credentials"}
+# "jwt": SLURM_JWT, the controller's credential where the cluster allows auth/jwt
+_SECRET_WORDS = {"key", "token", "secret", "password", "passwd", "pwd", "credential", "credentials", "jwt"}
 # Compounds written as one word (``apikey``, ``authToken`` is split by its capital anyway).
 _SECRET_SUFFIXES = ("apikey", "accesskey", "secretkey", "privatekey", "authtoken", "accesstoken", "apitoken")
 # The shell's working directories: "pwd" there is "print working directory", not a password (a path

@@ -144,3 +144,14 @@ def test_the_directory_tracebot_runs_in_is_shown_not_redacted_as_if_pwd_were_a_p
     assert main(["diagnose", str(log), "--json"]) == 0
     out = capsys.readouterr().out
     assert f"{work}/ckpt/step-900.pt" in out and "hunter2-leaked" not in out
+
+
+def test_a_slurm_jwt_in_tracebots_environment_is_scrubbed_from_its_log(debug_log, monkeypatch):
+    # a cluster with AuthAltTypes=auth/jwt hands tracebot its SLURM_JWT: a credential for the controller, as
+    # a key or token is, though its name says neither
+    jwt = "eyJhbGciOiJIUzI1NiJ9.eyJzdW4iOiJ0cmFjZWJvdCJ9.c2lnbmF0dXJlLWxlYWstdGVzdA"
+    monkeypatch.setenv("SLURM_JWT", jwt)
+    stream = debug_log(Config())
+    logging.getLogger("tracebot.test").error("scontrol failed: auth/jwt rejected token %s", jwt)
+    written = stream.getvalue()
+    assert "scontrol failed" in written and jwt not in written

@@ -521,7 +521,8 @@ class Matcher:
             model_text = _model_text(named, prose, aggs)
             info = text_info(model_text, prose)
             asked = info.asks
-            shown = info.shows_error
+            # "fixed, thanks" over a pasted error is too short to be prose, so only this rule reads it
+            shown = info.shows_error and not _says_it_is_over(named)
             # a person stating a problem, not a thank-you or a reply saying what fixed it
             stated = info.states and not _RESOLVED.search(prose) and not _FIX_REPORT.search(prose)
             probs, sure = self.model.answer(model_text, info, _evidence(aggs))
@@ -631,6 +632,20 @@ _FIX_REPORT = re.compile(
     r"|\bno longer (?:happens|occurs|appears|shows up|hangs|crashes|fails)\b",
     re.IGNORECASE,
 )
+
+
+def _says_it_is_over(text: str) -> bool:
+    """Whether the lines of ``text`` that state no error (the words a person put around a paste: "fixed,
+    thanks", "works now") say the error is over, as the thank-you and statement rules read prose."""
+    from tracebot.matcher.features import SHOWN_ERROR_SCORE
+    from tracebot.matcher.signals import GLOG_PREFIX, line_score
+
+    around = "\n".join(
+        x for x in text.splitlines() if line_score(GLOG_PREFIX.sub("", x.strip())) < SHOWN_ERROR_SCORE
+    )
+    return bool(_RESOLVED.search(around) or _FIX_REPORT.search(around))
+
+
 # A text that describes a change to code rather than a problem: a pull request's or commit's title (an
 # imperative change verb first, "Add …", "Handle …", "Support …", or a conventional-commit or bracketed tag,
 # "fix(xid): …", "[bugfix] …"), a pull request's description ("This PR …", a template's "Description of

@@ -48,7 +48,11 @@ def _reads_as_latin(head: bytes) -> bool:
         return False  # UTF-8 with a stray byte or two: a later 'é' or '│' must not turn into 'Ã©' or 'â”‚'
     as_latin = head.decode(LATIN, errors="replace")
     noise = sum(1 for c in as_latin if (c < " " and c not in _TEXT_CONTROLS) or c in "\x7f\ufffd")
-    return noise <= len(as_latin) // 200
+    # Judged against the high bytes too, not the head alone: a short binary stretch among a UTF-8 log's
+    # ASCII lines (a dumped buffer, a torn write) has about one control character for every five high
+    # bytes, and those few were well under the head's share; accented text has next to none.
+    high = sum(1 for b in head if b > 0x7F)
+    return noise <= len(as_latin) // 200 and noise * 20 <= high
 
 
 def decode(data: bytes) -> str:

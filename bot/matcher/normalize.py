@@ -17,8 +17,10 @@ from dataclasses import dataclass, replace
 
 from tracebot.matcher.encodings import decode
 
-_CSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
-_ANSI = re.compile(_CSI.pattern + r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")  # and OSC, 2-byte escapes
+# Colour and cursor sequences (CSI), and a character set's choice (ESC ( B: `tput sgr0` writes it before
+# ESC [ m on xterm, so a line coloured by a shell script ends with it): what a terminal shows as formatting.
+_FORMATTING = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[()*+][0-9A-Za-z]")
+_ANSI = re.compile(_FORMATTING.pattern + r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")  # and OSC, 2-byte escapes
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 _MONTH = r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)"
 _DAY = r"(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)"
@@ -113,10 +115,11 @@ def to_text(raw: str | bytes) -> str:
 
 def as_shown(line: str) -> str:
     """``line`` as the terminal it was copied from showed it: colour and cursor sequences (CSI, ``ESC [``)
-    removed, the formatting a log saved from a coloured terminal carries. What a reply quotes is this form.
+    and character-set choices (``ESC ( B``) removed, the formatting a log saved from a coloured terminal
+    carries. What a reply quotes is this form.
     Other escape strings (a window title, a clipboard write: OSC) are kept, for the terminal egress to show
     as text: a terminal would act on them unseen, and the reader should see what the log tried."""
-    return _CSI.sub("", line) if "\x1b[" in line else line
+    return _FORMATTING.sub("", line) if "\x1b" in line else line
 
 
 def clean(line: str) -> CleanLine:

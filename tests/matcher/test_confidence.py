@@ -205,6 +205,19 @@ def test_an_error_a_program_printed_is_answered_confidently_when_the_model_is_pa
     assert d.best is not None and d.best.entry_id == entry and not d.best.confident
 
 
+# The same error under a few words saying it is over: too short to be prose (the thank-you rule reads prose),
+# so only the shown-error rule sees the text, and it must not answer in the channel unprompted.
+RESOLVED_SHOWN = ["fixed, thanks\n{}", "{}\nworks now, thx", "{}\nsolved", "is gone now\n{}"]
+
+
+@pytest.mark.parametrize("form", RESOLVED_SHOWN)
+def test_an_error_shown_beside_a_word_that_it_is_over_gets_no_confident_answer(matcher: Matcher, form: str):
+    text, entry = SHOWN_ON_WORDING
+    d = matcher.diagnose(form.format(text))
+    assert d.best is not None and d.best.entry_id == entry  # asked for, it is still shown
+    assert not d.best.confident
+
+
 @pytest.mark.parametrize("text", NOT_STATEMENTS[:3])
 def test_a_tools_healthy_or_info_line_shows_no_error(matcher: Matcher, text: str):
     # DeepSpeed's OVERFLOW info line, DDP's warning, a launch command: they read like an entry, but no line

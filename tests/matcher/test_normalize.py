@@ -161,3 +161,12 @@ def test_a_log_from_a_coloured_terminal_is_quoted_as_the_terminal_showed_it(matc
     for view in shown:
         assert "[0m" not in view and "[1;31m" not in view and "\x1b" not in view, view
     assert "torch.OutOfMemoryError: CUDA out of memory" in shown[1]
+
+
+def test_a_line_coloured_by_tput_is_quoted_and_matched_without_its_reset(matcher):
+    # `tput sgr0` (a shell launcher's "$(tput setaf 1)ERROR$(tput sgr0)") writes ESC ( B before ESC [ m on
+    # xterm: a character-set choice, formatting the person never saw, like the colour it ends
+    text = "step 1\n\x1b[31mRuntimeError: CUDA error: an illegal memory access was encountered\x1b(B\x1b[m\nstep 2\n"
+    best = matcher.diagnose(text).confident[0]
+    assert best.line == "RuntimeError: CUDA error: an illegal memory access was encountered"
+    assert clean("\x1b[1m\x1b[31mERROR\x1b(B\x1b[m: disk full").text == "ERROR: disk full"

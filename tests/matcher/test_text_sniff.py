@@ -110,3 +110,24 @@ def test_a_gzipped_job_log_cut_by_the_time_limit_says_so_once_without_comparing_
     limits = [n for n in scanned.notes if "time limit" in n]
     assert scanned.truncated and len(limits) == 1, scanned.notes
     assert " of " not in limits[0].split(";")[0], limits[0]
+
+
+def test_a_utf8_log_with_a_few_binary_bytes_near_its_start_stays_utf8():
+    """A stretch of binary bytes among a log's first lines (a dumped buffer, a torn write) is undecodable as
+    UTF-8 and mostly printable as Windows-1252, but it is not a Latin-1 log: its control characters are a
+    large share of its high bytes, where accented text has next to none. Read as Latin-1, every later line's
+    Japanese and box drawing came out as 'ã‚¨ãƒ©ãƒ¼' and 'â”‚'."""
+    from tracebot.matcher.encodings import sniff_encoding
+    from tracebot.matcher.normalize import to_text
+
+    lines = b"".join(f"2024-05-02 10:00:{i % 60:02d} node3: [rank0]: step {i} loss 2.31\n".encode() for i in range(200))
+    later = "[rank1] エラー: CUDA のメモリ不足 │ see above\n".encode()
+    flipped = 0
+    for seed in range(40):
+        rng = random.Random(seed)
+        blob = bytes(rng.choice(range(1, 256)) for _ in range(64))
+        log = lines[:1500] + b"[rank0] dumped: " + blob + b"\n" + lines + later
+        flipped += sniff_encoding(log[:8192]) != "utf-8"
+        assert later.decode() in to_text(log), seed
+    assert flipped == 0
+    assert sniff_encoding(FRENCH.encode("latin-1")[:8192]) == "cp1252"
