@@ -516,15 +516,41 @@ def _build_app(cfg: Config) -> tuple[Any, Any]:
     return app, service
 
 
+DEFAULT_PORT = 3000
+
+
+def port_number(raw: str) -> int:
+    """A port to listen on, as typed (``--port``: argparse prints the message) or set (``$PORT``)."""
+    try:
+        return int(raw.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a port number, got {raw.strip()[:40]!r}") from None
+
+
+def _listen_port(args: argparse.Namespace) -> int:
+    """``--port``, else ``$PORT``, else 3000. ``$PORT`` is read here, by the commands that listen, not
+    when the parser is built: a bad one broke every command, ``--help`` and ``diagnose`` too."""
+    if args.port is not None:
+        return int(args.port)
+    raw = os.environ.get("PORT", "").strip()
+    if not raw:
+        return DEFAULT_PORT
+    try:
+        return port_number(raw)
+    except argparse.ArgumentTypeError as exc:
+        raise SystemExit(f"error: PORT {exc} (or give --port)") from exc
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     from tracebot.slack.http import EVENTS_PATH, make_http_server
 
     cfg = _config(args)
+    port = _listen_port(args)
     configure_logging(cfg)
     _require(cfg, "SLACK_BOT_TOKEN", "SLACK_SIGNING_SECRET")
     app, service = _build_app(cfg)
     assert cfg.slack_signing_secret is not None  # _require checked it
-    server = make_http_server(app, cfg.slack_signing_secret, args.host, args.port)
+    server = make_http_server(app, cfg.slack_signing_secret, args.host, port)
     log.info("tracebot listening on http://%s:%d%s", args.host, server.server_address[1], EVENTS_PATH)
     _stop_on_sigterm()
     with contextlib.suppress(KeyboardInterrupt):
@@ -558,7 +584,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if cfg.slack_bot_token and cfg.slack_app_token:
         return cmd_socket(cfg)
     if cfg.slack_bot_token and cfg.slack_signing_secret:
-        args.port = int(os.environ.get("PORT", "3000"))
+        args.port = None  # $PORT, read by cmd_serve
         args.host = "0.0.0.0"  # noqa: S104 (a deployment listens on all interfaces)
         return cmd_serve(args)
     present = [name for name in SLACK_VARIABLES if os.environ.get(name)]
@@ -718,7 +744,7 @@ def add_bot_subcommands(sub: Any) -> None:
     c.set_defaults(func=cmd_console)
 
     s = sub.add_parser("serve", help="run the Slack app over HTTP (Events API, signatures verified)")
-    s.add_argument("--port", type=int, default=int(os.environ.get("PORT", "3000")))
+    s.add_argument("--port", type=port_number)
     s.add_argument("--host", default="0.0.0.0")  # noqa: S104
     s.set_defaults(func=cmd_serve)
 

@@ -310,3 +310,27 @@ def test_stats_and_audit_on_a_database_that_is_not_there_say_so_and_create_nothi
         said = out.stdout.decode()
         assert ("--json" in args and json.loads(said)) or f"there is no database at {missing}" in said, said
     assert not missing.parent.exists()
+
+
+def _run_env(*args: str, stdin: bytes | None = None, **env: str) -> subprocess.CompletedProcess:
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("SLACK_", "TRACEBOT_", "PORT"))}
+    return subprocess.run(
+        [*TRACEBOT, *args], input=stdin, capture_output=True, cwd=REPO, timeout=60, env={**base, **env}
+    )
+
+
+def test_a_bad_port_in_the_environment_stops_only_the_commands_that_listen_with_one_line():
+    """``PORT=abc`` was read when the parser was built: every command, ``--help`` and ``diagnose`` too,
+    ended in a ValueError traceback."""
+    assert _run_env("--help", PORT="abc").returncode == 0
+    out = _run_env("diagnose", "-", stdin=b"CUDA out of memory\n", PORT="abc")
+    assert out.returncode == 0 and b"cuda-oom" in out.stdout, out.stderr
+    listening = (
+        _run_env("serve", PORT="abc"),
+        _run_env("run", PORT="abc", SLACK_BOT_TOKEN="xoxb-x", SLACK_SIGNING_SECRET="s"),
+    )
+    for out in listening:
+        said = out.stderr.decode()
+        assert out.returncode == 1 and said == "error: PORT must be a port number, got 'abc' (or give --port)\n", said
+    out = _run_env("serve", "--port", "abc")
+    assert out.returncode == 2 and b"argument --port: must be a port number, got 'abc'" in out.stderr
