@@ -520,11 +520,15 @@ DEFAULT_PORT = 3000
 
 
 def port_number(raw: str) -> int:
-    """A port to listen on, as typed (``--port``: argparse prints the message) or set (``$PORT``)."""
+    """A port to listen on, as typed (``--port``: argparse prints the message) or set (``$PORT``). Out of
+    range is refused here: waitress takes the number modulo 65536 (99999 listened on 34463 without a word)."""
     try:
-        return int(raw.strip())
+        port = int(raw.strip())
     except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a port number, got {raw.strip()[:40]!r}") from None
+        port = 0
+    if not 1 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"must be a port number from 1 to 65535, got {raw.strip()[:40]!r}")
+    return port
 
 
 def _listen_port(args: argparse.Namespace) -> int:

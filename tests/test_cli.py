@@ -331,6 +331,18 @@ def test_a_bad_port_in_the_environment_stops_only_the_commands_that_listen_with_
     )
     for out in listening:
         said = out.stderr.decode()
-        assert out.returncode == 1 and said == "error: PORT must be a port number, got 'abc' (or give --port)\n", said
+        assert out.returncode == 1 and said == f"error: PORT {NOT_A_PORT % 'abc'} (or give --port)\n", said
     out = _run_env("serve", "--port", "abc")
-    assert out.returncode == 2 and b"argument --port: must be a port number, got 'abc'" in out.stderr
+    assert out.returncode == 2 and f"argument --port: {NOT_A_PORT % 'abc'}" in out.stderr.decode()
+
+
+NOT_A_PORT = "must be a port number from 1 to 65535, got '%s'"
+
+
+def test_a_port_out_of_range_is_refused_not_wrapped_round_by_waitress():
+    """``serve --port 99999`` listened on 34463 (waitress takes it modulo 65536) and said nothing."""
+    for port in ("99999", "65536", "0", "-1"):
+        out = _run_env("serve", "--port", port)
+        assert out.returncode == 2 and f"argument --port: {NOT_A_PORT % port}" in out.stderr.decode(), port
+        out = _run_env("serve", PORT=port)
+        assert out.returncode == 1 and out.stderr.decode() == f"error: PORT {NOT_A_PORT % port} (or give --port)\n"
