@@ -546,15 +546,21 @@ def _listen_port(args: argparse.Namespace) -> int:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    from tracebot.slack.http import EVENTS_PATH, make_http_server
+    from tracebot.slack.http import EVENTS_PATH, make_http_server, mount_app
 
     cfg = _config(args)
     port = _listen_port(args)
     configure_logging(cfg)
     _require(cfg, "SLACK_BOT_TOKEN", "SLACK_SIGNING_SECRET")
-    app, service = _build_app(cfg)
     assert cfg.slack_signing_secret is not None  # _require checked it
-    server = make_http_server(app, cfg.slack_signing_secret, args.host, port)
+    # The port first: one already taken (or not ours to bind) is said at once, in one line, before the
+    # knowledge base loads and before the inbox's unanswered work is taken by a process about to exit.
+    try:
+        server = make_http_server(None, cfg.slack_signing_secret, args.host, port)
+    except (OSError, ValueError) as exc:  # waitress: ValueError for a --host it cannot resolve
+        raise SystemExit(f"error: cannot listen on {args.host}:{port}: {_os_reason(exc)}") from exc
+    app, service = _build_app(cfg)
+    mount_app(server, app)
     log.info("tracebot listening on http://%s:%d%s", args.host, server.server_address[1], EVENTS_PATH)
     _stop_on_sigterm()
     with contextlib.suppress(KeyboardInterrupt):
@@ -562,6 +568,20 @@ def cmd_serve(args: argparse.Namespace) -> int:
     server.shutdown()  # no new requests; what was accepted is still answered
     service.drain(cfg.drain_s)
     return 0
+
+
+def _os_reason(exc: Exception) -> str:
+    """An OSError's reason in words, without its ``[Errno 98]`` prefix; what to do for the usual ones."""
+    if not isinstance(exc, OSError):
+        if not isinstance(exc.__context__, OSError):  # waitress re-raises getaddrinfo's error as ValueError
+            return str(exc)
+        exc = exc.__context__
+    reason = (exc.strerror or str(exc)).lower()
+    if exc.errno == errno.EADDRINUSE:
+        return f"{reason} (another process listens there: stop it, or give --port or $PORT another port)"
+    if exc.errno == errno.EACCES:
+        return f"{reason} (ports below 1024 need privileges: use a higher one behind the proxy)"
+    return reason
 
 
 def cmd_socket(cfg: Config) -> int:

@@ -264,3 +264,20 @@ def test_answers_a_stop_could_not_post_within_its_drain_are_posted_after_the_res
     url = _serve(start)
     _sentinel(fake_slack, url)
     assert [len(_answers_in(fake_slack, "C0TRAIN", m["ts"])) for m in pastes] == [1, 1]
+
+
+def test_tracebot_serve_on_a_port_already_taken_or_a_host_it_cannot_resolve_says_so_in_one_line(start):
+    """It ended in an OSError (EADDRINUSE) traceback that named no port."""
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        proc = start("serve", "--host", "127.0.0.1", "--port", str(port), SLACK_SIGNING_SECRET=SIGNING_SECRET)
+        out, _ = proc.communicate(timeout=60)
+    assert proc.returncode == 1, out
+    assert f"error: cannot listen on 127.0.0.1:{port}: address already in use" in out, out
+    assert "Traceback" not in out, out
+    proc = start("serve", "--host", "nosuch.invalid", "--port", str(port), SLACK_SIGNING_SECRET=SIGNING_SECRET)
+    out, _ = proc.communicate(timeout=60)
+    assert proc.returncode == 1 and f"error: cannot listen on nosuch.invalid:{port}: " in out, out
+    assert "Traceback" not in out, out
