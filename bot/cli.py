@@ -768,8 +768,13 @@ def add_bot_subcommands(sub: Any) -> None:
     c.set_defaults(func=cmd_console)
 
     s = sub.add_parser("serve", help="run the Slack app over HTTP (Events API, signatures verified)")
-    s.add_argument("--port", type=port_number)
-    s.add_argument("--host", default="0.0.0.0")  # noqa: S104
+    s.add_argument(
+        "--port", type=port_number, help=f"port to listen on, 1-65535 (default: $PORT, else {DEFAULT_PORT})"
+    )
+    s.add_argument(
+        "--host", default="0.0.0.0",  # noqa: S104
+        help="address to listen on (default: 0.0.0.0, every interface; 127.0.0.1 behind a local proxy)",
+    )
     s.set_defaults(func=cmd_serve)
 
     r = sub.add_parser(

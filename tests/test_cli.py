@@ -346,3 +346,9 @@ def test_a_port_out_of_range_is_refused_not_wrapped_round_by_waitress():
         assert out.returncode == 2 and f"argument --port: {NOT_A_PORT % port}" in out.stderr.decode(), port
         out = _run_env("serve", PORT=port)
         assert out.returncode == 1 and out.stderr.decode() == f"error: PORT {NOT_A_PORT % port} (or give --port)\n"
+
+
+def test_serve_help_says_what_port_and_host_are_and_their_defaults():
+    said = " ".join(_run_env("serve", "--help").stdout.decode().split())
+    assert "--port PORT port to listen on, 1-65535 (default: $PORT, else 3000)" in said, said
+    assert "--host HOST address to listen on (default: 0.0.0.0" in said, said
