@@ -352,3 +352,23 @@ def test_serve_help_says_what_port_and_host_are_and_their_defaults():
     said = " ".join(_run_env("serve", "--help").stdout.decode().split())
     assert "--port PORT port to listen on, 1-65535 (default: $PORT, else 3000)" in said, said
     assert "--host HOST address to listen on (default: 0.0.0.0" in said, said
+
+
+def test_tracebot_model_switched_off_in_any_of_the_usual_words_is_off_and_an_unknown_word_is_refused():
+    """Only ``0`` turned the model off: ``off``, ``false`` and ``no`` silently left it on."""
+    paste = b"RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB\n"
+
+    def scores(model: str) -> list[tuple[str, float]]:
+        out = _run_env("diagnose", "--json", "-", stdin=paste, TRACEBOT_MODEL=model)
+        assert out.returncode == 0, out.stderr
+        return [(m["entry_id"], m["score"]) for m in json.loads(out.stdout)["matches"]]
+
+    without, with_model = scores("0"), scores("1")
+    assert without != with_model  # what the switch changes, on this paste
+    assert all(scores(word) == without for word in ("off", "false", "No", " OFF "))
+    assert all(scores(word) == with_model for word in ("on", "true", "yes"))
+    out = _run_env("diagnose", "-", stdin=paste, TRACEBOT_MODEL="of")
+    said = out.stderr.decode()
+    assert out.returncode == 1 and said == (
+        "error: TRACEBOT_MODEL must be on or off (also true/false, yes/no, 1/0), got 'of'\n"
+    ), said
