@@ -23,6 +23,7 @@ from typing import Any, TypeVar
 
 import sqlite_utils
 
+from tracebot.folders import make_private
 from tracebot.result import Match, Source
 from tracebot.store.migrations import apply_migrations
 
@@ -111,8 +112,7 @@ def _create_private(path: Path) -> None:
     the first start), so the file made is the one SQLite opens: the link's existence is no reason to let
     SQLite create its target with the umask."""
     path = Path(os.path.realpath(path))
-    with suppress(FileExistsError):
-        path.parent.mkdir(parents=True, mode=0o700)
+    make_private(path.parent)
     with suppress(FileExistsError):
         os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600))
 
