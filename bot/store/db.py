@@ -136,7 +136,14 @@ class Store:
 
     def _connect(self) -> None:
         if self.path != ":memory:":
-            _create_private(Path(self.path))
+            try:
+                _create_private(Path(self.path))
+            except OSError as exc:  # its folder cannot be made (/proc, a file in the way, no permission)
+                reason = exc.strerror or str(exc)
+                raise StoreError(
+                    f"tracebot database {self.path}: cannot create it ({reason}: {exc.filename}); "
+                    "point TRACEBOT_DB at a file in a folder tracebot's user may write"
+                ) from exc
         try:
             conn = sqlite3.connect(self.path, timeout=self.timeout_s, check_same_thread=False)
             self.db = sqlite_utils.Database(conn, execute_plugins=False)
