@@ -281,3 +281,18 @@ def test_tracebot_serve_on_a_port_already_taken_or_a_host_it_cannot_resolve_says
     out, _ = proc.communicate(timeout=60)
     assert proc.returncode == 1 and f"error: cannot listen on nosuch.invalid:{port}: " in out, out
     assert "Traceback" not in out, out
+
+
+def test_tracebot_serve_s_log_starts_without_bolt_s_false_warning_about_the_token(start):
+    """Every start logged "As you gave `client` as well, `token` will be unused": Bolt read
+    SLACK_BOT_TOKEN itself, and the client tracebot gave it carries that very token."""
+    port = _free_port()
+    proc = start("serve", "--host", "127.0.0.1", "--port", str(port), SLACK_SIGNING_SECRET=SIGNING_SECRET)
+    assert proc.stdout is not None
+    first: list[str] = []  # the log up to the line that says it serves
+    for line in iter(proc.stdout.readline, ""):
+        first.append(line)
+        if "tracebot listening on" in line:
+            break
+    assert f"tracebot listening on http://127.0.0.1:{port}/slack/events" in first[-1], first
+    assert not any("will be unused" in line or "WARNING" in line for line in first), first
