@@ -545,6 +545,12 @@ def _listen_port(args: argparse.Namespace) -> int:
         raise SystemExit(f"error: PORT {exc} (or give --port)") from exc
 
 
+def listen_url(host: str, port: int, path: str) -> str:
+    """The URL a server listening on ``host`` and ``port`` answers ``path`` at; an IPv6 address in
+    brackets (``--host ::`` was logged as ``http://:::3000``, a URL nothing can open)."""
+    return f"http://{f'[{host}]' if ':' in host else host}:{port}{path}"
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     from tracebot.slack.http import EVENTS_PATH, make_http_server, mount_app
 
@@ -561,7 +567,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         raise SystemExit(f"error: cannot listen on {args.host}:{port}: {_os_reason(exc)}") from exc
     app, service = _build_app(cfg)
     mount_app(server, app)
-    log.info("tracebot listening on http://%s:%d%s", args.host, server.server_address[1], EVENTS_PATH)
+    log.info("tracebot listening on %s", listen_url(args.host, server.server_address[1], EVENTS_PATH))
     _stop_on_sigterm()
     with contextlib.suppress(KeyboardInterrupt):
         server.serve_forever()

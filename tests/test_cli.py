@@ -372,3 +372,11 @@ def test_tracebot_model_switched_off_in_any_of_the_usual_words_is_off_and_an_unk
     assert out.returncode == 1 and said == (
         "error: TRACEBOT_MODEL must be on or off (also true/false, yes/no, 1/0), got 'of'\n"
     ), said
+
+
+def test_the_listening_line_gives_a_url_that_opens_for_an_ipv6_host_too():
+    from tracebot.cli import listen_url
+
+    assert listen_url("::", 3000, "/slack/events") == "http://[::]:3000/slack/events"
+    assert listen_url("::1", 8080, "/slack/events") == "http://[::1]:8080/slack/events"
+    assert listen_url("0.0.0.0", 3000, "/slack/events") == "http://0.0.0.0:3000/slack/events"
