@@ -591,6 +591,8 @@ def _os_reason(exc: Exception) -> str:
 
 
 def cmd_socket(cfg: Config) -> int:
+    from slack_sdk.errors import SlackApiError
+
     from tracebot.slack.socket_mode import socket_mode_handler
 
     configure_logging(cfg)
@@ -599,11 +601,29 @@ def cmd_socket(cfg: Config) -> int:
     log.info("tracebot connecting in Socket Mode")
     handler = socket_mode_handler(app, cfg)
     _stop_on_sigterm()
+    code = 0
     with contextlib.suppress(KeyboardInterrupt):
-        handler.start()
-    handler.close()  # no new envelopes; what was acked is still answered
+        try:
+            handler.start()  # connects (apps.connections.open), then waits
+        except (SlackApiError, OSError) as exc:  # a wrong or revoked app token, Slack unreachable
+            print(f"error: cannot connect in Socket Mode: {_slack_reason(exc)}", file=sys.stderr)
+            code = EXIT_FAILED
+    handler.close()  # no new envelopes; what was acked (or taken from the inbox) is still answered
     service.drain(cfg.drain_s)
-    return 0
+    return code
+
+
+def _slack_reason(exc: Exception) -> str:
+    """Why Socket Mode could not connect, in one line."""
+    from slack_sdk.errors import SlackApiError
+
+    if isinstance(exc, SlackApiError):
+        said = exc.response.get("error") if exc.response is not None else None
+        return (
+            f"Slack answered apps.connections.open with {said or exc}: SLACK_APP_TOKEN must be the app-level "
+            "token (xapp-…) with connections:write (README: Installing in Slack)"
+        )
+    return str(exc)
 
 
 SLACK_VARIABLES = ("SLACK_BOT_TOKEN", "SLACK_APP_TOKEN", "SLACK_SIGNING_SECRET", "SLACK_API_URL")

@@ -296,3 +296,15 @@ def test_tracebot_serve_s_log_starts_without_bolt_s_false_warning_about_the_toke
             break
     assert f"tracebot listening on http://127.0.0.1:{port}/slack/events" in first[-1], first
     assert not any("will be unused" in line or "WARNING" in line for line in first), first
+
+
+def test_tracebot_run_with_a_wrong_app_token_says_so_in_one_line_and_exits_1(start, fake_slack):
+    """A wrong or revoked SLACK_APP_TOKEN ended in a SlackApiError traceback from the Socket Mode client."""
+    proc = start("run", SLACK_APP_TOKEN="xapp-not-this-app-s-token")
+    out, _ = proc.communicate(timeout=60)
+    assert proc.returncode == 1, out
+    assert (
+        "error: cannot connect in Socket Mode: Slack answered apps.connections.open with invalid_auth: "
+        "SLACK_APP_TOKEN must be the app-level token"
+    ) in out, out
+    assert "Traceback" not in out, out
