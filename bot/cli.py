@@ -500,6 +500,7 @@ def _require(cfg: Config, *names: str) -> None:
 
 
 def _build_app(cfg: Config) -> tuple[Any, Any]:
+    from slack_bolt.error import BoltError
     from slack_sdk.errors import SlackApiError
 
     from tracebot.slack.app import build_app
@@ -507,6 +508,11 @@ def _build_app(cfg: Config) -> tuple[Any, Any]:
 
     try:
         app, service = build_app(cfg)
+    except BoltError as exc:  # Bolt's own auth.test of the bot token, in App(): a wrong or revoked token
+        raise SystemExit(
+            f"error: cannot start the Slack app: Slack refused SLACK_BOT_TOKEN ({exc}); it must be the app's "
+            "Bot User OAuth Token (xoxb-…) (README: Installing in Slack)"
+        ) from exc
     except (StoreError, RuntimeError, ValueError) as exc:  # database, knowledge base, settings
         raise SystemExit(f"error: {exc}") from exc
     except (SlackApiError, OSError) as exc:  # auth.test at start: bad token, or Slack unreachable

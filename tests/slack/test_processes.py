@@ -40,8 +40,8 @@ def start(tmp_path, fake_slack, kb_dir):
             TRACEBOT_KNOWLEDGE=str(kb_dir),
             TRACEBOT_DB=str(tmp_path / "tracebot.sqlite3"),
             TRACEBOT_LOAD_ENTRYPOINTS="0",
-            **env,
         )
+        base.update(env)  # a test's own value wins (a wrong token)
         proc = subprocess.Popen(
             [sys.executable, "-m", "tracebot.cli", *args],
             cwd=REPO,
@@ -307,4 +307,13 @@ def test_tracebot_run_with_a_wrong_app_token_says_so_in_one_line_and_exits_1(sta
         "error: cannot connect in Socket Mode: Slack answered apps.connections.open with invalid_auth: "
         "SLACK_APP_TOKEN must be the app-level token"
     ) in out, out
+    assert "Traceback" not in out, out
+
+
+def test_tracebot_serve_with_a_wrong_bot_token_says_so_in_one_line_and_exits_1(start):
+    """Bolt's App checks the token itself (auth.test) and raised a BoltError traceback."""
+    proc = start("serve", "--port", str(_free_port()), SLACK_SIGNING_SECRET=SIGNING_SECRET, SLACK_BOT_TOKEN="xoxb-wrong")
+    out, _ = proc.communicate(timeout=60)
+    assert proc.returncode == 1, out
+    assert "error: cannot start the Slack app: Slack refused SLACK_BOT_TOKEN (" in out and "invalid_auth" in out, out
     assert "Traceback" not in out, out
