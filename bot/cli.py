@@ -810,7 +810,10 @@ def add_bot_subcommands(sub: Any) -> None:
     s.set_defaults(func=cmd_serve)
 
     r = sub.add_parser(
-        "run", help="Socket Mode if SLACK_APP_TOKEN, else HTTP if SLACK_SIGNING_SECRET, else console"
+        "run", help="Socket Mode if SLACK_APP_TOKEN, else HTTP if SLACK_SIGNING_SECRET, else console",
+        description="tracebot's main job (the Procfile's): Socket Mode when SLACK_BOT_TOKEN and SLACK_APP_TOKEN "
+        f"are set; else HTTP when SLACK_BOT_TOKEN and SLACK_SIGNING_SECRET are, on 0.0.0.0, port $PORT or "
+        f"{DEFAULT_PORT} (tracebot serve for another host); else, with no SLACK_ variable at all, the console.",
     )
     r.add_argument("--db", help=argparse.SUPPRESS)
     r.set_defaults(func=cmd_run)

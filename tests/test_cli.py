@@ -348,10 +348,12 @@ def test_a_port_out_of_range_is_refused_not_wrapped_round_by_waitress():
         assert out.returncode == 1 and out.stderr.decode() == f"error: PORT {NOT_A_PORT % port} (or give --port)\n"
 
 
-def test_serve_help_says_what_port_and_host_are_and_their_defaults():
+def test_serve_and_run_help_say_where_they_listen_and_the_defaults():
     said = " ".join(_run_env("serve", "--help").stdout.decode().split())
     assert "--port PORT port to listen on, 1-65535 (default: $PORT, else 3000)" in said, said
     assert "--host HOST address to listen on (default: 0.0.0.0" in said, said
+    said = " ".join(_run_env("run", "--help").stdout.decode().split())
+    assert "on 0.0.0.0, port $PORT or 3000" in said, said
 
 
 def test_tracebot_model_switched_off_in_any_of_the_usual_words_is_off_and_an_unknown_word_is_refused():
