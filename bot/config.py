@@ -100,7 +100,9 @@ def threshold(raw: object, where: str) -> float:
 
 ON_WORDS = ("on", "true", "yes", "1")
 OFF_WORDS = ("off", "false", "no", "0")
-MODEL_ENV = "TRACEBOT_MODEL"  # read by the matcher (tracebot.matcher), checked by Config.from_env
+# Switches read where they act, and checked by Config.from_env so that every command refuses a bad word
+MODEL_ENV = "TRACEBOT_MODEL"  # the ranking model (tracebot.matcher)
+ENTRY_POINTS_ENV = "TRACEBOT_LOAD_ENTRYPOINTS"  # third-party /trace plugins (tracebot.service.plugin_host)
 
 
 def on_off(raw: str, where: str) -> bool:
@@ -239,7 +241,8 @@ class Config:
         cfg.drain_s = _number(env, "TRACEBOT_DRAIN_S", cfg.drain_s)
         cfg.replay_max_age_s = _number(env, "TRACEBOT_REPLAY_MAX_AGE_S", cfg.replay_max_age_s)
         cfg.log_level = _log_level(env, cfg.log_level)
-        env_switch(MODEL_ENV, True, env)  # the matcher reads it; a bad one is refused here, by every command
+        for switch in (MODEL_ENV, ENTRY_POINTS_ENV):  # read where they act; a bad word is refused here
+            env_switch(switch, True, env)
         path = env.get("TRACEBOT_CONFIG")
         if path:
             cfg._merge_file(Path(path))

@@ -102,5 +102,6 @@ def test_an_on_off_setting_reads_the_usual_words_and_refuses_any_other() -> None
                         ("false", False), ("no", False), ("0", False)):
         assert env_switch("TRACEBOT_MODEL", not value, {"TRACEBOT_MODEL": word}) is value, word
     assert env_switch("TRACEBOT_MODEL", True, {"TRACEBOT_MODEL": ""}) is True
-    with pytest.raises(ValueError, match=r"TRACEBOT_MODEL must be on or off .*got 'disabled'"):
-        Config.from_env({"TRACEBOT_MODEL": "disabled"})
+    for name in ("TRACEBOT_MODEL", "TRACEBOT_LOAD_ENTRYPOINTS"):
+        with pytest.raises(ValueError, match=rf"{name} must be on or off .*got 'disabled'"):
+            Config.from_env({name: "disabled"})
