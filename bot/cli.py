@@ -500,6 +500,7 @@ def _require(cfg: Config, *names: str) -> None:
 
 
 def _build_app(cfg: Config) -> tuple[Any, Any]:
+    from slack_bolt.error import BoltError
     from slack_sdk.errors import SlackApiError
 
     from tracebot.slack.app import build_app
@@ -507,6 +508,11 @@ def _build_app(cfg: Config) -> tuple[Any, Any]:
 
     try:
         app, service = build_app(cfg)
+    except BoltError as exc:  # Bolt's own auth.test of the bot token, in App(): a wrong or revoked token
+        raise SystemExit(
+            f"error: cannot start the Slack app: Slack refused SLACK_BOT_TOKEN ({exc}); it must be the app's "
+            "Bot User OAuth Token (xoxb-…) (README: Installing in Slack)"
+        ) from exc
     except (StoreError, RuntimeError, ValueError) as exc:  # database, knowledge base, settings
         raise SystemExit(f"error: {exc}") from exc
     except (SlackApiError, OSError) as exc:  # auth.test at start: bad token, or Slack unreachable
@@ -516,16 +522,58 @@ def _build_app(cfg: Config) -> tuple[Any, Any]:
     return app, service
 
 
+DEFAULT_PORT = 3000
+
+
+def port_number(raw: str) -> int:
+    """A port to listen on, as typed (``--port``: argparse prints the message) or set (``$PORT``). Out of
+    range is refused here: waitress takes the number modulo 65536 (99999 listened on 34463 without a word)."""
+    try:
+        port = int(raw.strip())
+    except ValueError:
+        port = 0
+    if not 1 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"must be a port number from 1 to 65535, got {raw.strip()[:40]!r}")
+    return port
+
+
+def _listen_port(args: argparse.Namespace) -> int:
+    """``--port``, else ``$PORT``, else 3000. ``$PORT`` is read here, by the commands that listen, not
+    when the parser is built: a bad one broke every command, ``--help`` and ``diagnose`` too."""
+    if args.port is not None:
+        return int(args.port)
+    raw = os.environ.get("PORT", "").strip()
+    if not raw:
+        return DEFAULT_PORT
+    try:
+        return port_number(raw)
+    except argparse.ArgumentTypeError as exc:
+        raise SystemExit(f"error: PORT {exc} (or give --port)") from exc
+
+
+def listen_url(host: str, port: int, path: str) -> str:
+    """The URL a server listening on ``host`` and ``port`` answers ``path`` at; an IPv6 address in
+    brackets (``--host ::`` was logged as ``http://:::3000``, a URL nothing can open)."""
+    return f"http://{f'[{host}]' if ':' in host else host}:{port}{path}"
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
-    from tracebot.slack.http import EVENTS_PATH, make_http_server
+    from tracebot.slack.http import EVENTS_PATH, make_http_server, mount_app
 
     cfg = _config(args)
+    port = _listen_port(args)
     configure_logging(cfg)
     _require(cfg, "SLACK_BOT_TOKEN", "SLACK_SIGNING_SECRET")
-    app, service = _build_app(cfg)
     assert cfg.slack_signing_secret is not None  # _require checked it
-    server = make_http_server(app, cfg.slack_signing_secret, args.host, args.port)
-    log.info("tracebot listening on http://%s:%d%s", args.host, server.server_address[1], EVENTS_PATH)
+    # The port first: one already taken (or not ours to bind) is said at once, in one line, before the
+    # knowledge base loads and before the inbox's unanswered work is taken by a process about to exit.
+    try:
+        server = make_http_server(None, cfg.slack_signing_secret, args.host, port)
+    except (OSError, ValueError) as exc:  # waitress: ValueError for a --host it cannot resolve
+        raise SystemExit(f"error: cannot listen on {args.host}:{port}: {_os_reason(exc)}") from exc
+    app, service = _build_app(cfg)
+    mount_app(server, app)
+    log.info("tracebot listening on %s", listen_url(args.host, server.server_address[1], EVENTS_PATH))
     _stop_on_sigterm()
     with contextlib.suppress(KeyboardInterrupt):
         server.serve_forever()
@@ -534,7 +582,23 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def _os_reason(exc: Exception) -> str:
+    """An OSError's reason in words, without its ``[Errno 98]`` prefix; what to do for the usual ones."""
+    if not isinstance(exc, OSError):
+        if not isinstance(exc.__context__, OSError):  # waitress re-raises getaddrinfo's error as ValueError
+            return str(exc)
+        exc = exc.__context__
+    reason = (exc.strerror or str(exc)).lower()
+    if exc.errno == errno.EADDRINUSE:
+        return f"{reason} (another process listens there: stop it, or give --port or $PORT another port)"
+    if exc.errno == errno.EACCES:
+        return f"{reason} (ports below 1024 need privileges: use a higher one behind the proxy)"
+    return reason
+
+
 def cmd_socket(cfg: Config) -> int:
+    from slack_sdk.errors import SlackApiError
+
     from tracebot.slack.socket_mode import socket_mode_handler
 
     configure_logging(cfg)
@@ -543,11 +607,29 @@ def cmd_socket(cfg: Config) -> int:
     log.info("tracebot connecting in Socket Mode")
     handler = socket_mode_handler(app, cfg)
     _stop_on_sigterm()
+    code = 0
     with contextlib.suppress(KeyboardInterrupt):
-        handler.start()
-    handler.close()  # no new envelopes; what was acked is still answered
+        try:
+            handler.start()  # connects (apps.connections.open), then waits
+        except (SlackApiError, OSError) as exc:  # a wrong or revoked app token, Slack unreachable
+            print(f"error: cannot connect in Socket Mode: {_slack_reason(exc)}", file=sys.stderr)
+            code = EXIT_FAILED
+    handler.close()  # no new envelopes; what was acked (or taken from the inbox) is still answered
     service.drain(cfg.drain_s)
-    return 0
+    return code
+
+
+def _slack_reason(exc: Exception) -> str:
+    """Why Socket Mode could not connect, in one line."""
+    from slack_sdk.errors import SlackApiError
+
+    if isinstance(exc, SlackApiError):
+        said = exc.response.get("error") if exc.response is not None else None
+        return (
+            f"Slack answered apps.connections.open with {said or exc}: SLACK_APP_TOKEN must be the app-level "
+            "token (xapp-…) with connections:write (README: Installing in Slack)"
+        )
+    return str(exc)
 
 
 SLACK_VARIABLES = ("SLACK_BOT_TOKEN", "SLACK_APP_TOKEN", "SLACK_SIGNING_SECRET", "SLACK_API_URL")
@@ -558,7 +640,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if cfg.slack_bot_token and cfg.slack_app_token:
         return cmd_socket(cfg)
     if cfg.slack_bot_token and cfg.slack_signing_secret:
-        args.port = int(os.environ.get("PORT", "3000"))
+        args.port = None  # $PORT, read by cmd_serve
         args.host = "0.0.0.0"  # noqa: S104 (a deployment listens on all interfaces)
         return cmd_serve(args)
     present = [name for name in SLACK_VARIABLES if os.environ.get(name)]
@@ -718,12 +800,20 @@ def add_bot_subcommands(sub: Any) -> None:
     c.set_defaults(func=cmd_console)
 
     s = sub.add_parser("serve", help="run the Slack app over HTTP (Events API, signatures verified)")
-    s.add_argument("--port", type=int, default=int(os.environ.get("PORT", "3000")))
-    s.add_argument("--host", default="0.0.0.0")  # noqa: S104
+    s.add_argument(
+        "--port", type=port_number, help=f"port to listen on, 1-65535 (default: $PORT, else {DEFAULT_PORT})"
+    )
+    s.add_argument(
+        "--host", default="0.0.0.0",  # noqa: S104
+        help="address to listen on (default: 0.0.0.0, every interface; 127.0.0.1 behind a local proxy)",
+    )
     s.set_defaults(func=cmd_serve)
 
     r = sub.add_parser(
-        "run", help="Socket Mode if SLACK_APP_TOKEN, else HTTP if SLACK_SIGNING_SECRET, else console"
+        "run", help="Socket Mode if SLACK_APP_TOKEN, else HTTP if SLACK_SIGNING_SECRET, else console",
+        description="tracebot's main job (the Procfile's): Socket Mode when SLACK_BOT_TOKEN and SLACK_APP_TOKEN "
+        f"are set; else HTTP when SLACK_BOT_TOKEN and SLACK_SIGNING_SECRET are, on 0.0.0.0, port $PORT or "
+        f"{DEFAULT_PORT} (tracebot serve for another host); else, with no SLACK_ variable at all, the console.",
     )
     r.add_argument("--db", help=argparse.SUPPRESS)
     r.set_defaults(func=cmd_run)

@@ -98,6 +98,30 @@ def threshold(raw: object, where: str) -> float:
     return value
 
 
+ON_WORDS = ("on", "true", "yes", "1")
+OFF_WORDS = ("off", "false", "no", "0")
+# Switches read where they act, and checked by Config.from_env so that every command refuses a bad word
+MODEL_ENV = "TRACEBOT_MODEL"  # the ranking model (tracebot.matcher)
+ENTRY_POINTS_ENV = "TRACEBOT_LOAD_ENTRYPOINTS"  # third-party /trace plugins (tracebot.service.plugin_host)
+
+
+def on_off(raw: str, where: str) -> bool:
+    """A switch, as every on/off setting is written: on/true/yes/1 or off/false/no/0, in any case. Any
+    other word is refused: reading it as "on" left ``TRACEBOT_MODEL=off`` on without a word."""
+    word = raw.strip().lower()
+    if word in ON_WORDS:
+        return True
+    if word in OFF_WORDS:
+        return False
+    raise ValueError(f"{where} must be on or off (also true/false, yes/no, 1/0), got {raw.strip()[:20]!r}")
+
+
+def env_switch(name: str, default: bool, env: Mapping[str, str] | None = None) -> bool:
+    """The on/off setting ``name`` from the environment (``default`` when unset or empty)."""
+    raw = ((os.environ if env is None else env).get(name) or "").strip()
+    return on_off(raw, name) if raw else default
+
+
 def _scalar(value: object) -> bool:
     return isinstance(value, str | int) and not isinstance(value, bool) and str(value).strip() != ""
 
@@ -217,6 +241,8 @@ class Config:
         cfg.drain_s = _number(env, "TRACEBOT_DRAIN_S", cfg.drain_s)
         cfg.replay_max_age_s = _number(env, "TRACEBOT_REPLAY_MAX_AGE_S", cfg.replay_max_age_s)
         cfg.log_level = _log_level(env, cfg.log_level)
+        for switch in (MODEL_ENV, ENTRY_POINTS_ENV):  # read where they act; a bad word is refused here
+            env_switch(switch, True, env)
         path = env.get("TRACEBOT_CONFIG")
         if path:
             cfg._merge_file(Path(path))

@@ -310,3 +310,75 @@ def test_stats_and_audit_on_a_database_that_is_not_there_say_so_and_create_nothi
         said = out.stdout.decode()
         assert ("--json" in args and json.loads(said)) or f"there is no database at {missing}" in said, said
     assert not missing.parent.exists()
+
+
+def _run_env(*args: str, stdin: bytes | None = None, **env: str) -> subprocess.CompletedProcess:
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("SLACK_", "TRACEBOT_", "PORT"))}
+    return subprocess.run(
+        [*TRACEBOT, *args], input=stdin, capture_output=True, cwd=REPO, timeout=60, env={**base, **env}
+    )
+
+
+def test_a_bad_port_in_the_environment_stops_only_the_commands_that_listen_with_one_line():
+    """``PORT=abc`` was read when the parser was built: every command, ``--help`` and ``diagnose`` too,
+    ended in a ValueError traceback."""
+    assert _run_env("--help", PORT="abc").returncode == 0
+    out = _run_env("diagnose", "-", stdin=b"CUDA out of memory\n", PORT="abc")
+    assert out.returncode == 0 and b"cuda-oom" in out.stdout, out.stderr
+    listening = (
+        _run_env("serve", PORT="abc"),
+        _run_env("run", PORT="abc", SLACK_BOT_TOKEN="xoxb-x", SLACK_SIGNING_SECRET="s"),
+    )
+    for out in listening:
+        said = out.stderr.decode()
+        assert out.returncode == 1 and said == f"error: PORT {NOT_A_PORT % 'abc'} (or give --port)\n", said
+    out = _run_env("serve", "--port", "abc")
+    assert out.returncode == 2 and f"argument --port: {NOT_A_PORT % 'abc'}" in out.stderr.decode()
+
+
+NOT_A_PORT = "must be a port number from 1 to 65535, got '%s'"
+
+
+def test_a_port_out_of_range_is_refused_not_wrapped_round_by_waitress():
+    """``serve --port 99999`` listened on 34463 (waitress takes it modulo 65536) and said nothing."""
+    for port in ("99999", "65536", "0", "-1"):
+        out = _run_env("serve", "--port", port)
+        assert out.returncode == 2 and f"argument --port: {NOT_A_PORT % port}" in out.stderr.decode(), port
+        out = _run_env("serve", PORT=port)
+        assert out.returncode == 1 and out.stderr.decode() == f"error: PORT {NOT_A_PORT % port} (or give --port)\n"
+
+
+def test_serve_and_run_help_say_where_they_listen_and_the_defaults():
+    said = " ".join(_run_env("serve", "--help").stdout.decode().split())
+    assert "--port PORT port to listen on, 1-65535 (default: $PORT, else 3000)" in said, said
+    assert "--host HOST address to listen on (default: 0.0.0.0" in said, said
+    said = " ".join(_run_env("run", "--help").stdout.decode().split())
+    assert "on 0.0.0.0, port $PORT or 3000" in said, said
+
+
+def test_tracebot_model_switched_off_in_any_of_the_usual_words_is_off_and_an_unknown_word_is_refused():
+    """Only ``0`` turned the model off: ``off``, ``false`` and ``no`` silently left it on."""
+    paste = b"RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB\n"
+
+    def scores(model: str) -> list[tuple[str, float]]:
+        out = _run_env("diagnose", "--json", "-", stdin=paste, TRACEBOT_MODEL=model)
+        assert out.returncode == 0, out.stderr
+        return [(m["entry_id"], m["score"]) for m in json.loads(out.stdout)["matches"]]
+
+    without, with_model = scores("0"), scores("1")
+    assert without != with_model  # what the switch changes, on this paste
+    assert all(scores(word) == without for word in ("off", "false", "No", " OFF "))
+    assert all(scores(word) == with_model for word in ("on", "true", "yes"))
+    out = _run_env("diagnose", "-", stdin=paste, TRACEBOT_MODEL="of")
+    said = out.stderr.decode()
+    assert out.returncode == 1 and said == (
+        "error: TRACEBOT_MODEL must be on or off (also true/false, yes/no, 1/0), got 'of'\n"
+    ), said
+
+
+def test_the_listening_line_gives_a_url_that_opens_for_an_ipv6_host_too():
+    from tracebot.cli import listen_url
+
+    assert listen_url("::", 3000, "/slack/events") == "http://[::]:3000/slack/events"
+    assert listen_url("::1", 8080, "/slack/events") == "http://[::1]:8080/slack/events"
+    assert listen_url("0.0.0.0", 3000, "/slack/events") == "http://0.0.0.0:3000/slack/events"

@@ -93,3 +93,15 @@ def test_a_count_must_be_a_whole_number(name: str, raw: str) -> None:
 
 def test_a_count_is_read() -> None:
     assert Config.from_env({"TRACEBOT_JOB_WORKERS": "8", "TRACEBOT_MAX_PENDING": " 20 "}).job_workers == 8
+
+
+def test_an_on_off_setting_reads_the_usual_words_and_refuses_any_other() -> None:
+    from tracebot.config import env_switch
+
+    for word, value in (("on", True), ("TRUE", True), (" yes ", True), ("1", True), ("Off", False),
+                        ("false", False), ("no", False), ("0", False)):
+        assert env_switch("TRACEBOT_MODEL", not value, {"TRACEBOT_MODEL": word}) is value, word
+    assert env_switch("TRACEBOT_MODEL", True, {"TRACEBOT_MODEL": ""}) is True
+    for name in ("TRACEBOT_MODEL", "TRACEBOT_LOAD_ENTRYPOINTS"):
+        with pytest.raises(ValueError, match=rf"{name} must be on or off .*got 'disabled'"):
+            Config.from_env({name: "disabled"})

@@ -15,7 +15,7 @@ FOLDERS = {"tracebot": ROOT / "bot", "tracebot.plugins": ROOT / "plugins"}
 
 # Lower numbers are lower layers. Modules of one layer may import each other only inside one package.
 LAYERS: dict[str, int] = {
-    "tracebot.result": 0, "tracebot.config": 0, "tracebot.ranks": 0, "tracebot.secrets": 0, "tracebot.sizes": 0, "tracebot.markup": 0, "tracebot.notes": 0, "tracebot.procstat": 0,
+    "tracebot.result": 0, "tracebot.config": 0, "tracebot.ranks": 0, "tracebot.secrets": 0, "tracebot.sizes": 0, "tracebot.markup": 0, "tracebot.notes": 0, "tracebot.procstat": 0, "tracebot.folders": 0,
     "tracebot.knowledge": 1,
     "tracebot.matcher": 2,
     "tracebot.store": 3, "tracebot.render": 3,

@@ -24,6 +24,8 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, TypeVar
 
+from tracebot.folders import make_private
+
 T = TypeVar("T")
 log = logging.getLogger(__name__)
 
@@ -283,16 +285,14 @@ def _store(path: Path, value: object) -> None:
 def _our_folder(folder: Path) -> bool:
     """Make the cache folder (private to this user) when it is missing; whether it is ours to write in."""
     try:
-        folder.parent.mkdir(parents=True, exist_ok=True)
-        with contextlib.suppress(FileExistsError):
-            folder.mkdir(mode=0o700)
+        make_private(folder)
     except OSError as exc:  # a service user whose home is /nonexistent, a read-only disk
         if folder not in _said_not_private:
             _said_not_private.add(folder)
             log.warning("cache folder %s cannot be made (%s): no cache, so the knowledge base is parsed and the "
                         "ranking model trained at every start (TRACEBOT_CACHE names a folder of this user's own, "
                         "or empty for none)", folder,
-                        "a file is in its way" if isinstance(exc, FileExistsError) else exc.strerror or exc)
+                        "a file is in its way" if isinstance(exc, NotADirectoryError) else exc.strerror or exc)
         return False
     return _private_folder(folder)
 

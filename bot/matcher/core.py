@@ -10,7 +10,6 @@ strong before fuzzy, explicit priority, score, and first appearance.
 
 from __future__ import annotations
 
-import os
 import re
 import threading
 import time
@@ -21,7 +20,7 @@ from typing import TYPE_CHECKING
 
 from rapidfuzz import fuzz
 
-from tracebot.config import DEFAULT_THRESHOLD
+from tracebot.config import DEFAULT_THRESHOLD, MODEL_ENV, env_switch
 from tracebot.knowledge.entry import Entry
 from tracebot.knowledge.loader import KnowledgeBase
 from tracebot.matcher import ModelUnavailable, platforms
@@ -176,7 +175,7 @@ def train_ranking_model(
 
 class Matcher:
     """``model``: a trained :class:`RankingModel`, ``True`` (train or load from the cache), ``False``
-    (the matcher's own scores only) or ``None`` (``$TRACEBOT_MODEL``, on unless set to ``0``).
+    (the matcher's own scores only) or ``None`` (``$TRACEBOT_MODEL``: on unless off, false, no or 0).
     ``index``: ``kb`` already compiled (from the matcher cache, :mod:`tracebot.matcher.loading`).
 
     The model's modules are imported only when a model is used: a matcher without one starts faster."""
@@ -192,7 +191,7 @@ class Matcher:
         self.threshold = threshold
         self.index = index if index is not None else CompiledKB(kb)
         if model is None:
-            model = os.environ.get("TRACEBOT_MODEL", "1") != "0"
+            model = env_switch(MODEL_ENV, True)
         if model is True:
             model = self.train_model() if self.can_train else None
         self._model: RankingModel | None = model or None

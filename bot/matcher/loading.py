@@ -17,14 +17,13 @@ when a core is idle, imports the training code meanwhile and trains once the mod
 
 from __future__ import annotations
 
-import os
 import sys
 import weakref
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tracebot.config import DEFAULT_THRESHOLD
+from tracebot.config import DEFAULT_THRESHOLD, MODEL_ENV, env_switch
 from tracebot.knowledge.cache import cache_file, cached, tree_hash
 from tracebot.knowledge.loader import KnowledgeBase, LoadError, load_knowledge_base
 from tracebot.matcher import trainer
@@ -43,7 +42,7 @@ def load_matcher(
 ) -> tuple[KnowledgeBase, Matcher, list[LoadError]]:
     """The knowledge base under ``directory``, its matcher, and every problem met while loading it.
 
-    ``model``: use the ranking model (``None``: unless ``$TRACEBOT_MODEL`` is ``0``), made when a text
+    ``model``: use the ranking model (``None``: unless ``$TRACEBOT_MODEL`` is off), made when a text
     first needs it. When the matcher is not cached, a child process imports the training code while this
     one parses and builds, and trains the model then if it is not cached either
     (:mod:`tracebot.matcher.trainer`); ``helper=False`` starts none (the caller knows that no text will
@@ -111,7 +110,7 @@ def matcher_of(
 
 
 def _model_wanted(model: bool | None) -> bool:
-    return os.environ.get("TRACEBOT_MODEL", "1") != "0" if model is None else model
+    return env_switch(MODEL_ENV, True) if model is None else model
 
 
 def load_compiled(

@@ -15,6 +15,11 @@ HOME_BLOCKS = 100  # Slack allows 100 blocks in a Home tab view (50 in a message
 # A Home tab has no thread to attach a file to: what is cut says where the rest is.
 MORE_ENTRIES = "\n… `/trace kb <words>` searches every entry"
 MORE_ERRORS = "\n… the rest are in tracebot's log"
+# What a viewer who is not an admin sees of them: the details name server paths, database files and
+# plugin tracebacks, which are the operator's business.
+KB_PROBLEM = ":warning: The knowledge base has a problem; admins see the details here."
+PLUGIN_PROBLEM = ":warning: A `/trace` plugin did not load; admins see the details here."
+STORAGE_PROBLEM = ":warning: tracebot's storage has a problem (answers are still posted); admins see the details here."
 
 
 def home_view(
@@ -25,7 +30,9 @@ def home_view(
     kb_errors: list[Any],
     plugin_errors: list[str],
     storage_errors: list[str] | None = None,
+    admin: bool = False,
 ) -> dict[str, Any]:
+    """The tab for one viewer; the load and storage errors' details only for an ``admin``."""
     blocks: list[Block] = [{"type": "header", "text": {"type": "plain_text", "text": "tracebot"}}]
     entries = list(getattr(kb, "entries", []) or [])
     by_tag: dict[str, list[str]] = defaultdict(list)
@@ -63,7 +70,19 @@ def home_view(
         )
     else:
         blocks.append(context("No feedback yet."))
-    errors = [str(e) for e in kb_errors] + list(plugin_errors)
+    if admin:
+        blocks.extend(_error_details([str(e) for e in kb_errors] + list(plugin_errors), storage_errors or []))
+    else:
+        problems = [KB_PROBLEM] * bool(kb_errors) + [PLUGIN_PROBLEM] * bool(plugin_errors)
+        problems += [STORAGE_PROBLEM] * bool(storage_errors)
+        if problems:
+            blocks.append({"type": "divider"})
+            blocks.extend(context(line) for line in problems)
+    return {"type": "home", "blocks": blocks[: min(HOME_BLOCKS, MAX_BLOCKS * 2)]}
+
+
+def _error_details(errors: list[str], storage_errors: list[str]) -> list[Block]:
+    blocks: list[Block] = []
     if errors:
         blocks.append({"type": "divider"})
         blocks.append(
@@ -79,7 +98,7 @@ def home_view(
             )
         )
         blocks.append(section(fit_section("\n".join(f"• `{escape(e)}`" for e in storage_errors), MORE_ERRORS)))
-    return {"type": "home", "blocks": blocks[: min(HOME_BLOCKS, MAX_BLOCKS * 2)]}
+    return blocks
 
 
 def _ago(ts: float) -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tracebot.config import Config
+from tracebot.config import Config, on_off
 from tracebot.plugin_api import (
     SLACK_PREFIX,
     Command,
@@ -155,11 +155,10 @@ def _query(words: list[str]) -> dict[str, Any]:
 
 
 def _on_off(word: str) -> bool:
-    if word.lower() in ("on", "true", "yes", "1"):
-        return True
-    if word.lower() in ("off", "false", "no", "0"):
-        return False
-    raise UsageError(f"expected on or off, got {word[:20]!r}")
+    try:
+        return on_off(word, "the value")
+    except ValueError:
+        raise UsageError(f"expected on or off, got {word[:20]!r}") from None
 
 
 def _settings(words: list[str]) -> dict[str, Any]:

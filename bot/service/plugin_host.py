@@ -21,7 +21,6 @@ import dataclasses
 import importlib
 import importlib.metadata
 import logging
-import os
 import re
 import threading
 import time
@@ -31,6 +30,7 @@ from typing import Any
 import pluggy
 
 from tracebot import hookspecs
+from tracebot.config import ENTRY_POINTS_ENV, env_switch
 from tracebot.hookspecs import PROJECT
 from tracebot.plugin_api import (
     SLACK_PREFIX,
@@ -50,7 +50,6 @@ BUILTIN_PLUGINS: tuple[str, ...] = ("tracebot.plugins.pyspy", "tracebot.plugins.
 ENTRY_POINT_GROUP = "tracebot.plugins"
 BUILTIN_COMMANDS = "tracebot.builtin"  # the service's own commands (help, diagnose, kb, config): listed first
 # Set to "0" to skip third-party plugins (tests do this; so can an admin chasing a bad plugin).
-ENTRY_POINTS_ENV = "TRACEBOT_LOAD_ENTRYPOINTS"
 
 _COMMAND_NAME = re.compile(r"^[a-z][a-z0-9-]{0,31}$")
 _MAX_ERROR_CHARS = 300
@@ -83,7 +82,7 @@ class PluginHost:
         for module_name in builtins:
             self._load_module(module_name)
         if entry_points is None:
-            entry_points = os.environ.get(ENTRY_POINTS_ENV, "1") != "0"
+            entry_points = env_switch(ENTRY_POINTS_ENV, True)  # "off" left them on when only "0" was read
         if entry_points:
             self._load_entry_points()
 

@@ -405,6 +405,7 @@ class Service:
 
     def on_home_opened(self, user: str) -> None:
         recent = self.records.attempt("reading recent diagnoses", lambda: self.store.recent_diagnoses(limit=100), [])
+        admin = self.caller(user).is_admin
         view = home_view(
             kb=self.knowledge.kb,
             recent=self.visible_to(user, recent),
@@ -412,8 +413,9 @@ class Service:
             kb_errors=self.knowledge.errors,
             plugin_errors=self.router.host.load_errors(),
             storage_errors=[str(f) for f in self.records.faults],
+            admin=admin,
         )
-        if self.caller(user).is_admin:
+        if admin:
             audit = self.records.attempt("reading the audit log", lambda: self.store.audit(limit=AUDIT_ROWS), [])
             extra = [*maintainer_home(self.store, self.records), *audit_blocks(audit)]
             view["blocks"] = [*view["blocks"], *extra][:HOME_BLOCKS]

@@ -1,6 +1,6 @@
 """The Bolt app, kept thin: a WebClient, the service in the listener context, the listeners.
 
-Run it with Socket Mode (``SLACK_APP_TOKEN``) or over HTTP (``serve``); see ``bot/slack/cli.py``.
+Run it with Socket Mode (``SLACK_APP_TOKEN``) or over HTTP (``serve``); see ``bot/cli.py``.
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ from concurrent.futures import Executor
 from typing import Any
 
 from slack_bolt import App, BoltContext
+from slack_bolt.logger.messages import warning_client_prioritized_and_token_skipped
 from slack_sdk import WebClient
 from slack_sdk.http_retry.builtin_handlers import RateLimitErrorRetryHandler, ServerErrorRetryHandler
 
@@ -22,6 +23,20 @@ from tracebot.slack.outbox import SlackOutbox
 
 log = logging.getLogger(__name__)
 API_TIMEOUT_S = 30
+
+
+class _NotTheTokenWarning(logging.Filter):
+    """Bolt's App reads ``$SLACK_BOT_TOKEN`` itself and, given a client too, warned at every start that
+    "`token` will be unused": the client :func:`make_client` gives it carries that same token, so an
+    operator read a false alarm about their token in the first lines of every log."""
+
+    said = warning_client_prioritized_and_token_skipped()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.getMessage() != self.said
+
+
+_NOT_THE_TOKEN_WARNING = _NotTheTokenWarning()
 
 
 def make_client(config: Config) -> WebClient:
@@ -48,6 +63,7 @@ def build_app(
 ) -> tuple[App, Service]:
     """The Bolt app and its service. ``services`` override parts of the service (store, host, jobs...)."""
     client = client or make_client(config)
+    logging.getLogger("slack_bolt.App").addFilter(_NOT_THE_TOKEN_WARNING)  # once: addFilter skips a repeat
     app = App(
         client=client,
         listener_executor=listener_executor,

@@ -64,8 +64,10 @@ def _parses(body: bytes, content_type: str) -> bool:
 class SlackGate:
     """WSGI middleware in front of Bolt: size, timestamp and signature first, parsing after."""
 
-    def __init__(self, app: Callable[..., Iterable[bytes]], signing_secret: str, max_body_bytes: int) -> None:
-        self.app = app
+    def __init__(
+        self, app: Callable[..., Iterable[bytes]] | None, signing_secret: str, max_body_bytes: int
+    ) -> None:
+        self.app = app  # None until mounted (:func:`mount_app`): the port is bound before the app is built
         self.verifier = SignatureVerifier(signing_secret)
         self.max_body_bytes = max_body_bytes
 
@@ -94,6 +96,8 @@ class SlackGate:
             log.warning("refused a signed request whose body is not the JSON or form Slack sends")
             return _reply(start_response, "400 Bad Request", "malformed body")
         environ["wsgi.input"] = io.BytesIO(body)
+        if self.app is None:
+            return _reply(start_response, "503 Service Unavailable", "starting")
         return self.app(environ, start_response)
 
 
@@ -135,6 +139,7 @@ class HttpServer:
         request_timeout_s: float = REQUEST_TIMEOUT_S,
         max_body_bytes: int = MAX_BODY_BYTES,
     ) -> None:
+        self.wsgi = wsgi
         self._map: dict[int, Any] = {}
         adj = Adjustments(
             host=host,
@@ -173,13 +178,24 @@ class HttpServer:
 
 
 def make_http_server(
-    app: App,
+    app: App | None,
     signing_secret: str,
     host: str = "0.0.0.0",  # noqa: S104
     port: int = 3000,
     max_body_bytes: int = MAX_BODY_BYTES,
     **limits: Any,
 ) -> HttpServer:
-    """Bolt's WSGI adapter behind :class:`SlackGate`, served by waitress with the limits above."""
-    gate = SlackGate(SlackRequestHandler(app, path=EVENTS_PATH), signing_secret, max_body_bytes)
-    return HttpServer(gate, host, port, max_body_bytes=max_body_bytes, **limits)
+    """Bolt's WSGI adapter behind :class:`SlackGate`, served by waitress with the limits above. The port
+    is bound here (``OSError`` when it cannot be); ``app`` may be ``None`` and given later with
+    :func:`mount_app`, before :meth:`HttpServer.serve_forever`."""
+    gate = SlackGate(None, signing_secret, max_body_bytes)
+    server = HttpServer(gate, host, port, max_body_bytes=max_body_bytes, **limits)
+    if app is not None:
+        mount_app(server, app)
+    return server
+
+
+def mount_app(server: HttpServer, app: App) -> None:
+    """Give a server :func:`make_http_server` made without its app the Bolt app to serve."""
+    assert isinstance(server.wsgi, SlackGate)
+    server.wsgi.app = SlackRequestHandler(app, path=EVENTS_PATH)

@@ -23,6 +23,7 @@ from typing import Any, TypeVar
 
 import sqlite_utils
 
+from tracebot.folders import make_private
 from tracebot.result import Match, Source
 from tracebot.store.migrations import apply_migrations
 
@@ -111,8 +112,7 @@ def _create_private(path: Path) -> None:
     the first start), so the file made is the one SQLite opens: the link's existence is no reason to let
     SQLite create its target with the umask."""
     path = Path(os.path.realpath(path))
-    with suppress(FileExistsError):
-        path.parent.mkdir(parents=True, mode=0o700)
+    make_private(path.parent)
     with suppress(FileExistsError):
         os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600))
 
@@ -136,7 +136,14 @@ class Store:
 
     def _connect(self) -> None:
         if self.path != ":memory:":
-            _create_private(Path(self.path))
+            try:
+                _create_private(Path(self.path))
+            except OSError as exc:  # its folder cannot be made (/proc, a file in the way, no permission)
+                reason = exc.strerror or str(exc)
+                raise StoreError(
+                    f"tracebot database {self.path}: cannot create it ({reason}: {exc.filename}); "
+                    "point TRACEBOT_DB at a file in a folder tracebot's user may write"
+                ) from exc
         try:
             conn = sqlite3.connect(self.path, timeout=self.timeout_s, check_same_thread=False)
             self.db = sqlite_utils.Database(conn, execute_plugins=False)

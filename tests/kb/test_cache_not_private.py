@@ -59,3 +59,21 @@ def test_a_cache_folder_that_cannot_be_made_is_named_once(
         assert cache.cached("t", "k3", lambda: 3) == 3
     said = [r.getMessage() for r in caplog.records if r.name == "tracebot.knowledge.cache"]
     assert len(said) == 1 and "cannot be made" in said[0] and str(blocked / "tracebot") in said[0]
+
+
+def test_the_default_cache_folder_and_the_folders_made_above_it_are_this_user_s_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``~/.cache`` was made with the umask's mode (0777 under umask 000): anyone could rename
+    ``~/.cache/tracebot`` away and put a folder of theirs in its place."""
+    home = tmp_path / "home" / "svc"  # a new service user's home, not made yet either
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("TRACEBOT_CACHE", raising=False)
+    old = os.umask(0)
+    try:
+        assert cache.cached("t", "k4", lambda: 4) == 4
+    finally:
+        os.umask(old)
+    made = [home.parent, home, home / ".cache", home / ".cache" / "tracebot"]
+    assert {str(p): oct(p.stat().st_mode & 0o777) for p in made} == dict.fromkeys(map(str, made), "0o700")
+    assert cache.lookup("t", "k4") == 4

@@ -213,10 +213,12 @@ def test_an_installed_package_adds_its_command_through_the_entry_point_group(tmp
     sys.modules.pop("tracebot_hello", None)
 
 
-def test_entry_points_stay_off_when_switched_off(tmp_path, monkeypatch):
+@pytest.mark.parametrize("off", ["0", "off", "false", "No"])
+def test_entry_points_stay_off_when_switched_off_in_any_of_the_usual_words(tmp_path, monkeypatch, off):
+    # only "0" switched them off: TRACEBOT_LOAD_ENTRYPOINTS=off loaded every installed plugin
     _write_dist(tmp_path, "tracebot-hello2", "tracebot_hello2", "raise SystemError('must not load')\n")
     monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.setenv("TRACEBOT_LOAD_ENTRYPOINTS", "0")
+    monkeypatch.setenv("TRACEBOT_LOAD_ENTRYPOINTS", off)
     assert PluginHost(builtins=()).load_errors() == []
 
 

@@ -75,9 +75,9 @@ def answered(slack: Slack, channel: str) -> list[dict[str, Any]]:
     return [p for p in slack.fake.posts(channel) if "Test: CUDA out of memory" in texts(p["blocks"])]
 
 
-def home_text(slack: Slack) -> str:
+def home_text(slack: Slack, user: str = "U0ADMIN") -> str:
     before = len(slack.fake.calls_to("views.publish"))
-    slack.event(payloads.home_opened())
+    slack.event(payloads.home_opened(user=user))
     views = slack.fake.wait_for(lambda: slack.fake.calls_to("views.publish")[before:])
     return texts(views[-1].params["view"]["blocks"])
 
@@ -109,6 +109,9 @@ def test_a_paste_is_answered_while_another_connection_holds_the_write_lock(app, 
         assert_each_answered_once_in_its_thread(slack, locked)
         shown = home_text(slack)
         assert "Storage errors" in shown and str(db) in shown and "locked" in shown
+        shown = home_text(slack, "U0ALICE")  # not an admin: that there is a problem, not the database's path
+        assert "storage has a problem (answers are still posted); admins see the details" in shown
+        assert "Storage errors" not in shown and str(db) not in shown and "locked" not in shown
     finally:
         other.execute("ROLLBACK")
         other.close()

@@ -60,16 +60,22 @@ def test_a_broken_entry_keeps_the_last_good_knowledge_base_and_reports_the_error
     assert holder.errors == [] and not holder.current.rejected and holder.current.version == good.version + 1
 
 
-def test_the_app_home_shows_knowledge_base_load_errors(slack):
+def test_the_app_home_shows_knowledge_base_load_errors_to_admins_and_only_that_there_is_one_to_others(slack):
+    """Every viewer saw the errors' details, the server's paths among them."""
     broken = slack.config.knowledge_dir / "nccl" / "test-nccl-watchdog.yaml"
     broken.write_text("id: test-nccl-watchdog\nrole: [\n")
     _touch_later(broken)
     slack.tracebot.knowledge.reload_if_changed()
-    slack.event(payloads.home_opened())
-    view = slack.fake.wait_for(lambda: slack.fake.calls_to("views.publish"))[0].params["view"]
-    shown = texts(view["blocks"])
-    assert "Load errors" in shown and "test-nccl-watchdog.yaml" in shown
-    assert "2 entries" in shown, "the last good knowledge base is still the one in use"
+    shown = {}
+    for user in ("U0ADMIN", "U0ALICE"):
+        slack.event(payloads.home_opened(user=user))
+        views = slack.fake.wait_for(lambda: slack.fake.calls_to("views.publish")[len(shown):])
+        shown[user] = texts(views[0].params["view"]["blocks"])
+    assert "Load errors" in shown["U0ADMIN"] and "test-nccl-watchdog.yaml" in shown["U0ADMIN"]
+    alice = shown["U0ALICE"]
+    assert "The knowledge base has a problem; admins see the details" in alice
+    assert "Load errors" not in alice and "test-nccl-watchdog" not in alice and str(slack.config.knowledge_dir) not in alice
+    assert "2 entries" in alice and "2 entries" in shown["U0ADMIN"], "the last good knowledge base is still in use"
 
 
 def test_a_bot_refuses_to_start_on_an_empty_knowledge_directory(tmp_path):

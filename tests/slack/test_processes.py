@@ -40,8 +40,8 @@ def start(tmp_path, fake_slack, kb_dir):
             TRACEBOT_KNOWLEDGE=str(kb_dir),
             TRACEBOT_DB=str(tmp_path / "tracebot.sqlite3"),
             TRACEBOT_LOAD_ENTRYPOINTS="0",
-            **env,
         )
+        base.update(env)  # a test's own value wins (a wrong token)
         proc = subprocess.Popen(
             [sys.executable, "-m", "tracebot.cli", *args],
             cwd=REPO,
@@ -264,3 +264,56 @@ def test_answers_a_stop_could_not_post_within_its_drain_are_posted_after_the_res
     url = _serve(start)
     _sentinel(fake_slack, url)
     assert [len(_answers_in(fake_slack, "C0TRAIN", m["ts"])) for m in pastes] == [1, 1]
+
+
+def test_tracebot_serve_on_a_port_already_taken_or_a_host_it_cannot_resolve_says_so_in_one_line(start):
+    """It ended in an OSError (EADDRINUSE) traceback that named no port."""
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        proc = start("serve", "--host", "127.0.0.1", "--port", str(port), SLACK_SIGNING_SECRET=SIGNING_SECRET)
+        out, _ = proc.communicate(timeout=60)
+    assert proc.returncode == 1, out
+    assert f"error: cannot listen on 127.0.0.1:{port}: address already in use" in out, out
+    assert "Traceback" not in out, out
+    proc = start("serve", "--host", "nosuch.invalid", "--port", str(port), SLACK_SIGNING_SECRET=SIGNING_SECRET)
+    out, _ = proc.communicate(timeout=60)
+    assert proc.returncode == 1 and f"error: cannot listen on nosuch.invalid:{port}: " in out, out
+    assert "Traceback" not in out, out
+
+
+def test_tracebot_serve_s_log_starts_without_bolt_s_false_warning_about_the_token(start):
+    """Every start logged "As you gave `client` as well, `token` will be unused": Bolt read
+    SLACK_BOT_TOKEN itself, and the client tracebot gave it carries that very token."""
+    port = _free_port()
+    proc = start("serve", "--host", "127.0.0.1", "--port", str(port), SLACK_SIGNING_SECRET=SIGNING_SECRET)
+    assert proc.stdout is not None
+    first: list[str] = []  # the log up to the line that says it serves
+    for line in iter(proc.stdout.readline, ""):
+        first.append(line)
+        if "tracebot listening on" in line:
+            break
+    assert f"tracebot listening on http://127.0.0.1:{port}/slack/events" in first[-1], first
+    assert not any("will be unused" in line or "WARNING" in line for line in first), first
+
+
+def test_tracebot_run_with_a_wrong_app_token_says_so_in_one_line_and_exits_1(start, fake_slack):
+    """A wrong or revoked SLACK_APP_TOKEN ended in a SlackApiError traceback from the Socket Mode client."""
+    proc = start("run", SLACK_APP_TOKEN="xapp-not-this-app-s-token")
+    out, _ = proc.communicate(timeout=60)
+    assert proc.returncode == 1, out
+    assert (
+        "error: cannot connect in Socket Mode: Slack answered apps.connections.open with invalid_auth: "
+        "SLACK_APP_TOKEN must be the app-level token"
+    ) in out, out
+    assert "Traceback" not in out, out
+
+
+def test_tracebot_serve_with_a_wrong_bot_token_says_so_in_one_line_and_exits_1(start):
+    """Bolt's App checks the token itself (auth.test) and raised a BoltError traceback."""
+    proc = start("serve", "--port", str(_free_port()), SLACK_SIGNING_SECRET=SIGNING_SECRET, SLACK_BOT_TOKEN="xoxb-wrong")
+    out, _ = proc.communicate(timeout=60)
+    assert proc.returncode == 1, out
+    assert "error: cannot start the Slack app: Slack refused SLACK_BOT_TOKEN (" in out and "invalid_auth" in out, out
+    assert "Traceback" not in out, out

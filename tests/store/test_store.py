@@ -240,3 +240,22 @@ def test_a_new_database_behind_a_symlink_is_readable_by_tracebots_user_alone(tmp
     store = _private_paste_stored(tmp_path / "var" / "t.sqlite3")
     assert store.count("diagnoses") == 1 and (disk / "t.sqlite3").is_file()
     assert _others_bits(disk) == dict.fromkeys(_others_bits(disk), 0)
+
+
+def test_every_folder_made_for_a_new_database_is_tracebots_user_s_alone(tmp_path):
+    # only the last folder was made 0700; the ones above it got the umask's mode (0777 under umask 000)
+    old = os.umask(0)
+    try:
+        Store(tmp_path / "srv" / "tracebot" / "t.sqlite3").db.conn.close()
+    finally:
+        os.umask(old)
+    made = [tmp_path / "srv", tmp_path / "srv" / "tracebot"]
+    assert {p.name: oct(stat.S_IMODE(p.stat().st_mode)) for p in made} == {"srv": "0o700", "tracebot": "0o700"}
+
+
+def test_a_database_whose_folder_cannot_be_made_is_a_store_error_naming_it(tmp_path):
+    # an OSError that reached `tracebot run` as "cannot start the Slack app (auth.test failed): [Errno 20] …",
+    # and the console as a traceback
+    (tmp_path / "var").write_text("a file where the folder should be")
+    with pytest.raises(StoreError, match=r"tracebot database .*/var/t\.sqlite3: cannot create it \(Not a directory"):
+        Store(tmp_path / "var" / "t.sqlite3")
