@@ -375,6 +375,21 @@ def test_the_helper_runs_with_its_memory_settings_unless_the_caller_chose_its_ow
     assert told[b"TRACEBOT_TRAIN_HELPER"] == b"0"
 
 
+def test_the_helper_touches_memory_while_it_waits_and_stops_when_its_parent_writes():
+    # while nothing has come from the parent the child maps its fit's memory ahead, up to its budget; once the
+    # parent has written (a small knowledge base's entries, ready before the import ended) it touches none
+    from tracebot.matcher.train_child import prefault
+
+    read, write = os.pipe()
+    try:
+        assert prefault(read, budget=3 << 20, step=1 << 20) == 3 << 20
+        os.write(write, b"kb 1\n")
+        assert prefault(read, budget=3 << 20, step=1 << 20) == 0
+    finally:
+        os.close(read)
+        os.close(write)
+
+
 def test_when_the_helper_process_fails_the_parent_trains_the_model_itself(tmp_path, monkeypatch):
     started: list[trainer.Helper | None] = []
     start = trainer.start
