@@ -11,6 +11,7 @@ import pickle
 import subprocess
 import sys
 from collections.abc import Callable
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -352,6 +353,41 @@ def test_a_helper_missing_a_texts_evidence_whose_matcher_is_gone_stores_nothing(
     )
     assert done.returncode == 0, done.stderr.decode()
     assert sorted(p.name.partition("-")[0] for p in cache.iterdir()) == ["files"]  # no model, no temporary file
+
+
+def test_the_helper_runs_with_its_memory_settings_unless_the_caller_chose_its_own(tmp_path, monkeypatch):
+    # the child fits its spaces without NumPy's huge-page advice (the kernel's compaction stalled it for up to
+    # 0.4 s) and with glibc keeping freed memory in its heap; a setting the operator made in the environment wins
+    monkeypatch.setenv(trainer.HELPER_ENV, "1")
+    monkeypatch.setenv("TRACEBOT_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("MALLOC_TRIM_THRESHOLD_", "12345")
+    child = trainer.start(tmp_path / "cache" / "matcher-0.pkl")
+    assert child is not None
+    try:
+        told = dict(
+            v.split(b"=", 1) for v in (Path("/proc") / str(child.proc.pid) / "environ").read_bytes().split(b"\0") if v
+        )
+    finally:
+        child.stop()
+    assert told[b"NUMPY_MADVISE_HUGEPAGE"] == b"0"
+    assert told[b"MALLOC_MMAP_THRESHOLD_"] == trainer.MEMORY_ENV["MALLOC_MMAP_THRESHOLD_"].encode()
+    assert told[b"MALLOC_TRIM_THRESHOLD_"] == b"12345"
+    assert told[b"TRACEBOT_TRAIN_HELPER"] == b"0"
+
+
+def test_the_helper_touches_memory_while_it_waits_and_stops_when_its_parent_writes():
+    # while nothing has come from the parent the child maps its fit's memory ahead, up to its budget; once the
+    # parent has written (a small knowledge base's entries, ready before the import ended) it touches none
+    from tracebot.matcher.train_child import prefault
+
+    read, write = os.pipe()
+    try:
+        assert prefault(read, budget=3 << 20, step=1 << 20) == 3 << 20
+        os.write(write, b"kb 1\n")
+        assert prefault(read, budget=3 << 20, step=1 << 20) == 0
+    finally:
+        os.close(read)
+        os.close(write)
 
 
 def test_when_the_helper_process_fails_the_parent_trains_the_model_itself(tmp_path, monkeypatch):
