@@ -1,6 +1,7 @@
-"""A process's state and start time, read from ``/proc/<pid>/stat``: the one reading of that file, for the
-store (whose process owns a row of work: :mod:`tracebot.store.owner`) and for plugins (is the pid still the
-process that was found: the py-spy plugin), exported through :mod:`tracebot.plugin_api`."""
+"""A process's state, parent and start time, read from ``/proc/<pid>/stat``: the one reading of that file, for
+the store (whose process owns a row of work: :mod:`tracebot.store.owner`) and for plugins (a launcher's
+children, and is the pid still the process that was found: the py-spy plugin), exported through
+:mod:`tracebot.plugin_api`."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ PROC = Path("/proc")
 @dataclass(frozen=True)
 class ProcStat:
     state: str  # "R", "S", "Z" (a zombie: it has exited, only its parent has not collected it yet), …
+    ppid: int  # the parent's pid
     start_time: int  # clock ticks since boot: a pid reused by a new process has another one
 
 
@@ -24,9 +26,9 @@ def proc_stat(pid: int, proc: Path = PROC) -> ProcStat | None:
         return None
     # The command name (field 2) may hold spaces and parentheses: the fields after it follow the last ')'.
     fields = stat[stat.rfind(b")") + 1 :].split()  # fields 3 (the state) onwards
-    if len(fields) <= 19 or not fields[19].isdigit():
+    if len(fields) <= 19 or not fields[1].isdigit() or not fields[19].isdigit():
         return None
-    return ProcStat(fields[0].decode("ascii", "replace"), int(fields[19]))
+    return ProcStat(fields[0].decode("ascii", "replace"), int(fields[1]), int(fields[19]))
 
 
 def start_time(pid: int, proc: Path = PROC) -> int | None:

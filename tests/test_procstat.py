@@ -32,3 +32,12 @@ def test_the_store_and_the_plugins_read_the_same_start_time():
     assert plugin_api.start_time is start_time
     mine = start_time(os.getpid())
     assert isinstance(mine, int) and owners.token().split("|")[3] == str(mine)
+
+
+def test_the_py_spy_plugins_process_tree_reads_the_same_parent():
+    from tracebot.plugins.pyspy.procs import parent_map
+
+    assert plugin_api.proc_stat is proc_stat
+    mine = proc_stat(os.getpid())
+    assert mine is not None and mine.ppid == os.getppid()
+    assert parent_map()[os.getpid()] == os.getppid()

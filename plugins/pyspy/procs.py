@@ -6,6 +6,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from tracebot.plugin_api import proc_stat
+
 PROC = Path("/proc")
 MAX_TARGETS = 512  # a node runs at most a few dozen ranks; this only bounds a runaway tree
 
@@ -26,15 +28,8 @@ def parent_map() -> dict[int, int]:
     """pid -> ppid for every process (field 4 of /proc/PID/stat, after the parenthesised name)."""
     parents: dict[int, int] = {}
     for entry in PROC.iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:  # exited while we looked
-            continue
-        fields = stat[stat.rfind(")") + 2:].split()
-        if len(fields) > 1 and fields[1].isdigit():
-            parents[int(entry.name)] = int(fields[1])
+        if entry.name.isdigit() and (found := proc_stat(int(entry.name), PROC)) is not None:  # None: exited meanwhile
+            parents[int(entry.name)] = found.ppid
     return parents
 
 
