@@ -19,6 +19,7 @@ Usage: python3 tests/fresh8/check.py [path/to/cases.jsonl]
 
 from __future__ import annotations
 
+import importlib.util
 import re
 import sys
 from pathlib import Path
@@ -26,33 +27,15 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "fresh"))
 from check import Rules, main  # noqa: E402
 
-KINDS = frozenset({"line", "traceback", "log", "prose", "ja", "chat"})
-AVOID_FILE = Path("/work/avoid-urls.txt")
-URL_RE = re.compile(r"https?://\S+")
-JA_RENDERING = "ja rendering (by the set's author) of the English text at "
-
-
-def norm(url: str) -> str:
-    """The normalisation of /work/url_half.py: scheme, www., query, fragment, trailing slash, case;
-    an issue comment or PR sub-page counts as its thread."""
-    u = url.strip().lower()
-    u = re.sub(r"^https?://", "", u)
-    u = re.sub(r"^www\.", "", u)
-    u = u.split("#", 1)[0].split("?", 1)[0].rstrip("/")
-    m = re.match(r"(github\.com/[^/]+/[^/]+/(?:issues|pull|discussions)/\d+)", u)
-    return m.group(1) if m else u
-
+# fresh7's validator reads sources the same way (url_half.py's normalisation, the last URL of a source, the avoid
+# list, the Japanese-rendering form): one copy, loaded by path (both files are named check.py)
+_spec = importlib.util.spec_from_file_location("fresh7_check", Path(__file__).resolve().parent.parent / "fresh7" / "check.py")
+_fresh7 = importlib.util.module_from_spec(_spec)  # type: ignore[arg-type]
+_spec.loader.exec_module(_fresh7)  # type: ignore[union-attr]
+KINDS, AVOID, AVOID_FILE, JA_RENDERING = _fresh7.KINDS, _fresh7.AVOID, _fresh7.AVOID_FILE, _fresh7.JA_RENDERING
+norm, source_url = _fresh7.norm, _fresh7.source_url
 
 THREAD_RE = re.compile(r"^github\.com/[^/]+/[^/]+/(?:issues|pull|discussions)/\d+$")
-
-
-def source_url(source: str) -> str:
-    """The URL a source names (the last URL, so a 'ja rendering ... of the English text at <url>' gives <url>)."""
-    urls = URL_RE.findall(source)
-    return urls[-1].rstrip(".,;)") if urls else ""
-
-
-AVOID = {norm(x) for x in AVOID_FILE.read_text().split() if x.strip()} if AVOID_FILE.exists() else None
 
 
 def source_problems(case: dict) -> list[str]:
