@@ -23,7 +23,7 @@ FORMS: dict[str, str] = {
     "unpack_time_limit": "time limit reached after {size} unpacked; the rest was not read",
     "unpack_limit": "unpacks to more than {limit}; only the first {limit} were read",
     "gzip_damaged": "the gzip data is damaged or cut short after {size} unpacked ({error}); the rest was not read",
-    # why a text got no unprompted answer (written by tracebot.matcher.core, whose text these forms repeat)
+    # why a text got no unprompted answer (tracebot.matcher.core)
     "thanks": "reads as a thank-you / resolved report: nothing posted unprompted",
     "change": "reads as a change (a pull request, a commit, a review): nothing posted unprompted",
     # a message's attachments (tracebot.service.attachments)

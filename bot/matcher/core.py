@@ -40,6 +40,7 @@ from tracebot.matcher.triage import (
     line_time,
     logged_as_warning,
 )
+from tracebot.notes import note
 from tracebot.result import Diagnosis, Match, Source
 
 if TYPE_CHECKING:
@@ -503,12 +504,12 @@ class Matcher:
         if prose and stats.lines_total <= 3 and _RESOLVED.search(prose) and not asks(prose):
             # "CUDA OOM is gone after halving the batch, thanks!" names the error but needs no answer.
             thr = max(thr, 101.0)
-            notes.append("reads as a thank-you / resolved report: nothing posted unprompted")
+            notes.append(note("thanks"))
         elif named and describes_change(named) and not asks(prose):
             # "Handle Slurm's OUT_OF_MEMORY job state", "LGTM — we now catch OutOfMemoryError": a pull
             # request, a commit or a review names the error it handles; nobody in the thread has it.
             thr = max(thr, 101.0)
-            notes.append("reads as a change (a pull request, a commit, a review): nothing posted unprompted")
+            notes.append(note("change"))
         probs: dict[int, float] = {}
         sure: dict[int, float] = {}  # the confidence model's probabilities (RankingModel.answer)
         guesses: set[int] = set()  # below MODEL_MIN_PROBABILITY, kept as closest guesses
