@@ -320,7 +320,7 @@ def cmd_kb_eval(args: argparse.Namespace) -> int:
         if matcher.model is None:
             print("error: --cv needs the ranking model (TRACEBOT_MODEL is 0, or the KB is too small)", file=sys.stderr)
             return 2
-        rep = cross_validate(matcher, cases, args.cv, train_on_cases=not args.cv_kb_only)
+        rep = cross_validate(matcher, cases, args.cv, train_on_cases=not args.cv_kb_only, seed=args.cv_seed)
     else:
         rep = evaluate(matcher, cases)
     print(json.dumps(rep.to_dict(), ensure_ascii=False, indent=2) if args.json else format_report(rep))
@@ -387,6 +387,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     eval_p.add_argument(
         "--cv-kb-only", action="store_true", help="with --cv: train on the knowledge base only, not the other folds"
+    )
+    eval_p.add_argument(
+        "--cv-seed",
+        type=int,
+        default=None,
+        metavar="N",
+        help="with --cv: shuffle the sources into folds with this seed (default 11); a change that holds at "
+        "several seeds is a change, one that moves at one seed only may be a few cases flipping",
     )
 
     # --- subcommands contributed by other modules (one line each) ---

@@ -382,3 +382,25 @@ def test_the_listening_line_gives_a_url_that_opens_for_an_ipv6_host_too():
     assert listen_url("::", 3000, "/slack/events") == "http://[::]:3000/slack/events"
     assert listen_url("::1", 8080, "/slack/events") == "http://[::1]:8080/slack/events"
     assert listen_url("0.0.0.0", 3000, "/slack/events") == "http://0.0.0.0:3000/slack/events"
+
+
+def test_kb_eval_cv_seed_deals_the_sources_into_other_folds(tmp_path: Path):
+    from tracebot.authoring.evaluate import CV_SEED, Case, folds_by_source
+
+    cases = [Case(id=f"c{i}", expected=None, also_ok=[], source=f"https://github.com/o/r/issues/{i}") for i in range(40)]
+    default = folds_by_source(cases, 5, CV_SEED)
+    assert folds_by_source(cases, 5, CV_SEED) == default  # the same seed, the same folds
+    assert folds_by_source(cases, 5, 1) != default
+    assert sorted(set(default.values())) == [0, 1, 2, 3, 4]
+    path = tmp_path / "cases.jsonl"
+    path.write_text(
+        "\n".join(
+            json.dumps(c)
+            for c in [
+                {"id": "oom", "text": CASCADE, "expected": "cuda-oom", "source": "https://github.com/o/r/issues/1"},
+                {"id": "chat", "text": "thanks, that fixed it!", "expected": None, "source": "https://github.com/o/r/issues/2"},
+            ]
+        )
+    )
+    rep = json.loads(run("kb", "eval", str(path), "--cv", "2", "--cv-seed", "3", "--cv-kb-only", "--json").stdout)
+    assert (rep["folds"], rep["positives"], rep["top1"], rep["false_positive_rate"]) == (2, 1, 1.0, 0.0)

@@ -150,14 +150,22 @@ def evaluate(matcher: Matcher, cases: list[Case]) -> EvalReport:
     return _report(cases, {case.id: run_case(matcher, case) for case in cases})
 
 
-def cross_validate(matcher: Matcher, cases: list[Case], k: int, *, train_on_cases: bool = True) -> EvalReport:
+def folds_by_source(cases: list[Case], k: int, seed: int) -> dict[str, int]:
+    """Each source (a case's issue URL, or its id when it has none) to one of ``k`` folds, shuffled by ``seed``."""
+    sources = sorted({c.source or c.id for c in cases})
+    random.Random(seed).shuffle(sources)
+    return {src: i % k for i, src in enumerate(sources)}
+
+
+def cross_validate(
+    matcher: Matcher, cases: list[Case], k: int, *, train_on_cases: bool = True, seed: int | None = None
+) -> EvalReport:
     """``kb eval --cv K``: split the cases into K folds by source (a thread's cases stay together); for
     each fold retrain the ranking model without the fold's cases and without the examples of entries that
     cite one of the fold's sources, then answer the fold. With ``train_on_cases`` the other folds' cases
-    are training texts too. Long logs are answered by the line rules, as in production."""
-    sources = sorted({c.source or c.id for c in cases})
-    random.Random(CV_SEED).shuffle(sources)
-    fold_of = {src: i % k for i, src in enumerate(sources)}
+    are training texts too. ``seed`` (default ``CV_SEED``) shuffles the sources into folds. Long logs are
+    answered by the line rules, as in production."""
+    fold_of = folds_by_source(cases, k, CV_SEED if seed is None else seed)
     results: dict[str, CaseResult] = {}
     for fold in range(k):
         held = [c for c in cases if fold_of[c.source or c.id] == fold]
