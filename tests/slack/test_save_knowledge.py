@@ -63,9 +63,12 @@ def _thread(slack) -> tuple[str, dict, dict]:
 
 
 def _open_modal(slack, on_message: dict, channel: str = "C0TRAIN") -> dict:
+    before = len(slack.fake.calls_to("views.open"))
     form = payloads.message_action(on_message, channel=channel, callback_id="tracebot_save_knowledge")
     assert slack.interaction(form).status == 200
-    return slack.fake.wait_for(lambda: slack.fake.calls_to("views.open"))[-1].params["view"]
+    # This shortcut's own modal: waiting for any views.open returned an earlier test step's modal when this
+    # one had not arrived yet, and that step's thread was submitted twice.
+    return slack.fake.wait_for(lambda: slack.fake.calls_to("views.open")[before:])[0].params["view"]
 
 
 def test_a_thread_becomes_a_draft_posted_in_it_and_committed_on_a_branch(slack, repo):
