@@ -10,6 +10,7 @@ stay UTF-8 and :func:`tracebot.matcher.scan.looks_like_text` judges them.
 from __future__ import annotations
 
 import codecs
+import unicodedata
 
 SNIFF_BYTES = 8192  # what is read of a file to tell its encoding, and text from binary
 UTF8 = "utf-8"
@@ -20,7 +21,8 @@ _TEXT_CONTROLS = "\t\n\r\f\v\b\x1b"  # control characters a text log may hold (t
 def sniff_encoding(head: bytes) -> str:
     """The encoding ``head`` (a file's first few kilobytes) is written in, as a codec name."""
     if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
-        return "utf-16"  # the codec reads the mark and takes its byte order
+        # the codec reads the mark and takes its byte order
+        return "utf-16" if _reads_as_utf16(head, "utf-16") else UTF8
     if head.startswith(codecs.BOM_UTF8):
         return UTF8
     pairs = len(head) // 2
@@ -29,10 +31,30 @@ def sniff_encoding(head: bytes) -> str:
         # crash) has them on both sides, so it stays UTF-8.
         even, odd = head[0 : 2 * pairs : 2].count(0), head[1 : 2 * pairs : 2].count(0)
         if odd >= pairs * 0.6 and even <= pairs * 0.02 + 1:
-            return "utf-16-le"
+            return "utf-16-le" if _reads_as_utf16(head, "utf-16-le") else UTF8
         if even >= pairs * 0.6 and odd <= pairs * 0.02 + 1:
-            return "utf-16-be"
+            return "utf-16-be" if _reads_as_utf16(head, "utf-16-be") else UTF8
     return LATIN if _reads_as_latin(head) else UTF8
+
+
+def _reads_as_utf16(head: bytes, codec: str) -> bool:
+    """The NULs say UTF-16; the characters must agree. Binary whose NULs merely fall on one side (16-bit
+    integers below 256 or 1024: a checkpoint's tensor, a core dump's counters, random bytes with NULs between)
+    decodes to control characters, unassigned code points and lone surrogates; a log in UTF-16 to hardly
+    any. NUL itself is not counted: a UTF-16 log a crash padded with NULs is still a log."""
+    text = codecs.getincrementaldecoder(codec)(errors="replace").decode(head, final=False)
+    noise = sum(1 for c in text if c != "\x00" and _is_noise(c))
+    return noise <= len(text) // 100 + 2  # +2: a torn write's lone surrogate
+
+
+def _is_noise(c: str) -> bool:
+    """A character no text log holds: a control other than tab, newline and the like, a C1 control, the
+    replacement of an undecodable byte, a lone surrogate, a private-use or unassigned code point."""
+    if c < " ":
+        return c not in _TEXT_CONTROLS
+    if c < "\x7f":
+        return False
+    return c <= "\x9f" or c == "\ufffd" or unicodedata.category(c) in ("Cs", "Co", "Cn")
 
 
 def _reads_as_latin(head: bytes) -> bool:
@@ -47,7 +69,7 @@ def _reads_as_latin(head: bytes) -> bool:
     if undecodable < 3 or multibyte * 20 > undecodable:
         return False  # UTF-8 with a stray byte or two: a later 'é' or '│' must not turn into 'Ã©' or 'â”‚'
     as_latin = head.decode(LATIN, errors="replace")
-    noise = sum(1 for c in as_latin if (c < " " and c not in _TEXT_CONTROLS) or c in "\x7f\ufffd")
+    noise = sum(1 for c in as_latin if _is_noise(c))
     # Judged against the high bytes too, not the head alone: a short binary stretch among a UTF-8 log's
     # ASCII lines (a dumped buffer, a torn write) has about one control character for every five high
     # bytes, and those few were well under the head's share; accented text has next to none.

@@ -131,3 +131,21 @@ def test_a_utf8_log_with_a_few_binary_bytes_near_its_start_stays_utf8():
         assert later.decode() in to_text(log), seed
     assert flipped == 0
     assert sniff_encoding(FRENCH.encode("latin-1")[:8192]) == "cp1252"
+
+
+def test_binary_whose_nuls_fall_on_odd_offsets_is_not_taken_for_utf16_and_is_refused(tmp_path: Path):
+    """Random bytes with a NUL at every odd offset, and a tensor of small 16-bit integers (a checkpoint's
+    payload, a core dump's counters), sniff like ASCII in UTF-16: the sniff called them text, and the reader
+    turned them into control characters and stray letters that were matched as lines. What the bytes
+    decode to is judged too, so they are refused as binary; a real UTF-16 log still reads."""
+    rng = random.Random(7)
+    odd_nuls = bytes(b for _ in range(4096) for b in (rng.randrange(256), 0))
+    small_ints = b"".join(rng.randrange(1024).to_bytes(2, "little") for _ in range(4096))
+    for name, data in (("odd-nuls.bin", odd_nuls), ("tensor.pt", small_ints), ("be.bin", odd_nuls[1:] + b"\0")):
+        path = tmp_path / name
+        path.write_bytes(data)
+        assert not looks_like_text(data[:8192]), name
+        assert not file_is_text(path), name
+    assert looks_like_text(FRENCH.encode("utf-16-le")[:8192])
+    torn = "step 1\n".encode("utf-16-le") + b"\x00\xd8" + FRENCH.encode("utf-16-le")
+    assert looks_like_text(torn[:8192])
