@@ -10,6 +10,7 @@ from __future__ import annotations
 import codecs
 import gzip
 import io
+import os
 import time
 import zlib
 from collections.abc import Callable, Iterator
@@ -134,13 +135,50 @@ class BoundedInflate:
         self.close()
 
 
+class FirstBytes:
+    """The first ``size`` bytes of a seekable stream: a log as it was when it was opened. A job still
+    writing appends while the log is read; what it appends is left for the next read, whatever the
+    log's encoding (a recoded or unpacked stream has no byte count of its own to stop at)."""
+
+    def __init__(self, inner: BinaryIO, size: int) -> None:
+        self.inner = inner
+        self.size = size
+
+    def read(self, n: int = -1) -> bytes:
+        room = self.size - self.inner.tell()
+        if room <= 0:
+            return b""
+        return self.inner.read(room if n < 0 else min(n, room))
+
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        return self.inner.seek(offset, whence)
+
+    def tell(self) -> int:
+        return self.inner.tell()
+
+    def fileno(self) -> int:
+        return self.inner.fileno()
+
+    def close(self) -> None:
+        self.inner.close()
+
+    def __enter__(self) -> FirstBytes:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
 def open_log(
     path: Path, *, max_inflated: int | None = None, deadline: float | None = None
 ) -> tuple[BinaryIO, int]:
-    """Open a log as UTF-8 bytes (see :func:`log_stream`); returns (stream, size on disk)."""
+    """Open a log as UTF-8 bytes (see :func:`log_stream`), as far as it reached when it was opened (a
+    growing log: :class:`FirstBytes`); returns (stream, size on disk)."""
     raw = path.open("rb")
     try:
-        return log_stream(raw, max_inflated=max_inflated, deadline=deadline), path.stat().st_size
+        size = os.fstat(raw.fileno()).st_size
+        first = FirstBytes(raw, size)
+        return log_stream(first, max_inflated=max_inflated, deadline=deadline), size  # type: ignore[arg-type]
     except BaseException:
         raw.close()
         raise

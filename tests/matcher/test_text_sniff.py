@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import codecs
 import gzip
+import io
 import random
 import zlib
 from pathlib import Path
@@ -149,3 +150,51 @@ def test_binary_whose_nuls_fall_on_odd_offsets_is_not_taken_for_utf16_and_is_ref
     assert looks_like_text(FRENCH.encode("utf-16-le")[:8192])
     torn = "step 1\n".encode("utf-16-le") + b"\x00\xd8" + FRENCH.encode("utf-16-le")
     assert looks_like_text(torn[:8192])
+
+
+class _JobStillWriting(io.RawIOBase):
+    """The log as /trace job opens it while the job writes: the first read finds ``later`` appended since
+    the open (the size was taken at the open)."""
+
+    def __init__(self, path: Path, later: bytes) -> None:
+        self.path, self.later = path, later
+        self.file = path.open("rb", buffering=0)
+
+    def readinto(self, buffer) -> int:  # type: ignore[override]
+        if self.later:
+            with self.path.open("ab") as log:
+                log.write(self.later)
+            self.later = b""
+        return self.file.readinto(buffer)
+
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        return self.file.seek(offset, whence)
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def fileno(self) -> int:
+        return self.file.fileno()
+
+    def close(self) -> None:
+        self.file.close()
+        super().close()
+
+
+@pytest.mark.parametrize("encoding", ["utf-8", "utf-16", "utf-16-le"])
+def test_a_log_the_job_is_still_writing_is_read_as_it_was_when_the_read_began(tmp_path: Path, encoding: str):
+    """UTF-16 is recoded as it is read, so the size taken at the open did not bound it and what the job
+    wrote meanwhile was read and reported; UTF-8 read up to a block past it too. Both stop at that size."""
+    from tracebot.matcher.logscan import scan_log
+
+    before = "epoch 3 step 120 loss 2.31\n" * 40 + "[rank2]: RuntimeError: NCCL error in: ProcessGroupNCCL.cpp\n"
+    after = "[rank5]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n"
+    log = tmp_path / "slurm-9.out"
+    log.write_bytes(before.encode(encoding))
+    grown = after.encode(encoding).removeprefix(codecs.BOM_UTF16_LE).removeprefix(codecs.BOM_UTF16_BE)
+    scanned = scan_log(log, opener=lambda p: io.BufferedReader(_JobStillWriting(p, grown)))
+    assert [e.rank for e in scanned.errors] == ["2"], [e.message for e in scanned.errors]
+    assert scanned.size == len(before.encode(encoding))
