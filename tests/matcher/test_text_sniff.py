@@ -198,3 +198,25 @@ def test_a_log_the_job_is_still_writing_is_read_as_it_was_when_the_read_began(tm
     scanned = scan_log(log, opener=lambda p: io.BufferedReader(_JobStillWriting(p, grown)))
     assert [e.rank for e in scanned.errors] == ["2"], [e.message for e in scanned.errors]
     assert scanned.size == len(before.encode(encoding))
+
+
+@pytest.mark.parametrize("accents_in_head", [0, 1, 2])
+def test_a_latin1_log_with_few_accents_in_its_head_is_read_with_its_accents_not_replacement_marks(
+        tmp_path: Path, matcher, accents_in_head: int):
+    """The Latin-1 guess needs 3 undecodable bytes in the head; with fewer (or none: the accents come later)
+    the log stayed UTF-8 and every accent became U+FFFD in the line the answer quotes. A byte that is not
+    UTF-8 is now read as Windows-1252 wherever it is, whatever the head said."""
+    from tracebot.matcher.logscan import scan_log
+
+    head = "".join(("2024-05-02 10:00:01 node3: [rank0]: " + ("étape 1" if i < accents_in_head else "step 1") + "\n")
+                   for i in range(300))
+    text = head + ("2024-05-02 10:00:04 node3: [rank1]: torch.OutOfMemoryError: CUDA out of memory. "
+                   "Tried to allocate 2.00 GiB (étape 101, mémoire réservée)\n")
+    log = tmp_path / "train.log"
+    log.write_bytes(text.encode("latin-1"))
+    for found in (matcher.diagnose_file(log), matcher.diagnose(text.encode("latin-1"))):
+        assert found.confident and found.confident[0].entry_id == "cuda-oom"
+        assert found.confident[0].line.endswith(QUOTED), found.confident[0].line
+    assert [e.message for e in scan_log(log, matcher.trigger).errors] == [QUOTED]
+    utf8 = "│ étape 1 │ " + OOM.decode()
+    assert matcher.diagnose(utf8.encode()).confident[0].line.startswith("│ étape 1 │")  # UTF-8 stays UTF-8
