@@ -296,6 +296,7 @@ def _time_limit(stats: ScanStats) -> None:
     stats.notes.append(note("time_limit", size=size_text(stats.bytes_read)))
 
 
-def bytes_stream(data: bytes, *, max_inflated: int | None = MAX_INFLATED) -> BinaryIO:
-    """``data`` (a whole paste or attachment) as :func:`log_stream` reads a file."""
-    return log_stream(io.BytesIO(data), max_inflated=max_inflated)
+def bytes_stream(data: bytes, *, max_inflated: int | None = None) -> BinaryIO:
+    """``data`` (a whole paste or attachment) as :func:`log_stream` reads a file; gzip unpacks to at most
+    ``max_inflated`` bytes (:data:`MAX_INFLATED` when not given), and ``stopped`` says where it was cut."""
+    return log_stream(io.BytesIO(data), max_inflated=MAX_INFLATED if max_inflated is None else max_inflated)
