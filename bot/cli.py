@@ -579,8 +579,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
         server = make_http_server(None, cfg.slack_signing_secret, args.host, port)
     except (OSError, ValueError) as exc:  # waitress: ValueError for a --host it cannot resolve
         raise SystemExit(f"error: cannot listen on {args.host}:{port}: {_os_reason(exc)}") from exc
-    app, service = _build_app(cfg)
-    mount_app(server, app)
+    app, service = _build_app(cfg)  # meanwhile the port is bound but refuses connections: none hangs
+    try:
+        mount_app(server, app)  # listens from here
+    except OSError as exc:  # another process bound the port too and listened first
+        raise SystemExit(f"error: cannot listen on {args.host}:{port}: {_os_reason(exc)}") from exc
     log.info("tracebot listening on %s", listen_url(args.host, server.server_address[1], EVENTS_PATH))
     _stop_on_sigterm()
     with contextlib.suppress(KeyboardInterrupt):
