@@ -16,7 +16,7 @@ import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, Self
 
 from tracebot.matcher.encodings import READ_ERRORS, SNIFF_BYTES, UTF8, sniff_encoding
 from tracebot.matcher.normalize import as_shown
@@ -63,7 +63,26 @@ def text_lines(text: str, stats: ScanStats) -> Iterator[tuple[int, str]]:
         yield no, as_shown(line[:MAX_LINE_BYTES].removesuffix("\r"))
 
 
-class BoundedInflate:
+class _Over:
+    """A binary stream over another (``inner``): seeking and closing reach it, and it is a context manager."""
+
+    def __init__(self, inner: BinaryIO) -> None:
+        self.inner = inner
+
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        return self.inner.seek(offset, whence)
+
+    def close(self) -> None:
+        self.inner.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class BoundedInflate(_Over):
     """A gunzipping stream that ends early: once ``max_bytes`` have come out of it, or once ``deadline``
     (``time.monotonic()``) has passed, checked every :data:`INFLATE_PIECE` inflated bytes, so a gzip bomb
     (megabytes of zeros inflating to gigabytes) costs a bounded amount of time and work. ``stopped``
@@ -76,7 +95,7 @@ class BoundedInflate:
         deadline: float | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        self.inner = inner
+        super().__init__(inner)
         self.max_bytes = max_bytes
         self.deadline = deadline
         self.clock = clock
@@ -123,25 +142,16 @@ class BoundedInflate:
 
     def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
         self.inflated, self.stopped = 0, ""
-        return self.inner.seek(offset, whence)
-
-    def close(self) -> None:
-        self.inner.close()
-
-    def __enter__(self) -> BoundedInflate:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+        return super().seek(offset, whence)
 
 
-class FirstBytes:
+class FirstBytes(_Over):
     """The first ``size`` bytes of a seekable stream: a log as it was when it was opened. A job still
     writing appends while the log is read; what it appends is left for the next read, whatever the
     log's encoding (a recoded or unpacked stream has no byte count of its own to stop at)."""
 
     def __init__(self, inner: BinaryIO, size: int) -> None:
-        self.inner = inner
+        super().__init__(inner)
         self.size = size
 
     def read(self, n: int = -1) -> bytes:
@@ -150,23 +160,11 @@ class FirstBytes:
             return b""
         return self.inner.read(room if n < 0 else min(n, room))
 
-    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
-        return self.inner.seek(offset, whence)
-
     def tell(self) -> int:
         return self.inner.tell()
 
     def fileno(self) -> int:
         return self.inner.fileno()
-
-    def close(self) -> None:
-        self.inner.close()
-
-    def __enter__(self) -> FirstBytes:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
 
 def open_log(
