@@ -15,7 +15,7 @@ from tracebot.plugins.slurm import logpaths
 from tracebot.plugins.slurm.access import check_job_access
 from tracebot.plugins.slurm.client import SACCT_FIELDS
 from tracebot.plugins.slurm.gpus import GpuProcess, orphans, parse_compute_apps
-from tracebot.plugins.slurm.hang import HangTrace, _merge, _srun_env, _srun_reason
+from tracebot.plugins.slurm.hang import HangTrace, _merge, _srun_reason
 from tracebot.plugins.slurm.ids import parse_job_id, parse_node
 from tracebot.plugins.slurm.jobinfo import from_sacct, from_scontrol, submit_line_outputs
 from tracebot.plugins.slurm.parse import parse_listpids, parse_records, parse_sacct
@@ -185,26 +185,6 @@ def test_dump_step_refused_by_a_stopped_slurmd_says_the_nodes_slurmd_did_not_ans
     assert _srun_reason(err) == ("the node's slurmd did not answer the dump step (slurmd down or unreachable): "
                                  "srun: error: Task launch for StepId=643.12 failed on node tbnode2: "
                                  "Communication connection failure")
-
-
-def test_dump_step_that_cannot_authenticate_says_munge_is_needed_and_slurm_jwt_is_not_passed() -> None:
-    # The lines munge issue #118 (dun/munge) shows for sbatch without munged, as srun prints them:
-    err = ("srun: error: If munged is up, restart with --num-threads=10\n"
-           'srun: error: Munge encode failed: Failed to access "/run/munge/munge.socket.2": No such file or directory\n'
-           "srun: error: slurm_send_node_msg: auth_g_create: REQUEST_JOB_STEP_CREATE has authentication error\n")
-    reason = _srun_reason(err)
-    assert "needs munged running here" in reason and "SLURM_JWT is not passed to srun" in reason
-    assert 'README "Configuration"' in reason
-
-
-def test_srun_gets_neither_slurm_jwt_nor_the_allocations_variables_but_keeps_slurm_conf(
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("SLURM_JWT", "eyJhbGciOiJIUzI1NiJ9.e30.sig")
-    monkeypatch.setenv("SLURM_JOB_ID", "77")
-    monkeypatch.setenv("SLURM_CONF", "/etc/slurm/slurm.conf")
-    env = _srun_env()
-    assert "SLURM_JWT" not in env and "SLURM_JOB_ID" not in env
-    assert env["SLURM_CONF"] == "/etc/slurm/slurm.conf"
 
 
 @pytest.mark.parametrize("where, value", [
