@@ -1,10 +1,11 @@
 """What a log's bytes are written in, so that every reader decodes it as the person's editor would.
 
-UTF-8 is the default (a byte that is not UTF-8 is read as Windows-1252: :data:`READ_ERRORS`). Besides it,
-logs arrive as UTF-16 with a byte-order mark (Windows PowerShell 5's ``>``), UTF-16 without one
-(``Out-File -Encoding Unicode`` cut by a tool that dropped the mark, Windows services' own logs) and
-Latin-1 / Windows-1252 (systems with a European locale: ``étape``, ``Größe``). The encoding is decided once, from the head of the file; bytes that are none of these
-stay UTF-8 and :func:`tracebot.matcher.scan.looks_like_text` judges them.
+UTF-8 is the default. Besides it, logs arrive as UTF-16 with a byte-order mark (Windows PowerShell 5's
+``>``), UTF-16 without one (``Out-File -Encoding Unicode`` cut by a tool that dropped the mark, Windows
+services' own logs) and Latin-1 / Windows-1252 (systems with a European locale: ``étape``, ``Größe``).
+The encoding is decided once, from the head of the file; bytes that are none of these stay UTF-8 and
+:func:`tracebot.matcher.scan.looks_like_text` judges them. A log judged UTF-8 is still read line by line
+(:func:`decode_line`): the head may hold too few accents to tell Latin-1 (or none: the first comes later).
 """
 
 from __future__ import annotations
@@ -16,20 +17,6 @@ SNIFF_BYTES = 8192  # what is read of a file to tell its encoding, and text from
 UTF8 = "utf-8"
 LATIN = "cp1252"  # Latin-1's printable characters, plus the quotes and dashes Windows puts in 0x80-0x9f
 _TEXT_CONTROLS = "\t\n\r\f\v\b\x1b"  # control characters a text log may hold (tabs, colours, backspaces)
-# The error handler a UTF-8 log is read with: a byte that is not UTF-8 is read as Windows-1252 (what a
-# Latin-1 log's 'é' is), not as U+FFFD. The Latin-1 guess below looks at the head only and needs several
-# such bytes there; a log with fewer, or with its first accent past the head, is read as UTF-8, and this
-# keeps its accents wherever they are. Valid UTF-8 is never touched: only what would have been U+FFFD is.
-READ_ERRORS = "tracebot-cp1252"
-
-
-def _as_cp1252(exc: UnicodeError) -> tuple[str, int]:
-    if not isinstance(exc, UnicodeDecodeError):
-        raise exc
-    return exc.object[exc.start : exc.end].decode(LATIN, errors="replace"), exc.end
-
-
-codecs.register_error(READ_ERRORS, _as_cp1252)
 
 
 def sniff_encoding(head: bytes) -> str:
@@ -91,7 +78,30 @@ def _reads_as_latin(head: bytes) -> bool:
     return noise <= len(as_latin) // 200 and noise * 20 <= high
 
 
+def decode_line(raw: bytes) -> str:
+    """One line of a log judged UTF-8. A line that is not UTF-8, holds no UTF-8 character of more than one
+    byte, and reads as clean Windows-1252 (no control character, no undefined byte) is a Latin-1 line:
+    ``m\xe9moire`` is "mémoire", where U+FFFD hid the accent. Otherwise (a stray byte in UTF-8 text, binary
+    junk, which has control characters) undecodable bytes are U+FFFD, as before."""
+    try:
+        return raw.decode(UTF8)
+    except UnicodeDecodeError:
+        pass
+    as_utf8 = raw.decode(UTF8, errors="replace")
+    if all(c < "\x80" or c == "\ufffd" for c in as_utf8):
+        as_latin = raw.decode(LATIN, errors="replace")
+        if not any(_is_noise(c) for c in as_latin):
+            return as_latin
+    return as_utf8
+
+
 def decode(data: bytes) -> str:
-    """``data`` as text, in the encoding its head is written in."""
+    """``data`` as text, in the encoding its head is written in (line by line when that is UTF-8 and
+    some line is not: :func:`decode_line`)."""
     enc = sniff_encoding(data[:SNIFF_BYTES])
-    return data.decode(enc, errors=READ_ERRORS if enc == UTF8 else "replace")
+    if enc != UTF8:
+        return data.decode(enc, errors="replace")
+    try:
+        return data.decode(UTF8)
+    except UnicodeDecodeError:
+        return "".join(decode_line(line) for line in data.splitlines(keepends=True))

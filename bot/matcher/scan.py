@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, Self
 
-from tracebot.matcher.encodings import READ_ERRORS, SNIFF_BYTES, UTF8, sniff_encoding
+from tracebot.matcher.encodings import SNIFF_BYTES, UTF8, decode_line, sniff_encoding
 from tracebot.matcher.normalize import as_shown
 from tracebot.notes import note
 from tracebot.sizes import size_text
@@ -272,7 +272,7 @@ def candidate_lines(
             counted_lines += block.count(b"\n", counted_pos, line_start)
             counted_pos = line_start
             raw = block[line_start : min(line_end, line_start + MAX_LINE_BYTES)]
-            yield counted_lines + 1, as_shown(raw.decode("utf-8", errors=READ_ERRORS))
+            yield counted_lines + 1, as_shown(decode_line(raw))
         lines_before = counted_lines + block.count(b"\n", counted_pos)  # each newline is counted once
         if block and not block.endswith(b"\n"):
             lines_before += 1

@@ -204,8 +204,8 @@ def test_a_log_the_job_is_still_writing_is_read_as_it_was_when_the_read_began(tm
 def test_a_latin1_log_with_few_accents_in_its_head_is_read_with_its_accents_not_replacement_marks(
         tmp_path: Path, matcher, accents_in_head: int):
     """The Latin-1 guess needs 3 undecodable bytes in the head; with fewer (or none: the accents come later)
-    the log stayed UTF-8 and every accent became U+FFFD in the line the answer quotes. A byte that is not
-    UTF-8 is now read as Windows-1252 wherever it is, whatever the head said."""
+    the log stayed UTF-8 and every accent became U+FFFD in the line the answer quotes. Each line that is
+    not UTF-8 is now judged on its own: one that reads as clean Windows-1252 is Latin-1, wherever it is."""
     from tracebot.matcher.logscan import scan_log
 
     head = "".join(("2024-05-02 10:00:01 node3: [rank0]: " + ("étape 1" if i < accents_in_head else "step 1") + "\n")
@@ -220,3 +220,5 @@ def test_a_latin1_log_with_few_accents_in_its_head_is_read_with_its_accents_not_
     assert [e.message for e in scan_log(log, matcher.trigger).errors] == [QUOTED]
     utf8 = "│ étape 1 │ " + OOM.decode()
     assert matcher.diagnose(utf8.encode()).confident[0].line.startswith("│ étape 1 │")  # UTF-8 stays UTF-8
+    junk = b"\xff\x01\xfe\x02" + OOM  # binary before a line (control bytes among it) is not read as letters
+    assert matcher.diagnose(junk).confident[0].line.startswith("\ufffd")
