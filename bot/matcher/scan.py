@@ -94,8 +94,10 @@ class BoundedInflate(_Over):
         max_bytes: int | None = None,
         deadline: float | None = None,
         clock: Callable[[], float] = time.monotonic,
+        raw: BinaryIO | None = None,
     ) -> None:
         super().__init__(inner)
+        self.raw = raw  # the file under the gzip stream: GzipFile leaves a file it was handed open
         self.max_bytes = max_bytes
         self.deadline = deadline
         self.clock = clock
@@ -144,6 +146,11 @@ class BoundedInflate(_Over):
         self.inflated, self.stopped = 0, ""
         return super().seek(offset, whence)
 
+    def close(self) -> None:
+        super().close()
+        if self.raw is not None:
+            self.raw.close()
+
 
 class FirstBytes(_Over):
     """The first ``size`` bytes of a seekable stream: a log as it was when it was opened. A job still
@@ -190,7 +197,7 @@ def log_stream(raw: BinaryIO, *, max_inflated: int | None = None, deadline: floa
     binary). Closing the result closes ``raw``."""
     stream = raw
     if raw.read(2) == GZIP_MAGIC:
-        stream = BoundedInflate(gzip.GzipFile(fileobj=raw), max_inflated, deadline)  # type: ignore[assignment]
+        stream = BoundedInflate(gzip.GzipFile(fileobj=raw), max_inflated, deadline, raw=raw)  # type: ignore[assignment]
     raw.seek(0)
     encoding = sniff_encoding(stream.read(SNIFF_BYTES))
     stream.seek(0)

@@ -97,3 +97,22 @@ def test_gzip_bytes_diagnosed_in_memory_say_where_they_were_cut_in_english_and_j
     cut = matcher.diagnose(_damaged(tmp_path, "cut").read_bytes())
     assert cut.matches[0].entry_id == "cuda-oom"
     assert cut.truncated and any("damaged or cut short" in n for n in cut.notes), cut.notes
+
+
+def test_closing_a_gzipped_log_closes_its_file(tmp_path):
+    """GzipFile does not close a file it was handed: every gzipped log a reader opened and closed kept its
+    descriptor until the garbage collector found it (a bot reading many attachments runs out of them)."""
+    import os
+
+    from tracebot.matcher.scan import open_log
+
+    path = tmp_path / "train.log.gz"
+    path.write_bytes(gzip.compress(OOM))
+    before = len(os.listdir("/proc/self/fd"))
+    opened = []
+    for _ in range(5):
+        stream, _size = open_log(path)
+        with stream:
+            assert stream.read() == OOM
+        opened.append(stream)  # kept alive: only closing may release the descriptor
+    assert len(os.listdir("/proc/self/fd")) == before
