@@ -556,7 +556,18 @@ def _listen_port(args: argparse.Namespace) -> int:
     try:
         return port_number(raw)
     except argparse.ArgumentTypeError as exc:
-        raise SystemExit(f"error: PORT {exc} (or give --port)") from exc
+        raise SystemExit(f"error: PORT {exc}" + (" (or give --port)" if _has_port_flag(args) else "")) from exc
+
+
+def _has_port_flag(args: argparse.Namespace) -> bool:
+    """Whether the command typed takes ``--port``: ``serve`` does, ``run`` (the Procfile's) reads only
+    ``$PORT``, and a hint naming a flag it refuses sends the reader round in a circle."""
+    return getattr(args, "func", cmd_serve) is not cmd_run
+
+
+def _port_advice(args: argparse.Namespace) -> str:
+    """How to choose another port with the command typed."""
+    return "give --port or $PORT another port" if _has_port_flag(args) else "set $PORT to another port"
 
 
 def listen_url(host: str, port: int, path: str) -> str:
@@ -578,9 +589,12 @@ def cmd_serve(args: argparse.Namespace) -> int:
     try:
         server = make_http_server(None, cfg.slack_signing_secret, args.host, port)
     except (OSError, ValueError) as exc:  # waitress: ValueError for a --host it cannot resolve
-        raise SystemExit(f"error: cannot listen on {args.host}:{port}: {_os_reason(exc)}") from exc
-    app, service = _build_app(cfg)
-    mount_app(server, app)
+        raise SystemExit(f"error: cannot listen on {args.host}:{port}: {_os_reason(exc, _port_advice(args))}") from exc
+    app, service = _build_app(cfg)  # meanwhile the port is bound but refuses connections: none hangs
+    try:
+        mount_app(server, app)  # listens from here
+    except OSError as exc:  # another process bound the port too and listened first
+        raise SystemExit(f"error: cannot listen on {args.host}:{port}: {_os_reason(exc, _port_advice(args))}") from exc
     log.info("tracebot listening on %s", listen_url(args.host, server.server_address[1], EVENTS_PATH))
     _stop_on_sigterm()
     with contextlib.suppress(KeyboardInterrupt):
@@ -590,15 +604,16 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return 0
 
 
-def _os_reason(exc: Exception) -> str:
-    """An OSError's reason in words, without its ``[Errno 98]`` prefix; what to do for the usual ones."""
+def _os_reason(exc: Exception, other_port: str) -> str:
+    """An OSError's reason in words, without its ``[Errno 98]`` prefix; what to do for the usual ones
+    (``other_port``: how the command typed is given another port)."""
     if not isinstance(exc, OSError):
         if not isinstance(exc.__context__, OSError):  # waitress re-raises getaddrinfo's error as ValueError
             return str(exc)
         exc = exc.__context__
     reason = (exc.strerror or str(exc)).lower()
     if exc.errno == errno.EADDRINUSE:
-        return f"{reason} (another process listens there: stop it, or give --port or $PORT another port)"
+        return f"{reason} (another process listens there: stop it, or {other_port})"
     if exc.errno == errno.EACCES:
         return f"{reason} (ports below 1024 need privileges: use a higher one behind the proxy)"
     return reason

@@ -14,7 +14,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 import yaml
 
@@ -102,6 +102,7 @@ ON_WORDS = ("on", "true", "yes", "1")
 OFF_WORDS = ("off", "false", "no", "0")
 # Switches read where they act, and checked by Config.from_env so that every command refuses a bad word
 MODEL_ENV = "TRACEBOT_MODEL"  # the ranking model (tracebot.matcher)
+TRAIN_HELPER_ENV = "TRACEBOT_TRAIN_HELPER"  # train the model in a second process (tracebot.matcher.trainer)
 ENTRY_POINTS_ENV = "TRACEBOT_LOAD_ENTRYPOINTS"  # third-party /trace plugins (tracebot.service.plugin_host)
 
 
@@ -116,8 +117,13 @@ def on_off(raw: str, where: str) -> bool:
     raise ValueError(f"{where} must be on or off (also true/false, yes/no, 1/0), got {raw.strip()[:20]!r}")
 
 
-def env_switch(name: str, default: bool, env: Mapping[str, str] | None = None) -> bool:
-    """The on/off setting ``name`` from the environment (``default`` when unset or empty)."""
+@overload
+def env_switch(name: str, default: bool, env: Mapping[str, str] | None = None) -> bool: ...
+@overload
+def env_switch(name: str, default: None, env: Mapping[str, str] | None = None) -> bool | None: ...
+def env_switch(name: str, default: bool | None, env: Mapping[str, str] | None = None) -> bool | None:
+    """The on/off setting ``name`` from the environment (``default`` when unset or empty: ``None`` for a
+    switch whose unset state means "decide for me", as :data:`TRAIN_HELPER_ENV`'s)."""
     raw = ((os.environ if env is None else env).get(name) or "").strip()
     return on_off(raw, name) if raw else default
 
@@ -241,8 +247,8 @@ class Config:
         cfg.drain_s = _number(env, "TRACEBOT_DRAIN_S", cfg.drain_s)
         cfg.replay_max_age_s = _number(env, "TRACEBOT_REPLAY_MAX_AGE_S", cfg.replay_max_age_s)
         cfg.log_level = _log_level(env, cfg.log_level)
-        for switch in (MODEL_ENV, ENTRY_POINTS_ENV):  # read where they act; a bad word is refused here
-            env_switch(switch, True, env)
+        for switch in (MODEL_ENV, ENTRY_POINTS_ENV, TRAIN_HELPER_ENV):  # read where they act; a bad word is
+            env_switch(switch, True, env)  # refused here, before anything starts
         path = env.get("TRACEBOT_CONFIG")
         if path:
             cfg._merge_file(Path(path))

@@ -88,6 +88,15 @@ class FirstFailure:
         return f"rank {self.rank}" if self.rank else f"local rank {self.local_rank}" if self.local_rank else ""
 
 
+@dataclass(frozen=True)
+class CascadeCount:
+    """One kind of consequence in a log's cascade: how many lines, from how many ranks."""
+
+    kind: str  # "watchdog timeout", "aborted communicator", "launcher exit"
+    lines: int
+    ranks: int = 0  # the ranks they came from, when the log names them
+
+
 @dataclass
 class Diagnosis:
     """What the matcher says about one text. ``matches`` is in final order, best first; empty means
@@ -97,6 +106,9 @@ class Diagnosis:
     threshold: float = 75.0
     first_failure: FirstFailure | None = None  # for texts of more than a few lines
     cascade: str = ""  # "240 watchdog timeouts on 15 ranks and 3 launcher exits follow it"
+    # the same, counted, for a renderer to say in the reader's language; "follow it" when cascade_follows
+    cascade_counts: list[CascadeCount] = field(default_factory=list)
+    cascade_follows: bool = False
     silent_ranks: list[str] = field(default_factory=list)  # printed nothing while peers timed out, or went quiet first in a hang
     silent_hosts: dict[str, str] = field(default_factory=dict)  # rank -> host, where the log says
     lagging_ranks: list[str] = field(default_factory=list)  # ranks behind their peers in the same collective  # the default of tracebot.config.DEFAULT_THRESHOLD; result.py imports nothing

@@ -8,7 +8,9 @@
   secret keys, Hugging Face (``hf_``), GitHub (``ghp_``..., ``github_pat_``), W&B keys after
   ``wandb login`` or in a netrc, ``Authorization:`` header values and bearer tokens, passwords in URLs;
 - the value of every ``NAME=value`` / ``NAME: value`` / ``--name value`` whose name says
-  KEY/TOKEN/SECRET/PASSWORD/JWT (``WANDB_API_KEY=…``, ``"password": "…"``, ``--hf-token …``).
+  KEY/TOKEN/SECRET/PASSWORD/JWT (``WANDB_API_KEY=…``, ``"password": "…"``, ``--hf-token …``), unless the
+  value is a path of names (``--password-file /run/secrets/db``: where a secret is, not the secret), and
+  never taking a path's last part for a name (``/etc/passwd: No such file``).
 
 It is applied at the egress seams, not by callers: the service's outbox wrapper
 (:mod:`tracebot.service.egress`), the CLI's standard output and error (:class:`ScrubbingStream`) and
@@ -65,8 +67,9 @@ _LABELLED = [
 # The name is a whole run of name characters, taken without backtracking (nothing that may follow it is a
 # name character): a name could start after each "-" of a run, and each start read the rest of the run
 # again, so one 40,000-character word "a-a-a-…" (a slash command, a log line) took 16 s to scrub.
+# Not after "/": a path's last part is no name (``/etc/passwd: No such file`` hid "No").
 _PAIR = re.compile(
-    r"""(?<![A-Za-z0-9_.-])(?P<name>[A-Za-z0-9_.-]++)"""
+    r"""(?<![A-Za-z0-9_./-])(?P<name>[A-Za-z0-9_.-]++)"""
     r"""(?P<close>\\?["']?)(?P<sep>[ \t]*[:=][ \t]*)"""
     r"""(?P<open>(?:b?\\?["'])?)(?P<value>[^\s"'\\,;&})\]]+)"""
 )
@@ -95,6 +98,7 @@ def secret_env_values(environ: Mapping[str, str] | None = None) -> list[str]:
         value
         for name, value in env.items()
         if value and len(value) >= MIN_KNOWN_SECRET and (is_secret_name(name) or name == "AWS_ACCESS_KEY_ID")
+        and not _is_path(value)  # DB_PASSWORD_FILE=/run/secrets/db: where the secret is, not the secret
     ]
 
 
@@ -106,23 +110,35 @@ def without_secrets(environ: Mapping[str, str] | None = None) -> dict[str, str]:
     return {name: value for name, value in env.items() if not (is_secret_name(name) or name == "AWS_ACCESS_KEY_ID")}
 
 
+def _looks_random(s: str) -> bool:
+    return any(c.isupper() for c in s) and any(c.islower() for c in s) and any(c.isdigit() for c in s)
+
+
 def _aws_secret(m: re.Match[str]) -> str:
     s = m.group(0)
-    looks_random = (
-        any(c.isupper() for c in s) and any(c.islower() for c in s) and any(c.isdigit() for c in s)
-    )
     # A path of exactly 40 characters (``/opt/ml/...``) is not a key: keys start anywhere, rarely with /.
-    return REDACTED if looks_random and not s.startswith("/") and s.count("/") <= 2 else s
+    return REDACTED if _looks_random(s) and not s.startswith("/") and s.count("/") <= 2 else s
+
+
+# An absolute or home path of two parts or more: ``/etc/passwd``, ``/run/secrets/db_password``.
+_PATH = re.compile(r"~?(?:/[\w.@+-]+){2,}/?")
+
+
+def _is_path(value: str) -> bool:
+    """``value`` is a path of names, which a secret-named setting may hold (a password *file*, a key
+    *file*) and which is no secret: a slash, then parts none of which mixes cases and digits as a key or a
+    password does (``/K7MDENG/bPxRfiCY…``: an AWS secret key may start with a slash)."""
+    return bool(_PATH.fullmatch(value)) and not any(_looks_random(part) for part in value.split("/"))
 
 
 def _pair(m: re.Match[str]) -> str:
-    if not is_secret_name(m["name"]) or m["value"].startswith("[redacted"):
+    if not is_secret_name(m["name"]) or m["value"].startswith("[redacted") or _is_path(m["value"]):
         return m.group(0)
     return f"{m['name']}{m['close']}{m['sep']}{m['open']}{REDACTED}"
 
 
 def _flag(m: re.Match[str]) -> str:
-    if not is_secret_name(m["name"].lstrip("-")) or m["value"].startswith("[redacted"):
+    if not is_secret_name(m["name"].lstrip("-")) or m["value"].startswith("[redacted") or _is_path(m["value"]):
         return m.group(0)
     return f"{m['name']}{m['sep']}{REDACTED}"
 

@@ -155,3 +155,28 @@ def test_a_slurm_jwt_in_tracebots_environment_is_scrubbed_from_its_log(debug_log
     logging.getLogger("tracebot.test").error("scontrol failed: auth/jwt rejected token %s", jwt)
     written = stream.getvalue()
     assert "scontrol failed" in written and jwt not in written
+
+
+@pytest.mark.parametrize("line", [
+    "getpwnam failed reading /etc/passwd: No such file or directory",
+    "PermissionError: [Errno 13] Permission denied: '/run/secrets/token: mode 600'",
+    "PASSWD_FILE=/etc/passwd",
+    "mysql --password-file /run/secrets/db_password --host db1",
+    "ssl_key: /etc/ssl/private/server.key",
+    "HF_TOKEN_PATH=~/.cache/huggingface/token",
+])
+def test_a_path_is_shown_as_it_is_even_where_a_secret_word_names_it(line: str):
+    """A path's last part was read as a NAME (``/etc/passwd: No such file`` hid "No"), and a path given
+    as the value of a secret-named setting (a password *file*, a key *file*) was hidden as if it were the
+    password. Neither is a secret; the reader needs both to find the fault."""
+    assert scrub(line) == line
+
+
+@pytest.mark.parametrize("line, secret", [
+    ("DB_PASSWORD=/xY9/qq", "/xY9/qq"),  # a password may start with a slash: not a path of names
+    ("aws_secret_access_key=/K7MDENG/bPxRfiCYLEAKTEST99wJalrXUtnFEMI", "/K7MDENG/bPxRfiCYLEAKTEST99wJalrXUtnFEMI"),
+    ("--password /hunter2leaked/Xy7", "/hunter2leaked/Xy7"),
+    ("DB_PASSWORD: hunter2-leaked", "hunter2-leaked"),
+])
+def test_a_secret_that_starts_with_a_slash_is_still_hidden(line: str, secret: str):
+    assert secret not in scrub(line) and "[redacted]" in scrub(line)

@@ -127,6 +127,16 @@ def entry_match(entry: Entry, *, score: float = 100.0, confident: bool = True, k
     )
 
 
+def _told_where_cut(found: Diagnosis, stream: object) -> Diagnosis:
+    """``found`` with the note of a gzip unpacked short (its limit, its deadline, its damage), which the
+    stream knows and the line reader does not: read in part, it must not read as the whole log."""
+    stopped = getattr(stream, "stopped", "")
+    if stopped:
+        found.truncated = True
+        found.notes.append(stopped)
+    return found
+
+
 def _source(cited: dict[str, str]) -> Source:
     if "doc" in cited:
         return Source(title=cited.get("title") or cited["doc"], url=cited.get("url"), section=cited.get("section"))
@@ -287,9 +297,11 @@ class Matcher:
         """Diagnose a pasted text (or bytes). Long texts are scanned like logs."""
         if isinstance(text, bytes):
             if len(text) > FULL_SCAN_CHARS or text[:2] == b"\x1f\x8b":
-                return self._diagnose_stream(
-                    bytes_stream(text), len(text), deadline=time.monotonic() + STREAM_DEADLINE_S, threshold=threshold
+                stream = bytes_stream(text)
+                found = self._diagnose_stream(
+                    stream, len(text), deadline=time.monotonic() + STREAM_DEADLINE_S, threshold=threshold
                 )
+                return _told_where_cut(found, stream)
             text = to_text(text)
         stats = ScanStats()
         if len(text) > FULL_SCAN_CHARS:
@@ -329,11 +341,7 @@ class Matcher:
                 if data:
                     stream.seek(0)
                 found = self._diagnose_stream(stream, size, progress=progress, deadline=end, threshold=threshold)
-        stopped = getattr(stream, "stopped", "")
-        if stopped:
-            found.truncated = True
-            found.notes.append(stopped)
-        return found
+        return _told_where_cut(found, stream)
 
     def search(self, query: str, limit: int = 5) -> list[Match]:
         """Entries whose title, summary, tags or phrases resemble ``query`` (for ``kb search``)."""

@@ -22,7 +22,7 @@ from typing import Any, BinaryIO
 from tracebot.matcher.candidates import CandidateStage
 from tracebot.matcher.index import ERROR_WORD_LIST
 from tracebot.matcher.normalize import clean
-from tracebot.matcher.scan import MAX_INFLATED, ScanStats, candidate_lines, log_stream
+from tracebot.matcher.scan import MAX_INFLATED, FirstBytes, ScanStats, candidate_lines, log_stream
 from tracebot.sizes import size_text
 
 MAX_CANDIDATES = 4000
@@ -140,16 +140,16 @@ def scan_log(path: Path, trigger: Any = None, budget_s: float = 20.0,
         return result
     with stream:
         result.size = os.fstat(stream.fileno()).st_size
+        # What a still-running job appends after the open is left for the next scan, in every encoding.
+        first = FirstBytes(stream, result.size)
         try:
-            text = log_stream(stream, max_inflated=MAX_INFLATED, deadline=start + budget_s)
+            text = log_stream(first, max_inflated=MAX_INFLATED, deadline=start + budget_s)  # type: ignore[arg-type]
         except OSError as exc:
             result.unreadable = describe_os_error(exc)
             return result
-        # What a still-running job appends after the open is left for the next scan. A gzipped or recoded
-        # log gives more (or fewer) bytes than the file holds; a gzipped one is not being written to.
-        expanded = text is not stream
-        limit = 8 << 30 if expanded else result.size + 1
-        _collect(result, _lines(text, trigger, result, start + budget_s, max_bytes=limit, expanded=expanded))
+        # A gzipped or recoded log gives more (or fewer) bytes than the file holds.
+        expanded = text is not first
+        _collect(result, _lines(text, trigger, result, start + budget_s, expanded=expanded))
         stopped = getattr(text, "stopped", "")
         if stopped and not (result.truncated and "time limit" in stopped):  # the time limit is said once
             result.truncated = True
@@ -157,10 +157,10 @@ def scan_log(path: Path, trigger: Any = None, budget_s: float = 20.0,
     return result
 
 
-def _lines(stream: BinaryIO, trigger: Any, result: LogScan, deadline: float, max_bytes: int,
+def _lines(stream: BinaryIO, trigger: Any, result: LogScan, deadline: float,
            expanded: bool = False) -> Iterator[tuple[int, str]]:
     stats = ScanStats()
-    yield from candidate_lines(stream, trigger, stats, max_bytes=max_bytes, deadline=deadline)
+    yield from candidate_lines(stream, trigger, stats, deadline=deadline)
     result.bytes_read += stats.bytes_read
     result.lines_total = stats.lines_total
     if stats.truncated and any("time limit" in n for n in stats.notes):

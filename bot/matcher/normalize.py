@@ -109,7 +109,7 @@ class CleanLine:
 
 def to_text(raw: str | bytes) -> str:
     """Bytes decoded in the encoding their head is written in (UTF-8 unless it is UTF-16 or Latin-1:
-    :mod:`tracebot.matcher.encodings`; undecodable bytes become U+FFFD)."""
+    :mod:`tracebot.matcher.encodings`; a line of Latin-1 in UTF-8 is Latin-1, other undecodable bytes U+FFFD)."""
     return decode(raw) if isinstance(raw, bytes) else raw
 
 

@@ -10,14 +10,15 @@ from __future__ import annotations
 import codecs
 import gzip
 import io
+import os
 import time
 import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, Self
 
-from tracebot.matcher.encodings import SNIFF_BYTES, UTF8, sniff_encoding
+from tracebot.matcher.encodings import SNIFF_BYTES, UTF8, decode_line, sniff_encoding
 from tracebot.matcher.normalize import as_shown
 from tracebot.notes import note
 from tracebot.sizes import size_text
@@ -62,7 +63,26 @@ def text_lines(text: str, stats: ScanStats) -> Iterator[tuple[int, str]]:
         yield no, as_shown(line[:MAX_LINE_BYTES].removesuffix("\r"))
 
 
-class BoundedInflate:
+class _Over:
+    """A binary stream over another (``inner``): seeking and closing reach it, and it is a context manager."""
+
+    def __init__(self, inner: BinaryIO) -> None:
+        self.inner = inner
+
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        return self.inner.seek(offset, whence)
+
+    def close(self) -> None:
+        self.inner.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class BoundedInflate(_Over):
     """A gunzipping stream that ends early: once ``max_bytes`` have come out of it, or once ``deadline``
     (``time.monotonic()``) has passed, checked every :data:`INFLATE_PIECE` inflated bytes, so a gzip bomb
     (megabytes of zeros inflating to gigabytes) costs a bounded amount of time and work. ``stopped``
@@ -74,8 +94,10 @@ class BoundedInflate:
         max_bytes: int | None = None,
         deadline: float | None = None,
         clock: Callable[[], float] = time.monotonic,
+        raw: BinaryIO | None = None,
     ) -> None:
-        self.inner = inner
+        super().__init__(inner)
+        self.raw = raw  # the file under the gzip stream: GzipFile leaves a file it was handed open
         self.max_bytes = max_bytes
         self.deadline = deadline
         self.clock = clock
@@ -122,25 +144,46 @@ class BoundedInflate:
 
     def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
         self.inflated, self.stopped = 0, ""
-        return self.inner.seek(offset, whence)
+        return super().seek(offset, whence)
 
     def close(self) -> None:
-        self.inner.close()
+        super().close()
+        if self.raw is not None:
+            self.raw.close()
 
-    def __enter__(self) -> BoundedInflate:
-        return self
 
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+class FirstBytes(_Over):
+    """The first ``size`` bytes of a seekable stream: a log as it was when it was opened. A job still
+    writing appends while the log is read; what it appends is left for the next read, whatever the
+    log's encoding (a recoded or unpacked stream has no byte count of its own to stop at)."""
+
+    def __init__(self, inner: BinaryIO, size: int) -> None:
+        super().__init__(inner)
+        self.size = size
+
+    def read(self, n: int = -1) -> bytes:
+        room = self.size - self.inner.tell()
+        if room <= 0:
+            return b""
+        return self.inner.read(room if n < 0 else min(n, room))
+
+    def tell(self) -> int:
+        return self.inner.tell()
+
+    def fileno(self) -> int:
+        return self.inner.fileno()
 
 
 def open_log(
     path: Path, *, max_inflated: int | None = None, deadline: float | None = None
 ) -> tuple[BinaryIO, int]:
-    """Open a log as UTF-8 bytes (see :func:`log_stream`); returns (stream, size on disk)."""
+    """Open a log as UTF-8 bytes (see :func:`log_stream`), as far as it reached when it was opened (a
+    growing log: :class:`FirstBytes`); returns (stream, size on disk)."""
     raw = path.open("rb")
     try:
-        return log_stream(raw, max_inflated=max_inflated, deadline=deadline), path.stat().st_size
+        size = os.fstat(raw.fileno()).st_size
+        first = FirstBytes(raw, size)
+        return log_stream(first, max_inflated=max_inflated, deadline=deadline), size  # type: ignore[arg-type]
     except BaseException:
         raw.close()
         raise
@@ -154,7 +197,7 @@ def log_stream(raw: BinaryIO, *, max_inflated: int | None = None, deadline: floa
     binary). Closing the result closes ``raw``."""
     stream = raw
     if raw.read(2) == GZIP_MAGIC:
-        stream = BoundedInflate(gzip.GzipFile(fileobj=raw), max_inflated, deadline)  # type: ignore[assignment]
+        stream = BoundedInflate(gzip.GzipFile(fileobj=raw), max_inflated, deadline, raw=raw)  # type: ignore[assignment]
     raw.seek(0)
     encoding = sniff_encoding(stream.read(SNIFF_BYTES))
     stream.seek(0)
@@ -236,7 +279,7 @@ def candidate_lines(
             counted_lines += block.count(b"\n", counted_pos, line_start)
             counted_pos = line_start
             raw = block[line_start : min(line_end, line_start + MAX_LINE_BYTES)]
-            yield counted_lines + 1, as_shown(raw.decode("utf-8", errors="replace"))
+            yield counted_lines + 1, as_shown(decode_line(raw))
         lines_before = counted_lines + block.count(b"\n", counted_pos)  # each newline is counted once
         if block and not block.endswith(b"\n"):
             lines_before += 1
@@ -258,6 +301,7 @@ def _time_limit(stats: ScanStats) -> None:
     stats.notes.append(note("time_limit", size=size_text(stats.bytes_read)))
 
 
-def bytes_stream(data: bytes, *, max_inflated: int | None = MAX_INFLATED) -> BinaryIO:
-    """``data`` (a whole paste or attachment) as :func:`log_stream` reads a file."""
-    return log_stream(io.BytesIO(data), max_inflated=max_inflated)
+def bytes_stream(data: bytes, *, max_inflated: int | None = None) -> BinaryIO:
+    """``data`` (a whole paste or attachment) as :func:`log_stream` reads a file; gzip unpacks to at most
+    ``max_inflated`` bytes (:data:`MAX_INFLATED` when not given), and ``stopped`` says where it was cut."""
+    return log_stream(io.BytesIO(data), max_inflated=MAX_INFLATED if max_inflated is None else max_inflated)

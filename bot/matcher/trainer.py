@@ -27,6 +27,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from tracebot.config import TRAIN_HELPER_ENV, env_switch
 from tracebot.knowledge.cache import cache_file
 
 if TYPE_CHECKING:
@@ -36,7 +37,8 @@ if TYPE_CHECKING:
     from tracebot.knowledge.loader import KnowledgeBase
     from tracebot.matcher.core import Matcher
 
-HELPER_ENV = "TRACEBOT_TRAIN_HELPER"  # "0": never (the child sets it for itself), "1": always; unset: a core is free
+# off: never (the child sets "0" for itself), on: always; unset: when a core is free. Read as every switch is.
+HELPER_ENV = TRAIN_HELPER_ENV
 TIMEOUT_S = 120.0  # a child still training after this is stopped, and the parent trains (~40x a cold start)
 # A child never told to go ends itself after this (its prepared TF-IDF spaces are ~100 MB at 1,000 entries): a
 # console or a bot that got no short text for ten minutes pays the training itself when one comes.
@@ -206,8 +208,8 @@ def start(matcher_file: Path | None) -> Helper | None:
     ``None`` when there is nothing to gain: no cache to hand the matcher over (``matcher_file`` is
     ``None``), the matcher already cached (so, most likely, the model too), no idle core, or helpers
     switched off (:data:`HELPER_ENV`)."""
-    wanted = os.environ.get(HELPER_ENV, "")
-    if matcher_file is None or matcher_file.is_file() or wanted == "0" or (wanted != "1" and not core_free()):
+    wanted = env_switch(HELPER_ENV, None)
+    if matcher_file is None or matcher_file.is_file() or wanted is False or (wanted is None and not core_free()):
         return None
     import subprocess  # here: a warm start (no helper) need not import it
 

@@ -26,7 +26,7 @@ import re
 from dataclasses import dataclass, field
 
 from tracebot.matcher.normalize import CleanLine, LocalRanks, clean
-from tracebot.result import Diagnosis, FirstFailure
+from tracebot.result import CascadeCount, Diagnosis, FirstFailure
 
 TRIAGE_MIN_LINES = 4  # a text of fewer lines is one error, not a log
 MAX_RANKS = 1 << 16
@@ -121,6 +121,7 @@ _CASCADE: tuple[tuple[str, re.Pattern[str]], ...] = (
         r"|exited on signal 15|Received SIGTERM|SignalException|process group watchdog thread terminated",
         re.IGNORECASE)),
 )
+CASCADE_KINDS = tuple(name for name, _pattern in _CASCADE)  # what a CascadeCount's kind may be
 # The scheduler ending a job for a reason of its own is a failure, not a consequence of one (a step
 # cancelled because a task failed is).
 _SCHEDULER_END = re.compile(r"CANCELLED AT \S+ DUE TO (?:TIME LIMIT|PREEMPTION|NODE FAIL)", re.IGNORECASE)
@@ -183,6 +184,21 @@ def line_time(raw: str) -> tuple[int, float] | None:
     return None
 
 
+def cascade_phrase(counts: list[CascadeCount], follows: bool) -> str:
+    """The cascade in English: "240 watchdog timeouts on 15 ranks and 3 launcher exits follow it"
+    (the renderers say :class:`CascadeCount` in other languages)."""
+    if not counts:
+        return ""
+    parts = []
+    for c in counts:
+        on = f" on {c.ranks} rank{'s' if c.ranks != 1 else ''}" if c.ranks > 1 else ""
+        parts.append(f"{c.lines} {c.kind}{'s' if c.lines != 1 and not c.kind.endswith('s') else ''}{on}")
+    listed = ", ".join(parts[:-1]) + (" and " if len(parts) > 1 else "") + parts[-1]
+    if follows:
+        return f"{listed} follow{'s' if sum(c.lines for c in counts) == 1 else ''} it"
+    return listed
+
+
 # -- the triager ------------------------------------------------------------------------------------------
 @dataclass
 class _Candidate:
@@ -198,6 +214,8 @@ class Triage:
 
     first_failure: FirstFailure | None = None
     cascade: str = ""  # "240 watchdog timeouts on 15 ranks and 3 launcher exits follow it"
+    cascade_counts: list[CascadeCount] = field(default_factory=list)  # the same, counted, most lines first
+    cascade_follows: bool = False  # they came after a first failure that is not one of them ("follow it")
     cascade_lines: int = 0
     silent_ranks: list[str] = field(default_factory=list)
     lagging_ranks: list[str] = field(default_factory=list)  # behind their peers in the same collective
@@ -409,7 +427,9 @@ class Triager:
             out.first_failure = first.failure
             start = first.failure.traceback_start or first.failure.line_no
             out.first_failure_lines = (start, max(first.end or 0, first.failure.line_no))
-        out.cascade = self._cascade_phrase(first)
+        out.cascade_counts = self._cascade_counted()
+        out.cascade_follows = bool(out.cascade_counts) and first is not None and not first.cascade
+        out.cascade = cascade_phrase(out.cascade_counts, out.cascade_follows)
         out.silent_ranks, out.lagging_ranks = self._quiet_and_behind()
         return out
 
@@ -418,18 +438,9 @@ class Triager:
             return _earliest_of(self._failures, self._first)
         return self._first_quiet or self._first_cascade
 
-    def _cascade_phrase(self, first: _Candidate | None) -> str:
-        if not self._cascade_counts:
-            return ""
-        parts = []
-        for kind, n in sorted(self._cascade_counts.items(), key=lambda kv: -kv[1]):
-            ranks = self._cascade_ranks.get(kind, {})
-            on = f" on {len(ranks)} rank{'s' if len(ranks) != 1 else ''}" if len(ranks) > 1 else ""
-            parts.append(f"{n} {kind}{'s' if n != 1 and not kind.endswith('s') else ''}{on}")
-        listed = ", ".join(parts[:-1]) + (" and " if len(parts) > 1 else "") + parts[-1]
-        if first is not None and not first.cascade:
-            return f"{listed} follow{'s' if sum(self._cascade_counts.values()) == 1 else ''} it"
-        return listed
+    def _cascade_counted(self) -> list[CascadeCount]:
+        return [CascadeCount(kind, n, len(self._cascade_ranks.get(kind, {})))
+                for kind, n in sorted(self._cascade_counts.items(), key=lambda kv: -kv[1])]
 
     def _quiet_and_behind(self) -> tuple[list[str], list[str]]:
         silent = self._never_reported() if self._timed_out else []
@@ -596,6 +607,7 @@ def attach_triage(diagnosis: Diagnosis, triager: Triager) -> Diagnosis:
     """Put what the triager found on ``diagnosis``; the first failure names the entry matched on its lines."""
     found = triager.finish()
     diagnosis.cascade = found.cascade
+    diagnosis.cascade_counts, diagnosis.cascade_follows = found.cascade_counts, found.cascade_follows
     diagnosis.silent_ranks = found.silent_ranks
     diagnosis.silent_hosts = {r: h for r in found.silent_ranks if (h := triager.host_of(r))}
     diagnosis.lagging_ranks = found.lagging_ranks

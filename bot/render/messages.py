@@ -5,6 +5,7 @@ language is added in one place. A key missing in a language falls back to Englis
 from __future__ import annotations
 
 from tracebot.notes import FORMS, read_note
+from tracebot.result import Diagnosis
 
 LANGS = ("en", "ja")
 
@@ -110,6 +111,14 @@ MESSAGES: dict[str, dict[str, str]] = {
         "first_failure": "最初の失敗",
         "unknown_first_failure": "既知の問題ではありません。ログのこれ以降はこのエラーの結果です。",
         "after_first_failure": "最初の失敗のあと: {cascade}。",
+        # the cascade (tracebot.result.CascadeCount), one name per kind of tracebot.matcher.triage.CASCADE_KINDS
+        "cascade.watchdog timeout": "ウォッチドッグのタイムアウト",
+        "cascade.aborted communicator": "通信路 (communicator) の中断",
+        "cascade.launcher exit": "ランチャーによるプロセス終了",
+        "cascade_part": "{kind} {n} 件",
+        "cascade_part_on": "{ranks} rank で{kind} {n} 件",
+        "cascade_and": "、",
+        "cascade_follows": "{listed}がこれに続いています",
         "internal_doc": "社内文書",
         "pointer": "上と同じエラーです: *{title}*。<{link}|先ほどの回答>を見てください。",
         "logs_unread": "添付のログをすべては読めなかったため、何が起きたのかを判断できません:",
@@ -173,6 +182,18 @@ def msg(lang: str, key: str, **values: object) -> str:
     """The text for ``key`` in ``lang`` (English when missing), with ``values`` filled in."""
     text = MESSAGES.get(lang, {}).get(key) or MESSAGES["en"][key]
     return text.format(**values) if values else text
+
+
+def say_cascade(d: Diagnosis, lang: str) -> str:
+    """The cascade after a log's first failure in ``lang``: the matcher's English (:attr:`Diagnosis.cascade`),
+    or its counts said in ``lang`` when it has a name for each kind."""
+    said = MESSAGES.get(lang, {})
+    if lang == "en" or not d.cascade_counts or any(f"cascade.{c.kind}" not in said for c in d.cascade_counts):
+        return d.cascade
+    parts = [msg(lang, "cascade_part_on" if c.ranks > 1 else "cascade_part", kind=said[f"cascade.{c.kind}"],
+                 n=c.lines, ranks=c.ranks) for c in d.cascade_counts]
+    listed = said["cascade_and"].join(parts)
+    return msg(lang, "cascade_follows", listed=listed) if d.cascade_follows else listed
 
 
 def say_note(text: str, lang: str) -> str:

@@ -12,7 +12,7 @@ from typing import Any
 
 from tracebot.ranks import first_few, format_ranks
 from tracebot.render.facts import fact_phrases
-from tracebot.render.messages import msg, say_note
+from tracebot.render.messages import msg, say_cascade, say_note
 from tracebot.result import Diagnosis, Match, Result, Source, StackGroup, Table
 
 Block = dict[str, Any]
@@ -231,7 +231,7 @@ def triage_lead(d: Diagnosis) -> list[Block]:
 def triage_tail(d: Diagnosis) -> list[Block]:
     if not (d.cascade and d.first_failure):
         return []
-    return [context(msg(d.lang, "after_first_failure", cascade=escape(d.cascade)))]
+    return [context(msg(d.lang, "after_first_failure", cascade=escape(say_cascade(d, d.lang))))]
 
 
 def answer(diagnosis: Diagnosis, *, diagnosis_id: int | None, always_answer: bool) -> Rendered | None:

@@ -35,6 +35,8 @@ ABOUT_TERMINAL = (
     "a log or a pasted error from a terminal: `tracebot diagnose FILE` (or standard input)."
 )
 
+UNAVAILABLE = "Some commands are unavailable: a plugin did not load. Ask an admin."
+
 
 class BuiltinCommands:
     """The built-in commands of one router. ``store`` is None where there is no channel (a terminal)."""
@@ -72,8 +74,12 @@ class BuiltinCommands:
 
         sections = [Section("Built in", lines(True)), Section("Commands", lines(False) or "No commands are installed.")]
         errors = self.host.load_errors()
-        if errors:
+        # Help is answered where it was asked, in front of the channel; a load error holds a traceback's
+        # words and the plugin's path on the server, which are for admins (App Home shows them the same way).
+        if errors and ctx.caller.is_admin:
             sections.append(Section("Plugins that failed to load", "\n".join(errors)))
+        elif errors:
+            sections.append(Section("Unavailable", UNAVAILABLE))
         about = ABOUT if ctx.typed_as == SLACK_PREFIX else ABOUT_TERMINAL
         return Result(title=ctx.typed("/trace help"), summary=about, status="info", sections=sections)
 

@@ -73,6 +73,16 @@ class TraceRuns:
         self, plan: Plan, channel: str, user: str | None, thread_ts: str | None
     ) -> render.Rendered | None:
         """Queue ``plan``; return a reply for the user now (busy, already running) or None."""
+        running = self.pool.running(plan.key) if plan.key is not None else None
+        if running is not None:
+            with self._lock:
+                here = running.meta.get("channel") == channel and not running.meta.get("finished", False)
+                link = running.meta.get("permalink")
+            if here:
+                # Pointed at the run, answered now: nothing for a restart to owe, so no inbox row is written
+                # (it was written and deleted at once). Should the run end in between, the link still leads
+                # to its answer.
+                return _already_running_here(plan, link)
         try:
             job, created, work_id = self._submit(
                 plan, channel, user, thread_ts, key=plan.key, meta={"rights": self._rights(user)})
@@ -96,13 +106,10 @@ class TraceRuns:
             self.inbox.done(work_id)
         if finished or (not same_channel and not same_rights):  # runs on its own
             return self._start_unshared(plan, channel, user, thread_ts)
-        label = f"`/trace {render.escape(plan.label)}`"
         if same_channel:
-            text = f"{label} is already running" + (
-                f": <{link}|follow it in its thread>." if link else "; its answer will appear here shortly."
-            )
-        else:
-            text = f"{label} is already running for someone else; I'll post its result here too when it is done."
+            return _already_running_here(plan, link)
+        label = f"`/trace {render.escape(plan.label)}`"
+        text = f"{label} is already running for someone else; I'll post its result here too when it is done."
         return text, [render.section(text)]
 
     def _rights(self, user: str | None) -> tuple[str | None, bool]:
@@ -280,6 +287,14 @@ class TraceRuns:
                 log.exception("could not post /trace %s to %s", plan.label, f.channel)
             finally:
                 self.inbox.done(f.work_id)
+
+
+def _already_running_here(plan: Plan, link: object) -> render.Rendered:
+    label = f"`/trace {render.escape(plan.label)}`"
+    text = f"{label} is already running" + (
+        f": <{link}|follow it in its thread>." if link else "; its answer will appear here shortly."
+    )
+    return text, [render.section(text)]
 
 
 def _busy(exc: PoolBusy) -> render.Rendered:

@@ -154,15 +154,22 @@ class HttpServer:
             clear_untrusted_proxy_headers=True,
         )
         self._closing = False
+        # Bound here, listening only in :meth:`listen`: a bound socket that does not listen refuses a
+        # connection at once, where a listening one would queue it unanswered until the loop runs.
         self._server = _Server(wsgi, map=self._map, adj=adj, _start=False)
         self._server.request_timeout_s = request_timeout_s
-        self._server.accept_connections()
+
+    def listen(self) -> None:
+        """Start taking connections (``OSError`` if another process took the port between the bind and now)."""
+        if not self._server.accepting:
+            self._server.accept_connections()
 
     @property
     def server_address(self) -> tuple[str, int]:
         return str(self._server.effective_host), int(self._server.effective_port)
 
     def serve_forever(self) -> None:
+        self.listen()
         try:
             self._server.run()
         except OSError:
@@ -187,7 +194,9 @@ def make_http_server(
 ) -> HttpServer:
     """Bolt's WSGI adapter behind :class:`SlackGate`, served by waitress with the limits above. The port
     is bound here (``OSError`` when it cannot be); ``app`` may be ``None`` and given later with
-    :func:`mount_app`, before :meth:`HttpServer.serve_forever`."""
+    :func:`mount_app`, before :meth:`HttpServer.serve_forever`. The port listens from the moment there is
+    an app: while ``tracebot serve`` loads its knowledge base a connection is refused at once (Slack
+    retries), not held in the listen backlog with no answer."""
     gate = SlackGate(None, signing_secret, max_body_bytes)
     server = HttpServer(gate, host, port, max_body_bytes=max_body_bytes, **limits)
     if app is not None:
@@ -199,3 +208,4 @@ def mount_app(server: HttpServer, app: App) -> None:
     """Give a server :func:`make_http_server` made without its app the Bolt app to serve."""
     assert isinstance(server.wsgi, SlackGate)
     server.wsgi.app = SlackRequestHandler(app, path=EVENTS_PATH)
+    server.listen()

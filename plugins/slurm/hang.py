@@ -65,7 +65,13 @@ def srun_argv(cli: SlurmCli, job_id: str, node: str, settings: SlurmSettings, li
 def _srun_env() -> dict[str, str]:
     """Our environment without SLURM_* job variables (if tracebot itself runs inside an allocation, srun
     must not inherit that job's geometry) and without our secrets: srun exports its environment to the step
-    on the job's node, its prolog and SPANK plugins, and the dump there needs no Slack token nor cloud key."""
+    on the job's node, its prolog and SPANK plugins, and the dump there needs no Slack token nor cloud key.
+
+    ``SLURM_JWT`` stays dropped on purpose: it is tracebot's credential (exported, it would reach the job's
+    node and its owner), and Slurm does not support srun with JWT anyway (its JWT page: only client to
+    slurmctld/slurmdbd; srun with ``SLURM_JWT`` set is unsupported). squeue, sacct and scontrol still get
+    it (:mod:`.client`); the dump step needs munge on tracebot's host, and :func:`_srun_reason` says so
+    when srun cannot authenticate."""
     return {k: v for k, v in without_secrets().items() if not k.startswith("SLURM_") or k == "SLURM_CONF"}
 
 
@@ -119,6 +125,10 @@ def _srun_reason(stderr: str) -> str:
         if "task launch" in low and ("communication connection failure" in low or "connection refused" in low):
             # The controller still lists the node, but its slurmd is not answering: stopped, crashed, or cut off.
             return f"the node's slurmd did not answer the dump step (slurmd down or unreachable): {line[:200]}"
+        if "munge" in low or "authentication error" in low or "invalid authentication credential" in low:
+            return ("srun could not authenticate to SLURM from tracebot's host: the dump step needs munged "
+                    "running here with the cluster's key; SLURM_JWT is not passed to srun (a credential, and "
+                    "Slurm does not support srun with JWT; README \"Configuration\"): " + line[:200])
         if "access/permission denied" in low:
             return ("SLURM lets only the job's owner (or root) start a step in it, and no `slurm.as_owner` "
                     "privilege is configured (README \"Deploying\")")

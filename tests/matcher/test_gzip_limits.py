@@ -79,3 +79,40 @@ def test_a_gzip_cut_short_or_damaged_is_read_up_to_the_damage(tmp_path, matcher)
         # how much came out before the damage, in a unit that shows it: "after 0 MB unpacked" said 500 KB
         said = {"cut": r"after [1-9]\d{2} KB unpacked", "damaged": r"after 1\.\d MB unpacked"}[how]
         assert re.search(said, damaged[0]), damaged
+
+
+def test_gzip_bytes_diagnosed_in_memory_say_where_they_were_cut_in_english_and_japanese(tmp_path, matcher,
+                                                                                       monkeypatch):
+    """Gzip handed over as bytes (standard input, a paste of bytes) was unpacked up to the in-memory cap, or up
+    to its damage, and the answer said nothing: it read as the whole log. Each cut is a note, as for a file."""
+    from tracebot.matcher import scan
+    from tracebot.render.messages import say_note
+
+    monkeypatch.setattr(scan, "MAX_INFLATED", 4 << 20)
+    bomb = _bomb(tmp_path, 16).read_bytes()
+    found = matcher.diagnose(bomb)
+    said = "unpacks to more than 4 MB; only the first 4 MB were read"
+    assert found.truncated and said in found.notes, found.notes
+    assert say_note(said, "ja") == "展開すると 4 MB を超えるため、先頭の 4 MB だけを読みました"
+    cut = matcher.diagnose(_damaged(tmp_path, "cut").read_bytes())
+    assert cut.matches[0].entry_id == "cuda-oom"
+    assert cut.truncated and any("damaged or cut short" in n for n in cut.notes), cut.notes
+
+
+def test_closing_a_gzipped_log_closes_its_file(tmp_path):
+    """GzipFile does not close a file it was handed: every gzipped log a reader opened and closed kept its
+    descriptor until the garbage collector found it (a bot reading many attachments runs out of them)."""
+    import os
+
+    from tracebot.matcher.scan import open_log
+
+    path = tmp_path / "train.log.gz"
+    path.write_bytes(gzip.compress(OOM))
+    before = len(os.listdir("/proc/self/fd"))
+    opened = []
+    for _ in range(5):
+        stream, _size = open_log(path)
+        with stream:
+            assert stream.read() == OOM
+        opened.append(stream)  # kept alive: only closing may release the descriptor
+    assert len(os.listdir("/proc/self/fd")) == before

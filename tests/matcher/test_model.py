@@ -803,3 +803,32 @@ def test_the_cold_start_profile_stores_the_model_training_stores(tmp_path, monke
     assert profiled is not None
     assert (len(profiled.statements), profiled.report) == (len(trained.statements), trained.report)
     assert len(trained.statements) and not hasattr(profiled, "p_statement")
+
+
+def test_the_train_helper_switch_reads_the_usual_on_off_words_and_refuses_any_other(tmp_path, monkeypatch):
+    """TRACEBOT_TRAIN_HELPER read only "0" and "1": "off" and "no" still started a helper on a free core,
+    "on" and "yes" did not force one on a busy machine, and a typo said nothing. It is read as every other
+    switch is (config.env_switch), with the same one-line refusal, at start and where it acts."""
+    from tracebot.config import Config
+
+    spawned: list[list[str]] = []
+
+    def popen(argv, **_kw):
+        spawned.append(argv)
+        raise OSError("not started in this test")
+
+    monkeypatch.setattr(subprocess, "Popen", popen)
+    cold = tmp_path / "matcher.pkl"  # not there yet: a cold start, where a helper could help
+    for word, free, started in (("off", True, False), ("No", True, False), ("on", False, True),
+                                (" yes ", False, True), ("", True, True), ("", False, False)):
+        monkeypatch.setenv(trainer.HELPER_ENV, word)
+        monkeypatch.setattr(trainer, "core_free", lambda free=free: free)
+        spawned.clear()
+        assert trainer.start(cold) is None
+        assert bool(spawned) is started, (word, free)
+    monkeypatch.setenv(trainer.HELPER_ENV, "always")
+    said = r"TRACEBOT_TRAIN_HELPER must be on or off \(also true/false, yes/no, 1/0\), got 'always'"
+    with pytest.raises(ValueError, match=said):
+        trainer.start(cold)
+    with pytest.raises(ValueError, match=said):
+        Config.from_env({trainer.HELPER_ENV: "always"})

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import codecs
 import gzip
+import io
 import random
 import zlib
 from pathlib import Path
@@ -131,3 +132,93 @@ def test_a_utf8_log_with_a_few_binary_bytes_near_its_start_stays_utf8():
         assert later.decode() in to_text(log), seed
     assert flipped == 0
     assert sniff_encoding(FRENCH.encode("latin-1")[:8192]) == "cp1252"
+
+
+def test_binary_whose_nuls_fall_on_odd_offsets_is_not_taken_for_utf16_and_is_refused(tmp_path: Path):
+    """Random bytes with a NUL at every odd offset, and a tensor of small 16-bit integers (a checkpoint's
+    payload, a core dump's counters), sniff like ASCII in UTF-16: the sniff called them text, and the reader
+    turned them into control characters and stray letters that were matched as lines. What the bytes
+    decode to is judged too, so they are refused as binary; a real UTF-16 log still reads."""
+    rng = random.Random(7)
+    odd_nuls = bytes(b for _ in range(4096) for b in (rng.randrange(256), 0))
+    small_ints = b"".join(rng.randrange(1024).to_bytes(2, "little") for _ in range(4096))
+    for name, data in (("odd-nuls.bin", odd_nuls), ("tensor.pt", small_ints), ("be.bin", odd_nuls[1:] + b"\0")):
+        path = tmp_path / name
+        path.write_bytes(data)
+        assert not looks_like_text(data[:8192]), name
+        assert not file_is_text(path), name
+    assert looks_like_text(FRENCH.encode("utf-16-le")[:8192])
+    torn = "step 1\n".encode("utf-16-le") + b"\x00\xd8" + FRENCH.encode("utf-16-le")
+    assert looks_like_text(torn[:8192])
+
+
+class _JobStillWriting(io.RawIOBase):
+    """The log as /trace job opens it while the job writes: the first read finds ``later`` appended since
+    the open (the size was taken at the open)."""
+
+    def __init__(self, path: Path, later: bytes) -> None:
+        self.path, self.later = path, later
+        self.file = path.open("rb", buffering=0)
+
+    def readinto(self, buffer) -> int:  # type: ignore[override]
+        if self.later:
+            with self.path.open("ab") as log:
+                log.write(self.later)
+            self.later = b""
+        return self.file.readinto(buffer)
+
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        return self.file.seek(offset, whence)
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def fileno(self) -> int:
+        return self.file.fileno()
+
+    def close(self) -> None:
+        self.file.close()
+        super().close()
+
+
+@pytest.mark.parametrize("encoding", ["utf-8", "utf-16", "utf-16-le"])
+def test_a_log_the_job_is_still_writing_is_read_as_it_was_when_the_read_began(tmp_path: Path, encoding: str):
+    """UTF-16 is recoded as it is read, so the size taken at the open did not bound it and what the job
+    wrote meanwhile was read and reported; UTF-8 read up to a block past it too. Both stop at that size."""
+    from tracebot.matcher.logscan import scan_log
+
+    before = "epoch 3 step 120 loss 2.31\n" * 40 + "[rank2]: RuntimeError: NCCL error in: ProcessGroupNCCL.cpp\n"
+    after = "[rank5]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n"
+    log = tmp_path / "slurm-9.out"
+    log.write_bytes(before.encode(encoding))
+    grown = after.encode(encoding).removeprefix(codecs.BOM_UTF16_LE).removeprefix(codecs.BOM_UTF16_BE)
+    scanned = scan_log(log, opener=lambda p: io.BufferedReader(_JobStillWriting(p, grown)))
+    assert [e.rank for e in scanned.errors] == ["2"], [e.message for e in scanned.errors]
+    assert scanned.size == len(before.encode(encoding))
+
+
+@pytest.mark.parametrize("accents_in_head", [0, 1, 2])
+def test_a_latin1_log_with_few_accents_in_its_head_is_read_with_its_accents_not_replacement_marks(
+        tmp_path: Path, matcher, accents_in_head: int):
+    """The Latin-1 guess needs 3 undecodable bytes in the head; with fewer (or none: the accents come later)
+    the log stayed UTF-8 and every accent became U+FFFD in the line the answer quotes. Each line that is
+    not UTF-8 is now judged on its own: one that reads as clean Windows-1252 is Latin-1, wherever it is."""
+    from tracebot.matcher.logscan import scan_log
+
+    head = "".join(("2024-05-02 10:00:01 node3: [rank0]: " + ("étape 1" if i < accents_in_head else "step 1") + "\n")
+                   for i in range(300))
+    text = head + ("2024-05-02 10:00:04 node3: [rank1]: torch.OutOfMemoryError: CUDA out of memory. "
+                   "Tried to allocate 2.00 GiB (étape 101, mémoire réservée)\n")
+    log = tmp_path / "train.log"
+    log.write_bytes(text.encode("latin-1"))
+    for found in (matcher.diagnose_file(log), matcher.diagnose(text.encode("latin-1"))):
+        assert found.confident and found.confident[0].entry_id == "cuda-oom"
+        assert found.confident[0].line.endswith(QUOTED), found.confident[0].line
+    assert [e.message for e in scan_log(log, matcher.trigger).errors] == [QUOTED]
+    utf8 = "│ étape 1 │ " + OOM.decode()
+    assert matcher.diagnose(utf8.encode()).confident[0].line.startswith("│ étape 1 │")  # UTF-8 stays UTF-8
+    junk = b"\xff\x01\xfe\x02" + OOM  # binary before a line (control bytes among it) is not read as letters
+    assert matcher.diagnose(junk).confident[0].line.startswith("\ufffd")

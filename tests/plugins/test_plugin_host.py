@@ -112,6 +112,26 @@ def test_a_plugin_that_fails_to_import_is_reported_and_the_others_still_work(tmp
     assert "pid" in host.get_commands()
 
 
+def test_help_names_a_plugin_that_failed_to_load_only_to_admins(tmp_path, monkeypatch):
+    """`/trace help` is posted where it was typed: the load error (a traceback's words, the plugin's path on
+    the server) was shown to the whole channel. Admins see it, as in App Home; others are told to ask one."""
+    (tmp_path / "half_written_plugin.py").write_text("raise RuntimeError('not finished yet')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    router = Router(PluginHost(builtins=("half_written_plugin", "tracebot.plugins.pyspy"), entry_points=False),
+                    Config())
+
+    def shown(caller: Caller) -> str:
+        result = router.run_text("help", caller)
+        return "\n".join([result.summary, *(f"{s.title}\n{s.text}" for s in result.sections)])
+
+    everyone = shown(Caller("U1", "alice"))
+    assert "not finished yet" not in everyone and "half_written_plugin" not in everyone, everyone
+    assert "Some commands are unavailable: a plugin did not load. Ask an admin." in everyone
+    assert "/trace pid" in everyone
+    admin = shown(Caller("U2", None, is_admin=True))
+    assert "half_written_plugin" in admin and "not finished yet" in admin
+
+
 def test_a_plugin_whose_command_listing_raises_is_reported_and_the_others_still_work(host, register_plugin):
     @hookimpl
     def register_commands() -> list[Command]:

@@ -34,3 +34,29 @@ def test_the_dump_step_gets_no_secret_of_tracebots_environment(monkeypatch: pyte
     # what srun itself needs stays: where the cluster's configuration is, the command path, plain settings
     assert env["SLURM_CONF"] == "/etc/slurm/slurm.conf" and env["TRACEBOT_TEST_PLAIN"] == "kept"
     assert "PATH" in env and "SLURM_JOB_ID" not in env
+
+
+# What srun prints on a host without munged (the lines dun/munge issue #118 shows for sbatch, as srun's).
+NO_MUNGE = [sys.executable, "-c", (
+    "import sys; sys.stderr.write("
+    "'srun: error: If munged is up, restart with --num-threads=10\\n'"
+    "'srun: error: Munge encode failed: Failed to access \"/run/munge/munge.socket.2\": No such file or directory\\n'"
+    "'srun: error: slurm_send_node_msg: auth_g_create: REQUEST_JOB_STEP_CREATE has authentication error\\n'"
+    "); sys.exit(1)")]
+
+
+def test_slurm_jwt_stays_off_the_step_and_a_host_without_munge_is_told_what_is_missing(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """SLURM_JWT is tracebot's credential (the step would carry it to the job's node), and Slurm does not
+    support srun with JWT: it stays out. Where tracebot's host has only JWT (no munged), srun's first line,
+    "If munged is up, restart with --num-threads=10", was the whole answer; the reason now says what the
+    dump step needs and why SLURM_JWT is not given to it."""
+    jwt = "eyJhbGciOiJIUzI1NiJ9.eyJzdW4iOiJ0cmFjZWJvdCJ9.c2lnbmF0dXJl"
+    monkeypatch.setenv("SLURM_JWT", jwt)
+    doc, why = run_node(PRINT_ENV, 30)
+    assert why is None and doc is not None
+    assert "SLURM_JWT" not in doc["env"] and jwt not in doc["env"].values()
+    doc, why = run_node(NO_MUNGE, 30)
+    assert doc is None and why is not None
+    assert "needs munged running here" in why and "SLURM_JWT is not passed to srun" in why, why
+    assert 'README "Configuration"' in why

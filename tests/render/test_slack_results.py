@@ -52,3 +52,32 @@ def test_the_maintainers_app_home_stays_within_slacks_limits_however_many_entrie
     assert over_slack_limits(blocks, max_blocks=100) == []
     shown = texts(blocks)
     assert "sagemaker-distributed-training-entry-000" in shown and "`tracebot stats` lists the rest" in shown
+
+
+def test_a_japanese_thread_is_told_the_cascade_after_the_first_failure_in_japanese(matcher):
+    """"最初の失敗のあと: 60 watchdog timeouts on 60 ranks follow it。": the line around the cascade was
+    Japanese, the cascade itself the matcher's English."""
+    from tracebot.render.slack import triage_tail
+
+    log = "\n".join(
+        ["node-0: [rank3]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB"]
+        + [f"node-{r // 8}: [rank{r}]:[E ProcessGroupNCCL.cpp:523] [Rank {r}] Watchdog caught collective operation "
+           "timeout: WorkNCCL(SeqNum=4, OpType=ALLREDUCE) ran for 600070 milliseconds before timing out."
+           for r in range(4, 19)]
+        + ["node-0: srun: error: node-0: task 3: Exited with exit code 1"]
+    )
+    d = matcher.diagnose("学習が途中で止まりました。原因を教えてください。\n" + log + "\n")
+    assert d.lang == "ja" and d.first_failure is not None
+    said = texts(triage_tail(d))
+    assert said == ("最初の失敗のあと: 15 rank でウォッチドッグのタイムアウト 15 件、ランチャーによるプロセス終了 1 件"
+                    "がこれに続いています。"), said
+    english = texts(triage_tail(matcher.diagnose(log + "\n")))
+    assert english == "After the first failure: 15 watchdog timeouts on 15 ranks and 1 launcher exit follow it.", english
+
+
+def test_every_kind_of_cascade_the_triager_counts_has_a_name_in_every_language():
+    from tracebot.matcher.triage import CASCADE_KINDS
+    from tracebot.render.messages import LANGS, MESSAGES
+
+    assert [(lang, k) for lang in LANGS if lang != "en" for k in CASCADE_KINDS
+            if f"cascade.{k}" not in MESSAGES[lang]] == []

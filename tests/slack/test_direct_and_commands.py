@@ -118,6 +118,27 @@ def test_running_the_same_trace_twice_while_it_runs_gives_the_running_one(slack)
     assert len([p for p in slack.fake.posts() if "/trace slow 77" in p["text"]]) == 1
 
 
+def test_the_same_trace_again_in_its_channel_is_pointed_at_the_run_without_writing_an_inbox_row(slack, monkeypatch):
+    """The second `/trace slow 77` wrote the user's command to the inbox, then deleted it on finding the
+    run: two writes (and the text on disk) for a reply that needs none. A restart cannot owe it anything:
+    it was answered at once, and the first run's row stands for the work."""
+    store = slack.tracebot.store
+    written: list[dict] = []
+    add_work = store.add_work
+    monkeypatch.setattr(store, "add_work", lambda work: written.append(work.payload) or add_work(work))
+    slack.slow.release.clear()
+    try:
+        assert slack.command("slow 77").body == ""
+        slack.fake.wait_for(lambda: slack.fake.calls_to("chat.getPermalink"))
+        second = slack.command("slow 77").json()
+        assert "already running" in second["text"]
+        assert [w["text"] for w in written] == ["slow 77"] and store.count("inbox") == 1
+    finally:
+        slack.slow.release.set()
+    slack.idle()
+    assert slack.slow.runs == [77] and store.count("inbox") == 0
+
+
 def test_a_usage_error_is_answered_at_once_and_runs_nothing(slack):
     body = slack.command("slow abc").json()
     assert "give one job number" in body["text"] and "/trace slow &lt;job&gt;" in texts(body["blocks"])

@@ -125,3 +125,33 @@ def test_a_signed_but_malformed_body_is_a_400_with_one_log_line(slack, caplog, b
     assert len(problems) == 1 and problems[0].exc_info is None
     slack.idle()
     assert slack.fake.posts() == []
+
+
+def test_the_port_refuses_connections_while_the_app_is_built_rather_than_holding_them_unanswered():
+    """``tracebot serve`` binds its port first (a taken port is said at once), then loads the knowledge
+    base. The socket listened from the bind: Slack's requests sat in the backlog, unanswered, for the whole
+    load, and its retries stacked up behind them. It listens once there is an app to answer: until then a
+    connection is refused at once (Slack retries later), after it the request is answered."""
+    import errno
+    import http.client
+    import threading
+
+    from slack_bolt import App
+
+    from tests.slack.harness import SIGNING_SECRET
+    from tracebot.slack.http import make_http_server, mount_app
+
+    server = make_http_server(None, SIGNING_SECRET, "127.0.0.1", 0)
+    port = server.server_address[1]
+    try:
+        with socket.socket() as early:
+            early.settimeout(10)
+            assert early.connect_ex(("127.0.0.1", port)) == errno.ECONNREFUSED
+        mount_app(server, App(token="xoxb-test", signing_secret=SIGNING_SECRET, token_verification_enabled=False))
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        conn.request("GET", "/")
+        assert conn.getresponse().status == 404  # answered by the gate, not left waiting
+        conn.close()
+    finally:
+        server.shutdown()

@@ -283,6 +283,19 @@ def test_tracebot_serve_on_a_port_already_taken_or_a_host_it_cannot_resolve_says
     assert "Traceback" not in out, out
 
 
+def test_tracebot_run_on_a_port_already_taken_names_port_not_a_flag_run_does_not_have(start):
+    """The hint said "give --port or $PORT another port" under `tracebot run` too, which refuses --port."""
+    with socket.socket() as taken:
+        taken.bind(("0.0.0.0", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        proc = start("run", SLACK_SIGNING_SECRET=SIGNING_SECRET, PORT=str(port))
+        out, _ = proc.communicate(timeout=60)
+    assert proc.returncode == 1, out
+    assert f"error: cannot listen on 0.0.0.0:{port}: address already in use" in out, out
+    assert "set $PORT to another port" in out and "--port" not in out, out
+
+
 def test_tracebot_serve_s_log_starts_without_bolt_s_false_warning_about_the_token(start):
     """Every start logged "As you gave `client` as well, `token` will be unused": Bolt read
     SLACK_BOT_TOKEN itself, and the client tracebot gave it carries that very token."""
