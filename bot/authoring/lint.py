@@ -163,8 +163,10 @@ def lint(root: Path, *, examples: bool = True) -> tuple[KnowledgeBase, list[Load
     problems = list(problems) + todo_problems(kb) + platform_problems(kb)
     if kb.entries:
         matcher = Matcher(kb)
-        if examples:
-            problems += example_problems(kb, matcher) + silence_problems(kb, matcher)
+        # An entry's own faults first: a refused regex steals other entries' examples and silence texts,
+        # and its one line must not come after dozens of lines about the entries it wronged.
         for check in EXTRA_CHECKS:
             problems += check(kb, matcher)
+        if examples:
+            problems += example_problems(kb, matcher) + silence_problems(kb, matcher)
     return kb, problems
