@@ -329,7 +329,22 @@ def compile_pattern(pattern: str) -> Any:
     options = re2.Options()
     options.case_sensitive = False
     options.max_mem = 8 << 20  # bound the compiled program; a pathological pattern fails to compile
+    options.log_errors = False  # RE2 would also print each refusal through absl to the process's stderr
     return re2.compile(pattern, options)
+
+
+_LOOKAROUND = ("(?=", "(?!", "(?<=", "(?<!")
+
+
+def _re2_refusal(exc: Exception) -> str:
+    """Why RE2 refused a pattern, in words, with what to write instead where there is a usual way."""
+    said = exc.args[0] if exc.args else str(exc)
+    said = said.decode("utf-8", "replace") if isinstance(said, bytes) else str(said)
+    if said.startswith("invalid perl operator: ") and said.endswith(_LOOKAROUND):
+        return f"{said} (RE2 has no lookaround: match the error text itself, and list lines that must not count under `unless:`)"
+    if re.match(r"invalid escape sequence: \\[1-9]", said):
+        return f"{said} (RE2 has no backreferences: write the repeated text out, or use a class like \\S+)"
+    return said
 
 
 def check_patterns(entry: Entry) -> list[tuple[str, str]]:
@@ -346,7 +361,7 @@ def check_patterns(entry: Entry) -> list[tuple[str, str]]:
             try:
                 compiled = compile_pattern(pattern)
             except Exception as exc:  # re2.error, or TypeError/ValueError on odd input
-                problems.append((key, f"regex {pattern!r} is not valid RE2 (linear-time) syntax: {exc}"))
+                problems.append((key, f"regex {pattern!r} is not valid RE2 (linear-time) syntax: {_re2_refusal(exc)}"))
                 continue
             if kind == "regex" and compiled.search("") is not None:
                 problems.append((key, f"regex {pattern!r} matches the empty string, so it would match every line"))

@@ -63,6 +63,18 @@ def test_backtracking_regex_constructs_are_refused_as_not_linear_time(tmp_path: 
     assert "matches the empty string" in text
 
 
+def test_a_refused_lookahead_or_backreference_says_what_to_write_instead_and_nothing_else(tmp_path: Path, capfd):
+    # RE2's refusal came as a bytes repr (b'invalid perl operator: (?=') under two absl log lines on
+    # stderr ("WARNING: All log messages before absl::InitializeLog()...", "E0000 ... re2.cc:242]"), and
+    # said nothing of what an author should write instead.
+    root = write_kb(tmp_path / "kb", [entry_dict("bt", recognise={"regex": [r"underrun(?= on)", r"(shard)\1"]})])
+    text = "\n".join(problems(root))
+    assert "b'" not in text
+    assert "invalid perl operator: (?= (RE2 has no lookaround" in text and "`unless:`" in text
+    assert "invalid escape sequence: \\1 (RE2 has no backreferences" in text
+    assert capfd.readouterr().err == ""
+
+
 def test_too_short_anchor_and_oversized_pattern_are_refused(tmp_path: Path):
     root = write_kb(tmp_path / "kb", [entry_dict("s", recognise={"anchors": ["NCCL", "x" * 600]})])
     text = "\n".join(problems(root))
