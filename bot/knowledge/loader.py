@@ -288,6 +288,15 @@ def parse_entry_text(raw: bytes | str, shown: str, path: Path | None = None) -> 
     return entry, errors
 
 
+# PyYAML's words for the slips authors make, and what to do about each.
+_YAML_HINTS = [
+    ("found character '\\t' that cannot start any token", " (YAML indents with spaces: replace the tab with spaces)"),
+    ("expected <block end>", " (this line's indentation does not fit the lines above it: "
+                             "items of one list, and keys of one mapping, start in the same column)"),
+    ("mapping values are not allowed here", " (a colon and a space in unquoted text: put the text in quotes)"),
+]
+
+
 def _careful_parse(raw: str, shown: str) -> tuple[Any, Any, LoadError | None]:
     """(node, data, None) through the pure-Python loader that refuses anchors, aliases, object tags and
     repeated keys, or (None, None, the problem with its line)."""
@@ -305,7 +314,8 @@ def _careful_parse(raw: str, shown: str) -> tuple[Any, Any, LoadError | None]:
         what = exc.problem or exc.context or "invalid YAML"
         if what.startswith("could not determine a constructor for the tag"):
             what = f"tag {what.rpartition(' ')[2]} is not allowed: an entry is plain data, it never constructs objects"
-        return None, None, LoadError(shown, line, f"YAML: {what}")
+        hint = next((h for start, h in _YAML_HINTS if what.startswith(start)), "")
+        return None, None, LoadError(shown, line, f"YAML: {what}{hint}")
     except yaml.YAMLError as exc:
         return None, None, LoadError(shown, 1, f"YAML: {exc}")
     except RecursionError:  # PyYAML composes recursively: "[[[[..." thousands deep must not crash the load
