@@ -175,6 +175,21 @@ def test_a_shared_binary_log_gets_one_note_in_the_thread_and_a_shared_image_none
     assert len(slack.fake.posts()) == 1
 
 
+def test_an_empty_or_blank_shared_log_is_said_to_be_empty_not_passed_over_or_matched_to_nothing(slack):
+    # A job's .err file attached before anything was written to it: shared alone it got silence (as if
+    # read and nothing known found), and asked about it got "closest guesses" ranked against blank lines.
+    empty = slack.fake.add_file("slurm-4411.err", b"")
+    slack.event(payloads.file_share("rank 3 died", [payloads.slack_file("slurm-4411.err", empty, 0)]))
+    post = slack.fake.wait_for(lambda: slack.fake.posts())[0]
+    assert "slurm-4411.err: empty or blank: there is nothing in it to read" in texts(post["blocks"])
+    blank = slack.fake.add_file("train.log.gz", gzip.compress(b"\n\n   \n"))
+    slack.event(payloads.mention("what is wrong here?", files=[payloads.slack_file("train.log.gz", blank, 30)]))
+    post = slack.fake.wait_for(lambda: slack.fake.posts()[1:])[0]
+    assert "train.log.gz: empty or blank: there is nothing in it to read" in texts(post["blocks"])
+    slack.idle()
+    assert slack.tracebot.store.recent_diagnoses("C0TRAIN")[0].matches == []
+
+
 def test_a_shared_results_table_or_archive_too_large_to_read_gets_no_note_about_a_log(slack):
     # Channel talk shares metrics tables, notebooks and archives as often as logs: nothing went wrong in
     # them, so "I could not read all of the attached log, so I cannot say what went wrong" is noise there.
