@@ -5,6 +5,7 @@ edits, ephemerals, file uploads (name, title, content), the App Home, and the sl
 from __future__ import annotations
 
 import gzip
+import json
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -82,6 +83,30 @@ def test_no_secret_of_any_kind_reaches_slack_through_any_command_or_reply(slack,
     assert "[redacted]" in sent
     assert _leaks(sent) == []
     assert _leaks(log.getvalue()) == [], "the DEBUG log (Bolt and slack_sdk dump payloads) is scrubbed too"
+
+
+def test_a_secret_at_the_end_of_a_quoted_line_is_redacted_without_its_closing_backticks(slack):
+    # The scrubber took a value up to the next space: the matched line quoted in the answer (`…`) and in
+    # "Why & all steps" (```…```) lost its closing backticks with the password, and Slack showed the
+    # fence as text.
+    for leak in ("password=hunter2-leaked", "Authorization: Basic aHVudGVyMi1sZWFrZWQ="):
+        msg = payloads.message(f"{OOM_LINE} {leak}")
+        slack.event(msg)
+        answer = slack.fake.wait_for(lambda ts=msg["ts"]: [p for p in slack.fake.posts() if p["thread_ts"] == ts])[0]
+        slack.idle()
+        why = next(e for b in answer["blocks"] if b["type"] == "actions" for e in b["elements"]
+                   if e["action_id"] == "tracebot_why_all_steps")
+        reply_ts = slack.tracebot.store.recent_diagnoses()[0].reply_ts
+        slack.interaction(payloads.block_action(why["action_id"], why["value"], channel="C0TRAIN",
+                                                message_ts=reply_ts, thread_ts=msg["ts"]))
+        slack.idle()
+    ephemerals = [c.params for c in slack.fake.calls_to("chat.postEphemeral")]
+    assert len(ephemerals) == 2
+    for params in ephemerals:
+        blocks = params["blocks"] if isinstance(params["blocks"], list) else json.loads(params["blocks"])
+        quoted = [t for t in texts(blocks).split("\n") if "[redacted]" in t]
+        assert quoted and all(t.count("```") == 2 and t.endswith("[redacted]```") for t in quoted), quoted
+    assert "hunter2" not in slack.fake.everything_sent() and "aHVudGVy" not in slack.fake.everything_sent()
 
 
 def test_user_text_reaches_slack_as_text_never_as_a_mention_or_a_disguised_link(slack, echo):
