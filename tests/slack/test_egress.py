@@ -205,7 +205,7 @@ def test_a_file_url_redirecting_to_another_port_never_receives_the_bot_token(sla
     with _other_server() as (other, seen):
         url = slack.fake.add_redirect("trap.log", f"{other}/steal.log")
         answer = _dm_with_file(slack, "trap.log", url)
-    assert "trap.log: could not be read (DownloadRefused" in answer
+    assert "`trap.log`: could not be read (DownloadRefused" in answer
     assert not [h for h in seen if "Authorization" in h], "the token followed the redirect"
     assert seen == []
 
@@ -213,7 +213,7 @@ def test_a_file_url_redirecting_to_another_port_never_receives_the_bot_token(sla
 def test_file_urls_off_the_file_host_or_its_port_are_never_fetched(slack):
     with _other_server() as (other, seen):
         answer = _dm_with_file(slack, "other-port.log", f"{other}/files-pri/T0001-F0001/download/x.log")
-    assert "other-port.log: could not be read (DownloadRefused: not a Slack file URL" in answer
+    assert "`other-port.log`: could not be read (DownloadRefused: not a Slack file URL" in answer
     assert seen == []
 
 
@@ -254,8 +254,8 @@ def test_a_gzip_bomb_is_read_only_up_to_the_inflate_limit_and_the_answer_says_so
 
     shown = texts(post["blocks"])
     assert "Test: CUDA out of memory" in shown  # what was read still answers
-    assert "bomb.log.gz: unpacks to more than 8 MB; only the first 8 MB were read" in shown
-    assert "second.log.gz: skipped, the earlier files used this message's 8 MB budget" in shown
+    assert "`bomb.log.gz`: unpacks to more than 8 MB; only the first 8 MB were read" in shown
+    assert "`second.log.gz`: skipped, the earlier files used this message's 8 MB budget" in shown
     record = slack.tracebot.store.recent_diagnoses("D0ALICE")[0]
     assert record.matches[0].entry_id == "test-cuda-oom"
 
@@ -267,7 +267,7 @@ def test_a_message_whose_time_budget_is_spent_skips_its_files_and_says_so(slack)
     slack.event(_file_message("slow.log.gz", url, len(bomb), text="what is this?", channel="D0ALICE",
                               channel_type="im"))
     post = slack.fake.wait_for(lambda: slack.fake.posts("D0ALICE"))[0]
-    assert "slow.log.gz: skipped, the earlier files used this message's time budget" in texts(post["blocks"])
+    assert "`slow.log.gz`: skipped, the earlier files used this message's time budget" in texts(post["blocks"])
 
 
 def test_every_command_reads_what_was_typed_not_slacks_escaping_of_it(slack, echo):
