@@ -50,6 +50,14 @@ def test_diagnose_json_from_stdin_and_gzip(tmp_path: Path):
     assert d["matches"][0]["ranks"] == ["3"]
 
 
+def test_diagnose_says_a_question_resembles_an_entry_not_that_it_was_found_at_one():
+    # "found at the question resembles “…”" was how a prose question's match was placed.
+    out = run("diagnose", "-", stdin=b"my training keeps running out of GPU memory, how do I fix it?\n")
+    text = out.stdout.decode()
+    assert out.returncode == 0 and "   why: the question resembles “" in text, text
+    assert "found at the question" not in text
+
+
 def test_diagnose_batch_prints_one_line_per_case_best_first_at_most_five(tmp_path: Path):
     cases = tmp_path / "cases.jsonl"
     cases.write_text(
