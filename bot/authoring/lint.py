@@ -143,7 +143,8 @@ def todo_problems(kb: KnowledgeBase) -> list[LoadError]:
             for i, value in enumerate(texts):
                 if value.strip().startswith(TODO_MARK):
                     out.append(LoadError(_where(e), e.line_of(f"examples.{kind}.{i}"), f"examples.{kind} still has a TODO"))
-    return out
+    # in the file's order, as `kb new` lists them: an author works down the file
+    return sorted(out, key=lambda p: (p.path, p.line or 0))
 
 
 def platform_problems(kb: KnowledgeBase) -> list[LoadError]:

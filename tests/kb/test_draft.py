@@ -133,6 +133,8 @@ def test_a_written_draft_lints_clean_except_its_todos_which_lint_names_by_line(t
         assert "TODO" in lines[p.line - 1], f"{p} does not point at a TODO line"
     named = {re.search(r"'(\w+)'|(fix step|source)", p.message).group(0) for p in problems}
     assert {"'cause'", "fix step", "source"} <= named
+    # down the file, as `kb new` listed them ('cause' on line 11 came before 'title' on line 2)
+    assert [p.line for p in problems] == sorted(p.line for p in problems)
 
 
 def test_kb_new_without_from_scaffolds_every_field_and_never_overwrites(tmp_path: Path, capsys):
