@@ -82,6 +82,7 @@ class _Progress:
 
 def cmd_diagnose(args: argparse.Namespace) -> int:
     from tracebot.matcher.core import FULL_SCAN_CHARS
+    from tracebot.matcher.scan import file_is_blank
     from tracebot.render.text import render_diagnosis
 
     given = Path(args.file) if args.file not in (None, "-") and not args.batch else None
@@ -111,7 +112,7 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
         else:
             path = Path(args.file)
             try:
-                d = (_nothing_to_read(matcher) if _blank_file(path) else
+                d = (_nothing_to_read(matcher) if file_is_blank(path) else
                      matcher.diagnose_file(path, progress=progress if path.stat().st_size > FULL_SCAN_CHARS else None))
             except OSError as exc:
                 print(f"error: {path}: {exc.strerror or exc}", file=sys.stderr)
@@ -126,26 +127,12 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
 
 
 BLANK = "the input is empty or blank: there is nothing to diagnose"
-BLANK_SNIFF = 64 << 10  # a file this small is read to see whether it is blank; a larger one is a log
 
 
 def _blank(data: bytes) -> bool:
     from tracebot.matcher.normalize import to_text
 
     return not to_text(data).strip()
-
-
-def _blank_file(path: Path) -> bool:
-    """``path`` holds nothing but blank space (read only when small; plain, gzip, UTF-16 alike): the
-    matcher, asked about it, would list its closest entries to nothing at all."""
-    from tracebot.matcher.scan import open_log
-
-    if path.stat().st_size > BLANK_SNIFF:
-        return False
-    stream, _size = open_log(path, max_inflated=BLANK_SNIFF + 1)
-    with stream:
-        data = stream.read(BLANK_SNIFF + 1)
-    return len(data) <= BLANK_SNIFF and _blank(data)
 
 
 def _nothing_to_read(matcher: Matcher) -> Diagnosis:

@@ -33,6 +33,7 @@ FORMS: dict[str, str] = {
     "time_budget_spent": "skipped, the earlier files used this message's time budget",
     "size_budget_spent": "skipped, the earlier files used this message's {size} budget",
     "unreadable": "could not be read ({error})",
+    "empty": "empty or blank: there is nothing in it to read (was the log still being written?)",
 }
 
 

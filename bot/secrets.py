@@ -131,16 +131,22 @@ def _is_path(value: str) -> bool:
     return bool(_PATH.fullmatch(value)) and not any(_looks_random(part) for part in value.split("/"))
 
 
+def _ticks(value: str) -> str:
+    """The backticks ``value`` ends with: the close of the code span or block a reply quotes the line in
+    (``password=hunter2```), which redacted with the value left the rest of the reply unformatted."""
+    return value[len(value.rstrip("`")) :]
+
+
 def _pair(m: re.Match[str]) -> str:
     if not is_secret_name(m["name"]) or m["value"].startswith("[redacted") or _is_path(m["value"]):
         return m.group(0)
-    return f"{m['name']}{m['close']}{m['sep']}{m['open']}{REDACTED}"
+    return f"{m['name']}{m['close']}{m['sep']}{m['open']}{REDACTED}{_ticks(m['value'])}"
 
 
 def _flag(m: re.Match[str]) -> str:
     if not is_secret_name(m["name"].lstrip("-")) or m["value"].startswith("[redacted") or _is_path(m["value"]):
         return m.group(0)
-    return f"{m['name']}{m['sep']}{REDACTED}"
+    return f"{m['name']}{m['sep']}{REDACTED}{_ticks(m['value'])}"
 
 
 class Scrubber:
@@ -162,7 +168,7 @@ class Scrubber:
                 text = text.replace(secret, REDACTED)
         text = _SHAPES.sub(REDACTED, text)
         for pattern in _LABELLED:
-            text = pattern.sub(lambda m: m.group(1) + REDACTED + (m.group(3) if m.lastindex == 3 else ""), text)
+            text = pattern.sub(lambda m: m.group(1) + REDACTED + _ticks(m.group(2)) + (m.group(3) if m.lastindex == 3 else ""), text)
         text = _PAIR.sub(_pair, text)
         text = _FLAG.sub(_flag, text)
         return _AWS_SECRET.sub(_aws_secret, text)

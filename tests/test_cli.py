@@ -50,6 +50,14 @@ def test_diagnose_json_from_stdin_and_gzip(tmp_path: Path):
     assert d["matches"][0]["ranks"] == ["3"]
 
 
+def test_diagnose_says_a_question_resembles_an_entry_not_that_it_was_found_at_one():
+    # "found at the question resembles “…”" was how a prose question's match was placed.
+    out = run("diagnose", "-", stdin=b"my training keeps running out of GPU memory, how do I fix it?\n")
+    text = out.stdout.decode()
+    assert out.returncode == 0 and "   why: the question resembles “" in text, text
+    assert "found at the question" not in text
+
+
 def test_diagnose_batch_prints_one_line_per_case_best_first_at_most_five(tmp_path: Path):
     cases = tmp_path / "cases.jsonl"
     cases.write_text(
@@ -140,6 +148,16 @@ def test_kb_lint_reports_an_example_that_another_entry_steals(tmp_path: Path):
     root = write_kb(tmp_path / "knowledge", [entry_dict("victim"), thief])
     out = run("kb", "lint", "--knowledge", str(root)).stdout.decode()
     assert "victim.yaml" in out and "does not make victim win: first was thief" in out
+    # and what to do about it: the example moves, or one of the patterns changes
+    assert "if thief is the answer an on-call engineer wants first, the example belongs there" in out
+
+
+def test_kb_lint_says_what_to_do_about_an_example_nothing_answers_or_a_near_miss_that_fires(tmp_path: Path):
+    lonely = entry_dict("lonely", examples={"match": ["my training froze at step 9"], "no_match": ["lonely happened again"]})
+    out = run("kb", "lint", "--knowledge", str(write_kb(tmp_path / "knowledge", [lonely]))).stdout.decode()
+    assert "does not make lonely win: nothing matched (quote its error line in an anchor or regex of lonely" in out
+    assert "examples.no_match[0] confidently matched by anchor 'lonely happened'" in out
+    assert "make it say what this near miss does not, or drop the near miss if lonely is its answer" in out
 
 
 def test_kb_list_show_and_search():

@@ -117,18 +117,45 @@ def line_to_regex(text: str, max_source_chars: int = REGEX_SOURCE_CHARS) -> str:
     )
 
 
+_FRAME = re.compile(r'^File "[^"]*", line \d+')  # a Python traceback's frame (its source line follows)
+_CARETS = re.compile(r"^[\s~^]*$")  # Python 3.11's markers under a frame's source line
+
+
+def _indent(raw: str, text: str) -> int:
+    """How far ``text`` (``raw`` cleaned) is indented in ``raw`` after its prefixes (rank, host, time)."""
+    at = raw.find(text) if text else -1
+    if at <= 0:
+        return 0
+    return at - len(raw[:at].rstrip(" \t"))
+
+
 def pick_signatures(snippet: str, limit: int = MAX_SIGNATURES) -> list[Signature]:
     """The most distinctive 1-``limit`` lines of a snippet, in snippet order, each with its regex.
 
     Lines are compared after cleaning (prefixes, timestamps, ranks and hosts removed) and masking, so
-    the same message from 64 ranks counts once. When nothing looks like an error the first non-noise
-    line is used (in a stack dump, the frame a thread is stuck in), so every draft has at least one signature.
+    the same message from 64 ranks counts once. A traceback frame's source line is code, never a
+    signature. When nothing looks like an error, the line a Python traceback ends with (what was raised,
+    ``fluxlib.errors.FluxBufferUnderrun: …``) is used, else the first non-noise line (in a stack dump, the
+    frame a thread is stuck in), so every draft has at least one signature.
     """
     seen: set[str] = set()
     candidates: list[tuple[int, int, str]] = []
     fallback: tuple[int, int, str] | None = None
+    raised: tuple[int, int, str] | None = None  # the line that ends a Python traceback: what was raised
+    frame_indent: int | None = None  # indentation of the traceback frame just read (its source follows)
     for i, raw in enumerate(to_text(snippet).splitlines(), start=1):
         text = clean(raw).text
+        indent = _indent(raw, text)
+        if _FRAME.search(text):
+            frame_indent = indent
+            continue
+        if frame_indent is not None and text and not _CARETS.match(text):
+            source = indent > frame_indent  # a frame's source line is indented under it; the exception is not
+            frame_indent = None
+            if source:
+                continue  # code, not the statement of an error (nor a fallback for one)
+            if raised is None and len(text) >= 12:
+                raised = (0, i, text)
         key = mask(_GLOG_PREFIX.sub("", text))
         if not text or key in seen:
             continue
@@ -138,8 +165,8 @@ def pick_signatures(snippet: str, limit: int = MAX_SIGNATURES) -> list[Signature
             candidates.append((score, i, text))
         elif len(text) >= 12 and not any(p.search(text) for p in _NOISE) and fallback is None:
             fallback = (0, i, text)
-    if not candidates and fallback:
-        candidates = [fallback]
+    if not candidates and (raised or fallback):
+        candidates = [raised or fallback]  # type: ignore[list-item]
     best = sorted(candidates, key=lambda c: (-c[0], c[1]))[:limit]
     # A weak line only earns a place next to a strong one if it is itself clearly an error.
     top = best[0][0] if best else 0

@@ -63,6 +63,15 @@ def check_example(matcher: Matcher, entry: Entry, kind: str, index: int, text: s
     return ExampleResult(entry.id, kind, index, ok, detail)
 
 
+def _match_hint(entry: Entry, result: ExampleResult) -> str:
+    """What an author does about an example their entry does not win (``result.detail`` says who did)."""
+    if result.detail.startswith("first was ") and not result.detail.startswith(f"first was {entry.id} "):
+        other = result.detail.split()[2]
+        return (f" (if {other} is the answer an on-call engineer wants first, the example belongs there; "
+                f"else make {other}'s pattern more specific, or quote this error line in one of {entry.id}'s)")
+    return f" (quote its error line in an anchor or regex of {entry.id}, or keep prose under todo_match)"
+
+
 def example_problems(kb: KnowledgeBase, matcher: Matcher) -> list[LoadError]:
     problems: list[LoadError] = []
     for e in kb.entries:
@@ -71,9 +80,12 @@ def example_problems(kb: KnowledgeBase, matcher: Matcher) -> list[LoadError]:
                 r = check_example(matcher, e, kind, i, text)
                 line = e.line_of(f"examples.{kind}.{i}")
                 if kind == "match" and not r.ok:
-                    problems.append(LoadError(_where(e), line, f"examples.match[{i}] does not make {e.id} win: {r.detail}"))
+                    problems.append(LoadError(_where(e), line, f"examples.match[{i}] does not make {e.id} win: {r.detail}"
+                                                               f"{_match_hint(e, r)}"))
                 elif kind == "no_match" and not r.ok:
-                    problems.append(LoadError(_where(e), line, f"examples.no_match[{i}] {r.detail}"))
+                    problems.append(LoadError(_where(e), line, f"examples.no_match[{i}] {r.detail}: make it say what "
+                                                               "this near miss does not, or drop the near miss if "
+                                                               f"{e.id} is its answer"))
                 elif kind == "todo_match" and r.ok:
                     problems.append(
                         LoadError(_where(e), line, f"examples.todo_match[{i}] now passes ({r.detail}): move it to match")
@@ -143,7 +155,8 @@ def todo_problems(kb: KnowledgeBase) -> list[LoadError]:
             for i, value in enumerate(texts):
                 if value.strip().startswith(TODO_MARK):
                     out.append(LoadError(_where(e), e.line_of(f"examples.{kind}.{i}"), f"examples.{kind} still has a TODO"))
-    return out
+    # in the file's order, as `kb new` lists them: an author works down the file
+    return sorted(out, key=lambda p: (p.path, p.line or 0))
 
 
 def platform_problems(kb: KnowledgeBase) -> list[LoadError]:
@@ -163,8 +176,10 @@ def lint(root: Path, *, examples: bool = True) -> tuple[KnowledgeBase, list[Load
     problems = list(problems) + todo_problems(kb) + platform_problems(kb)
     if kb.entries:
         matcher = Matcher(kb)
-        if examples:
-            problems += example_problems(kb, matcher) + silence_problems(kb, matcher)
+        # An entry's own faults first: a refused regex steals other entries' examples and silence texts,
+        # and its one line must not come after dozens of lines about the entries it wronged.
         for check in EXTRA_CHECKS:
             problems += check(kb, matcher)
+        if examples:
+            problems += example_problems(kb, matcher) + silence_problems(kb, matcher)
     return kb, problems

@@ -99,10 +99,19 @@ class SchemaError(ValueError):
         self.message = message
 
 
+def _not_text(value: Any) -> str:
+    """What YAML made of a value that should have been text, when quotes would have kept it text."""
+    if isinstance(value, dict) and len(value) == 1:
+        return "; YAML read it as 'key: value' (a colon and a space in unquoted text): put the text in quotes"
+    if isinstance(value, bool | int | float):
+        return f"; YAML read it as {str(value).lower()!r}, not text: put it in quotes"
+    return ""
+
+
 def _str(data: dict[str, Any], key: str, errors: list[SchemaError], limit: int = MAX_TEXT_CHARS) -> str:
     value = data.get(key)
     if not isinstance(value, str) or not value.strip():
-        errors.append(SchemaError(key, f"'{key}' must be a non-empty string"))
+        errors.append(SchemaError(key, f"'{key}' must be a non-empty string{_not_text(value)}"))
         return ""
     if len(value) > limit:
         errors.append(SchemaError(key, f"'{key}' is {len(value)} characters; the limit is {limit}"))
@@ -129,7 +138,7 @@ def _str_list(
     out = []
     for i, item in enumerate(value):
         if not isinstance(item, str) or not item.strip():
-            errors.append(SchemaError(f"{key}.{i}", f"'{key}' item {i + 1} must be a non-empty string"))
+            errors.append(SchemaError(f"{key}.{i}", f"'{key}' item {i + 1} must be a non-empty string{_not_text(item)}"))
             continue
         if len(item) > limit:
             errors.append(

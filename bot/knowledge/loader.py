@@ -288,6 +288,15 @@ def parse_entry_text(raw: bytes | str, shown: str, path: Path | None = None) -> 
     return entry, errors
 
 
+# PyYAML's words for the slips authors make, and what to do about each.
+_YAML_HINTS = [
+    ("found character '\\t' that cannot start any token", " (YAML indents with spaces: replace the tab with spaces)"),
+    ("expected <block end>", " (this line's indentation does not fit the lines above it: "
+                             "items of one list, and keys of one mapping, start in the same column)"),
+    ("mapping values are not allowed here", " (a colon and a space in unquoted text: put the text in quotes)"),
+]
+
+
 def _careful_parse(raw: str, shown: str) -> tuple[Any, Any, LoadError | None]:
     """(node, data, None) through the pure-Python loader that refuses anchors, aliases, object tags and
     repeated keys, or (None, None, the problem with its line)."""
@@ -305,7 +314,8 @@ def _careful_parse(raw: str, shown: str) -> tuple[Any, Any, LoadError | None]:
         what = exc.problem or exc.context or "invalid YAML"
         if what.startswith("could not determine a constructor for the tag"):
             what = f"tag {what.rpartition(' ')[2]} is not allowed: an entry is plain data, it never constructs objects"
-        return None, None, LoadError(shown, line, f"YAML: {what}")
+        hint = next((h for start, h in _YAML_HINTS if what.startswith(start)), "")
+        return None, None, LoadError(shown, line, f"YAML: {what}{hint}")
     except yaml.YAMLError as exc:
         return None, None, LoadError(shown, 1, f"YAML: {exc}")
     except RecursionError:  # PyYAML composes recursively: "[[[[..." thousands deep must not crash the load
@@ -329,7 +339,22 @@ def compile_pattern(pattern: str) -> Any:
     options = re2.Options()
     options.case_sensitive = False
     options.max_mem = 8 << 20  # bound the compiled program; a pathological pattern fails to compile
+    options.log_errors = False  # RE2 would also print each refusal through absl to the process's stderr
     return re2.compile(pattern, options)
+
+
+_LOOKAROUND = ("(?=", "(?!", "(?<=", "(?<!")
+
+
+def _re2_refusal(exc: Exception) -> str:
+    """Why RE2 refused a pattern, in words, with what to write instead where there is a usual way."""
+    said = exc.args[0] if exc.args else str(exc)
+    said = said.decode("utf-8", "replace") if isinstance(said, bytes) else str(said)
+    if said.startswith("invalid perl operator: ") and said.endswith(_LOOKAROUND):
+        return f"{said} (RE2 has no lookaround: match the error text itself, and list lines that must not count under `unless:`)"
+    if re.match(r"invalid escape sequence: \\[1-9]", said):
+        return f"{said} (RE2 has no backreferences: write the repeated text out, or use a class like \\S+)"
+    return said
 
 
 def check_patterns(entry: Entry) -> list[tuple[str, str]]:
@@ -346,7 +371,7 @@ def check_patterns(entry: Entry) -> list[tuple[str, str]]:
             try:
                 compiled = compile_pattern(pattern)
             except Exception as exc:  # re2.error, or TypeError/ValueError on odd input
-                problems.append((key, f"regex {pattern!r} is not valid RE2 (linear-time) syntax: {exc}"))
+                problems.append((key, f"regex {pattern!r} is not valid RE2 (linear-time) syntax: {_re2_refusal(exc)}"))
                 continue
             if kind == "regex" and compiled.search("") is not None:
                 problems.append((key, f"regex {pattern!r} matches the empty string, so it would match every line"))

@@ -228,6 +228,24 @@ def file_is_text(path: Path, *, max_inflated: int | None = None) -> bool:
         return looks_like_text(stream.read(SNIFF_BYTES))
 
 
+BLANK_SNIFF = 64 << 10  # a file this small is read to see whether it is blank; a larger one is a log
+
+
+def file_is_blank(path: Path) -> bool:
+    """``path`` holds nothing but blank space (read only when small; plain, gzip, UTF-16 alike): the
+    matcher, asked about it, would list its closest entries to nothing at all. A file that cannot be read
+    is not called blank: its reading says what went wrong."""
+    if path.stat().st_size > BLANK_SNIFF:
+        return False
+    try:
+        stream, _size = open_log(path, max_inflated=BLANK_SNIFF + 1)
+        with stream:
+            data = stream.read(BLANK_SNIFF + 1)
+    except (OSError, EOFError, zlib.error):
+        return False
+    return len(data) <= BLANK_SNIFF and not data.decode("utf-8", "replace").replace("\ufeff", "").strip()
+
+
 def candidate_lines(
     stream: BinaryIO,
     trigger: Any,

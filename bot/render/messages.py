@@ -174,6 +174,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "note.time_budget_spent": "このメッセージで使える読み込み時間を前のファイルで使い切ったため読んでいません",
         "note.size_budget_spent": "このメッセージで展開できる {size} を前のファイルで使い切ったため読んでいません",
         "note.unreadable": "読めませんでした ({error})",
+        "note.empty": "空 (または空白だけ) で、読む内容がありません (ログはまだ書き込み中でしたか?)",
     },
 }
 

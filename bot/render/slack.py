@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from tracebot.notes import read_note
 from tracebot.ranks import first_few, format_ranks
 from tracebot.render.facts import fact_phrases
 from tracebot.render.messages import msg, say_cascade, say_note
@@ -336,7 +337,18 @@ def notes_block(notes: list[str], lang: str = "en") -> Block:
 
 
 def _notes(notes: list[str], lang: str) -> list[str]:
-    return [escape(say_note(n, lang)) for n in notes[:5]]
+    return [_note(n, lang) for n in notes[:5]]
+
+
+def _note(note: str, lang: str) -> str:
+    """A note in ``lang``, the file it is about as code: a name is the uploader's text, and its ``*``,
+    ``_``, ``~`` and backticks would otherwise format the note (``*final* run.log``)."""
+    said = say_note(note, lang)
+    read = read_note(note)
+    if read is None or read.file is None or not said.startswith(f"{read.file}: "):
+        return escape(said)
+    name = escape(read.file).replace("`", "\u02cb")  # a code span cannot hold a backtick: its look-alike
+    return f"`{name}`: {escape(said[len(read.file) + 2 :])}"
 
 
 def _table(table: Table) -> str:

@@ -38,7 +38,7 @@ def render_match(m: Match, *, n: int | None = None, detail: bool = True) -> str:
     out = [f"{head}{m.title}  [{m.entry_id}]  score {m.score:g} · {flags} · {role}"]
     where = where_text(m)
     if where:
-        out.append(f"   found at {where}")
+        out.append(f"   {'why:' if m.line_no is None else 'found at'} {where}")  # a question is read, not found
     if m.line:
         out.append(f"     {m.line[:300]}")
     if m.facts:

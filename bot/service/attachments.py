@@ -12,7 +12,7 @@ from tracebot.config import Config
 from tracebot.markup import plain_text
 from tracebot.matcher import Matcher, combine
 from tracebot.matcher.ranking import in_language
-from tracebot.matcher.scan import BINARY_SEEN, file_is_text
+from tracebot.matcher.scan import BINARY_SEEN, file_is_blank, file_is_text
 from tracebot.notes import note
 from tracebot.result import Diagnosis
 from tracebot.service.inbound import FileRef, Inbound
@@ -113,6 +113,9 @@ def diagnose_message(
                 if not file_is_text(path, max_inflated=min(limits.max_inflated_bytes, room)):
                     # random or compressed bytes have few NULs: read as a log, their noise matched entries
                     notes.append(note("skipped_not_text", file=f.name))
+                    continue
+                if file_is_blank(path):  # read, it would rank entries against nothing: say it is empty
+                    notes.append(note("empty", file=f.name))
                     continue
                 found = matcher.diagnose_file(
                     path,

@@ -142,6 +142,8 @@ class KnowledgeHolder:
                 raise
             return dataclasses.replace(previous, errors=[*errors, self._training_failed(exc)], rejected=True)
         self._failures, self._retry_at = 0, None
+        if previous is not None and previous.rejected:  # the operator saw "keeping the last good": say it is over
+            log.warning("knowledge base reloaded (%d entries): the change that was refused is fixed", len(kb.entries))
         return Loaded(kb, matcher, list(errors), time.time(), version, False, list(errors))
 
     def _training_failed(self, exc: Exception) -> str:

@@ -94,6 +94,24 @@ ncclInvalidUsage: This usually reflects invalid usage of NCCL library.
     assert not any("INFO" in s.regex or "File" in s.regex for s in sigs)
 
 
+def test_an_exception_whose_name_says_no_error_is_the_signature_not_the_code_line_above_it():
+    # A library's own exception class ("FluxBufferUnderrun") scores as no error line; the draft fell back
+    # to the first line that was not noise, the frame's source ``trainer.step(batch)``, and its regex
+    # would have answered any traceback through that call.
+    snippet = """\
+[rank3]: Traceback (most recent call last):
+[rank3]:   File "/workspace/train.py", line 88, in <module>
+[rank3]:     trainer.step(batch)
+[rank3]:              ^^^^^^^^^
+[rank3]: fluxlib.errors.FluxBufferUnderrun: flux buffer underrun on cuda:3 while staging shard 17
+"""
+    sigs = pick_signatures(snippet)
+    assert [s.line_no for s in sigs] == [5]
+    assert sigs[0].regex.startswith(r"fluxlib\.errors\.FluxBufferUnderrun: flux buffer underrun")
+    unprefixed = snippet.replace("[rank3]: ", "").replace("[rank3]:", "")
+    assert [s.line_no for s in pick_signatures(unprefixed)] == [5]
+
+
 def test_glog_prefixes_are_left_out_so_another_release_line_number_still_matches():
     old = "[E ProcessGroupNCCL.cpp:523] [Rank 2] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=4, OpType=ALLREDUCE, NumelIn=9437184, NumelOut=9437184, Timeout(ms)=600000) ran for 600070 milliseconds before timing out."
     new = "[rank0]:[E321 02:07:08.408271257 ProcessGroupNCCL.cpp:607] [Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1580, OpType=BROADCAST, NumelIn=466119168, NumelOut=466119168, Timeout(ms)=600000) ran for 600060 milliseconds before timing out."
@@ -115,6 +133,8 @@ def test_a_written_draft_lints_clean_except_its_todos_which_lint_names_by_line(t
         assert "TODO" in lines[p.line - 1], f"{p} does not point at a TODO line"
     named = {re.search(r"'(\w+)'|(fix step|source)", p.message).group(0) for p in problems}
     assert {"'cause'", "fix step", "source"} <= named
+    # down the file, as `kb new` listed them ('cause' on line 11 came before 'title' on line 2)
+    assert [p.line for p in problems] == sorted(p.line for p in problems)
 
 
 def test_kb_new_without_from_scaffolds_every_field_and_never_overwrites(tmp_path: Path, capsys):

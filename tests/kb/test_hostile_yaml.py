@@ -175,6 +175,23 @@ def test_lint_refuses_catastrophic_backtracking_shapes_naming_the_group(tmp_path
     assert len(msgs) == 1 and f"({nested_repetition(pattern)})" in msgs[0]
 
 
+def test_a_refused_regex_is_named_before_the_examples_it_steals_from_other_entries(tmp_path: Path):
+    # '(a+)+b' fires on nearly any text: lint listed every other entry's example it stole first, and the
+    # one line saying what to change came last, under a screenful of other people's entries.
+    others = [
+        entry_dict(f"victim-{i}", recognise={"anchors": [f"unable to open shard {i}"]},
+                   examples={"match": [f"OSError: unable to open shard {i}"]})
+        for i in range(5)
+    ]
+    greedy = entry_dict("bt", priority=90, recognise={"regex": [r"(a+)+b"]}, examples={"match": ["aab"]})
+    root = write_kb(tmp_path / "knowledge", [*others, greedy])
+    _, problems = lint(root)
+    said = [p.message for p in problems]
+    nested = next(i for i, m in enumerate(said) if "repeats a group that itself repeats" in m)
+    stolen = [i for i, m in enumerate(said) if "first was bt" in m]
+    assert stolen and nested < min(stolen), said
+
+
 @pytest.mark.parametrize("pattern", [r"\[Rank \d+\] Watchdog", r"(\d+)?x", r"(a|b)+", r"[(]+)+z", r"(ab\+)+"])
 def test_ordinary_repetitions_are_not_mistaken_for_nested_ones(pattern: str):
     assert nested_repetition(pattern) is None

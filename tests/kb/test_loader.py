@@ -42,6 +42,34 @@ def test_yaml_syntax_error_gives_the_line(tmp_path: Path):
     assert err.startswith(f"{Path('kb') / 'broken.yaml'}:") and "YAML" in err
 
 
+GOOD_TEXT = yaml.safe_dump(entry_dict("slip"), sort_keys=False)
+
+
+def test_the_yaml_slips_authors_make_say_what_to_do_at_their_line(tmp_path: Path):
+    # A tab, a list item indented one space too far and "Fix: this" unquoted were each named with PyYAML's
+    # words only ("found character '\t' that cannot start any token", "expected <block end>, but found
+    # '<block sequence start>'", "'fix' item 2 must be a non-empty string"), which do not say what to change.
+    slips = {
+        "tab": GOOD_TEXT.replace("role: root-cause", "role:\troot-cause").replace("\nrecognise:", "\n\trecognise:"),
+        "indent": GOOD_TEXT.replace("fix:\n- A fix.", 'fix:\n  - "A fix."\n   - "Another fix."'),
+        "colon": GOOD_TEXT.replace("fix:\n- A fix.", "fix:\n- A fix.\n- Reshard: into smaller shards."),
+        "number": GOOD_TEXT.replace("fix:\n- A fix.", "fix:\n- A fix.\n- 8"),
+    }
+    said = {}
+    for name, text in slips.items():
+        assert text != GOOD_TEXT, name
+        root = tmp_path / name
+        root.mkdir()
+        (root / "slip.yaml").write_text(text)
+        (err,) = problems(root)
+        said[name] = err
+    assert "replace the tab with spaces" in said["tab"]
+    assert "start in the same column" in said["indent"]
+    colon_line = slips["colon"].splitlines().index("- Reshard: into smaller shards.") + 1
+    assert f":{colon_line}: 'fix' item 2" in said["colon"] and "put the text in quotes" in said["colon"]
+    assert "YAML read it as '8', not text: put it in quotes" in said["number"]
+
+
 def test_duplicate_ids_and_id_not_matching_file_name(tmp_path: Path):
     root = write_kb(tmp_path / "kb", [entry_dict("one")])
     sub = root / "more"
@@ -61,6 +89,18 @@ def test_backtracking_regex_constructs_are_refused_as_not_linear_time(tmp_path: 
     text = "\n".join(problems(root))
     assert text.count("is not valid RE2 (linear-time) syntax") == 2
     assert "matches the empty string" in text
+
+
+def test_a_refused_lookahead_or_backreference_says_what_to_write_instead_and_nothing_else(tmp_path: Path, capfd):
+    # RE2's refusal came as a bytes repr (b'invalid perl operator: (?=') under two absl log lines on
+    # stderr ("WARNING: All log messages before absl::InitializeLog()...", "E0000 ... re2.cc:242]"), and
+    # said nothing of what an author should write instead.
+    root = write_kb(tmp_path / "kb", [entry_dict("bt", recognise={"regex": [r"underrun(?= on)", r"(shard)\1"]})])
+    text = "\n".join(problems(root))
+    assert "b'" not in text
+    assert "invalid perl operator: (?= (RE2 has no lookaround" in text and "`unless:`" in text
+    assert "invalid escape sequence: \\1 (RE2 has no backreferences" in text
+    assert capfd.readouterr().err == ""
 
 
 def test_too_short_anchor_and_oversized_pattern_are_refused(tmp_path: Path):

@@ -5,6 +5,7 @@ edits, ephemerals, file uploads (name, title, content), the App Home, and the sl
 from __future__ import annotations
 
 import gzip
+import json
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -82,6 +83,30 @@ def test_no_secret_of_any_kind_reaches_slack_through_any_command_or_reply(slack,
     assert "[redacted]" in sent
     assert _leaks(sent) == []
     assert _leaks(log.getvalue()) == [], "the DEBUG log (Bolt and slack_sdk dump payloads) is scrubbed too"
+
+
+def test_a_secret_at_the_end_of_a_quoted_line_is_redacted_without_its_closing_backticks(slack):
+    # The scrubber took a value up to the next space: the matched line quoted in the answer (`…`) and in
+    # "Why & all steps" (```…```) lost its closing backticks with the password, and Slack showed the
+    # fence as text.
+    for leak in ("password=hunter2-leaked", "Authorization: Basic aHVudGVyMi1sZWFrZWQ="):
+        msg = payloads.message(f"{OOM_LINE} {leak}")
+        slack.event(msg)
+        answer = slack.fake.wait_for(lambda ts=msg["ts"]: [p for p in slack.fake.posts() if p["thread_ts"] == ts])[0]
+        slack.idle()
+        why = next(e for b in answer["blocks"] if b["type"] == "actions" for e in b["elements"]
+                   if e["action_id"] == "tracebot_why_all_steps")
+        reply_ts = slack.tracebot.store.recent_diagnoses()[0].reply_ts
+        slack.interaction(payloads.block_action(why["action_id"], why["value"], channel="C0TRAIN",
+                                                message_ts=reply_ts, thread_ts=msg["ts"]))
+        slack.idle()
+    ephemerals = [c.params for c in slack.fake.calls_to("chat.postEphemeral")]
+    assert len(ephemerals) == 2
+    for params in ephemerals:
+        blocks = params["blocks"] if isinstance(params["blocks"], list) else json.loads(params["blocks"])
+        quoted = [t for t in texts(blocks).split("\n") if "[redacted]" in t]
+        assert quoted and all(t.count("```") == 2 and t.endswith("[redacted]```") for t in quoted), quoted
+    assert "hunter2" not in slack.fake.everything_sent() and "aHVudGVy" not in slack.fake.everything_sent()
 
 
 def test_user_text_reaches_slack_as_text_never_as_a_mention_or_a_disguised_link(slack, echo):
@@ -180,7 +205,7 @@ def test_a_file_url_redirecting_to_another_port_never_receives_the_bot_token(sla
     with _other_server() as (other, seen):
         url = slack.fake.add_redirect("trap.log", f"{other}/steal.log")
         answer = _dm_with_file(slack, "trap.log", url)
-    assert "trap.log: could not be read (DownloadRefused" in answer
+    assert "`trap.log`: could not be read (DownloadRefused" in answer
     assert not [h for h in seen if "Authorization" in h], "the token followed the redirect"
     assert seen == []
 
@@ -188,7 +213,7 @@ def test_a_file_url_redirecting_to_another_port_never_receives_the_bot_token(sla
 def test_file_urls_off_the_file_host_or_its_port_are_never_fetched(slack):
     with _other_server() as (other, seen):
         answer = _dm_with_file(slack, "other-port.log", f"{other}/files-pri/T0001-F0001/download/x.log")
-    assert "other-port.log: could not be read (DownloadRefused: not a Slack file URL" in answer
+    assert "`other-port.log`: could not be read (DownloadRefused: not a Slack file URL" in answer
     assert seen == []
 
 
@@ -229,8 +254,8 @@ def test_a_gzip_bomb_is_read_only_up_to_the_inflate_limit_and_the_answer_says_so
 
     shown = texts(post["blocks"])
     assert "Test: CUDA out of memory" in shown  # what was read still answers
-    assert "bomb.log.gz: unpacks to more than 8 MB; only the first 8 MB were read" in shown
-    assert "second.log.gz: skipped, the earlier files used this message's 8 MB budget" in shown
+    assert "`bomb.log.gz`: unpacks to more than 8 MB; only the first 8 MB were read" in shown
+    assert "`second.log.gz`: skipped, the earlier files used this message's 8 MB budget" in shown
     record = slack.tracebot.store.recent_diagnoses("D0ALICE")[0]
     assert record.matches[0].entry_id == "test-cuda-oom"
 
@@ -242,7 +267,7 @@ def test_a_message_whose_time_budget_is_spent_skips_its_files_and_says_so(slack)
     slack.event(_file_message("slow.log.gz", url, len(bomb), text="what is this?", channel="D0ALICE",
                               channel_type="im"))
     post = slack.fake.wait_for(lambda: slack.fake.posts("D0ALICE"))[0]
-    assert "slow.log.gz: skipped, the earlier files used this message's time budget" in texts(post["blocks"])
+    assert "`slow.log.gz`: skipped, the earlier files used this message's time budget" in texts(post["blocks"])
 
 
 def test_every_command_reads_what_was_typed_not_slacks_escaping_of_it(slack, echo):

@@ -41,7 +41,7 @@ def test_a_new_entry_is_picked_up_without_a_restart(tmp_path):
     assert holder.errors == []
 
 
-def test_a_broken_entry_keeps_the_last_good_knowledge_base_and_reports_the_error(tmp_path):
+def test_a_broken_entry_keeps_the_last_good_knowledge_base_and_reports_the_error(tmp_path, caplog):
     root = write_tiny_kb(tmp_path / "kb")
     holder = KnowledgeHolder(root)
     good = holder.current
@@ -56,8 +56,11 @@ def test_a_broken_entry_keeps_the_last_good_knowledge_base_and_reports_the_error
     assert any("test-cuda-oom.yaml" in str(e) for e in holder.errors)
     broken.write_text(ENTRIES["cuda/test-cuda-oom.yaml"].lstrip())
     _touch_later(broken)
+    caplog.clear()
     assert holder.reload_if_changed()
     assert holder.errors == [] and not holder.current.rejected and holder.current.version == good.version + 1
+    # the log that said "keeping the last good knowledge base" says when that is over
+    assert "knowledge base reloaded (2 entries): the change that was refused is fixed" in caplog.text
 
 
 def test_the_app_home_shows_knowledge_base_load_errors_to_admins_and_only_that_there_is_one_to_others(slack):

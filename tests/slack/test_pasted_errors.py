@@ -123,7 +123,7 @@ def test_a_shared_log_over_the_size_cap_is_not_downloaded_and_one_note_says_why_
     slack.idle()
     assert post["thread_ts"] == msg["ts"] and len(slack.fake.posts()) == 1
     assert "I could not read all of the attached log" in post["text"]
-    assert "huge.log: skipped, larger than 50 MB" in texts(post["blocks"])
+    assert "`huge.log`: skipped, larger than 50 MB" in texts(post["blocks"])
     assert "Test: CUDA out of memory" not in post["text"]  # its size, as Slack gave it, kept it from being fetched
 
 
@@ -134,8 +134,8 @@ def test_a_japanese_thread_is_told_in_japanese_why_its_log_was_not_read(slack):
     slack.event(msg)
     post = slack.fake.wait_for(lambda: slack.fake.posts())[0]
     assert "添付のログをすべては読めなかった" in post["text"]
-    assert "huge.log: 50 MB を超えるため読んでいません" in post["text"] and "skipped" not in post["text"]
-    assert "huge.log: 50 MB を超えるため読んでいません" in texts(post["blocks"]) and "skipped" not in texts(post["blocks"])
+    assert "`huge.log`: 50 MB を超えるため読んでいません" in post["text"] and "skipped" not in post["text"]
+    assert "`huge.log`: 50 MB を超えるため読んでいません" in texts(post["blocks"]) and "skipped" not in texts(post["blocks"])
 
 
 def test_a_japanese_question_with_an_english_log_attached_is_answered_in_japanese(slack):
@@ -159,7 +159,7 @@ def test_the_notes_under_a_japanese_answer_are_in_japanese(slack):
     post = slack.fake.wait_for(lambda: slack.fake.posts())[0]
     shown = texts(post["blocks"])
     assert "テスト: CUDA のメモリ不足" in shown
-    assert "core.log: テキストファイルではない (バイナリ) ため読んでいません" in shown and "skipped" not in shown
+    assert "`core.log`: テキストファイルではない (バイナリ) ため読んでいません" in shown and "skipped" not in shown
 
 
 def test_a_shared_binary_log_gets_one_note_in_the_thread_and_a_shared_image_none(slack):
@@ -167,12 +167,38 @@ def test_a_shared_binary_log_gets_one_note_in_the_thread_and_a_shared_image_none
     url = slack.fake.add_file("core.log", junk)
     slack.event(payloads.file_share("rank 3 left this", [payloads.slack_file("core.log", url, len(junk))]))
     post = slack.fake.wait_for(lambda: slack.fake.posts())[0]
-    assert "core.log: skipped, not a text file (binary content)" in texts(post["blocks"])
+    assert "`core.log`: skipped, not a text file (binary content)" in texts(post["blocks"])
     slack.idle()
     image = slack.fake.add_file("loss.png", b"\x89PNG")
     slack.event(payloads.file_share("loss curve", [payloads.slack_file("loss.png", image, 4, "image/png", "png")]))
     slack.idle()
     assert len(slack.fake.posts()) == 1
+
+
+def test_a_file_name_in_a_note_is_shown_as_its_name_not_as_formatting(slack):
+    # The name is the uploader's text: "*final*-~run~-`3`.log" made the note's name bold and code in Slack.
+    junk = random.Random(4).randbytes(64 << 10)
+    name = "*final*-~run~-`3`.log"
+    url = slack.fake.add_file(name, junk)
+    slack.event(payloads.file_share("", [payloads.slack_file(name, url, len(junk))]))
+    post = slack.fake.wait_for(lambda: slack.fake.posts())[0]
+    assert "`*final*-~run~-\u02cb3\u02cb.log`: skipped, not a text file" in texts(post["blocks"])
+    assert "`*final*-~run~-\u02cb3\u02cb.log`: skipped, not a text file" in post["text"]
+
+
+def test_an_empty_or_blank_shared_log_is_said_to_be_empty_not_passed_over_or_matched_to_nothing(slack):
+    # A job's .err file attached before anything was written to it: shared alone it got silence (as if
+    # read and nothing known found), and asked about it got "closest guesses" ranked against blank lines.
+    empty = slack.fake.add_file("slurm-4411.err", b"")
+    slack.event(payloads.file_share("rank 3 died", [payloads.slack_file("slurm-4411.err", empty, 0)]))
+    post = slack.fake.wait_for(lambda: slack.fake.posts())[0]
+    assert "`slurm-4411.err`: empty or blank: there is nothing in it to read" in texts(post["blocks"])
+    blank = slack.fake.add_file("train.log.gz", gzip.compress(b"\n\n   \n"))
+    slack.event(payloads.mention("what is wrong here?", files=[payloads.slack_file("train.log.gz", blank, 30)]))
+    post = slack.fake.wait_for(lambda: slack.fake.posts()[1:])[0]
+    assert "`train.log.gz`: empty or blank: there is nothing in it to read" in texts(post["blocks"])
+    slack.idle()
+    assert slack.tracebot.store.recent_diagnoses("C0TRAIN")[0].matches == []
 
 
 def test_a_shared_results_table_or_archive_too_large_to_read_gets_no_note_about_a_log(slack):
@@ -188,7 +214,7 @@ def test_a_shared_results_table_or_archive_too_large_to_read_gets_no_note_about_
     url = slack.fake.add_file("slurm-4411.out.gz", OOM_LINE.encode())  # a log, gzipped: still one note
     slack.event(payloads.file_share("", [payloads.slack_file("slurm-4411.out.gz", url, 60 << 20, "application/gzip", "gzip")]))
     post = slack.fake.wait_for(lambda: slack.fake.posts())[0]
-    assert "slurm-4411.out.gz: skipped, larger than 50 MB" in texts(post["blocks"])
+    assert "`slurm-4411.out.gz`: skipped, larger than 50 MB" in texts(post["blocks"])
 
 
 def test_a_shared_log_a_crash_padded_with_nuls_is_read_whole_and_gets_no_note_that_it_was_not(slack):
@@ -217,7 +243,7 @@ def test_a_log_slack_serves_as_its_sign_in_page_is_reported_unread_not_diagnosed
     slack.event(payloads.mention("why did this die?", files=files))
     post = slack.fake.wait_for(lambda: slack.fake.posts())[0]
     text = texts(post["blocks"])
-    assert "train.log: could not be read" in text and "files:read" in text
+    assert "`train.log`: could not be read" in text and "files:read" in text
 
 
 def test_a_binary_attachment_is_said_to_be_no_text_file_not_diagnosed_as_a_log(slack):
@@ -227,7 +253,7 @@ def test_a_binary_attachment_is_said_to_be_no_text_file_not_diagnosed_as_a_log(s
     slack.event(payloads.mention("what is wrong here?", files=[payloads.slack_file("dump.log", url, len(junk))]))
     post = slack.fake.wait_for(lambda: slack.fake.posts())[0]
     shown = texts(post["blocks"])
-    assert "dump.log: skipped, not a text file (binary content)" in shown
+    assert "`dump.log`: skipped, not a text file (binary content)" in shown
     slack.idle()
     assert slack.tracebot.store.recent_diagnoses("C0TRAIN")[0].matches == []
 
@@ -240,7 +266,7 @@ def test_an_attachment_found_over_the_cap_while_downloading_is_said_to_be_skippe
     event.update({"files": [payloads.slack_file("grown.log", url, 100)]})
     slack.event(event)
     post = slack.fake.wait_for(lambda: slack.fake.posts())[0]
-    assert "grown.log: skipped, larger than 1 MB" in texts(post["blocks"])
+    assert "`grown.log`: skipped, larger than 1 MB" in texts(post["blocks"])
 
 
 def test_a_cap_under_a_megabyte_is_said_in_kilobytes_not_as_zero_megabytes(slack):
@@ -251,4 +277,4 @@ def test_a_cap_under_a_megabyte_is_said_in_kilobytes_not_as_zero_megabytes(slack
     event.update({"files": [payloads.slack_file("half.log", url, (512 << 10) + 10)]})
     slack.event(event)
     post = slack.fake.wait_for(lambda: slack.fake.posts())[0]
-    assert "half.log: skipped, larger than 512 KB" in texts(post["blocks"])
+    assert "`half.log`: skipped, larger than 512 KB" in texts(post["blocks"])
