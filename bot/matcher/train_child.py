@@ -3,10 +3,14 @@
 It imports the training code (SciPy; not scikit-learn, :mod:`tracebot.matcher.logistic`) at once, while its
 parent parses the knowledge base, which now takes longer than the import. Its standard input then holds, from the parent:
 
-- ``kb N`` and N bytes (optional): the parsed entries and silence texts, pickled, with their model's
-  cache key, sent between parsing and building the matcher; the child fits the TF-IDF spaces on them
-  (:func:`tracebot.matcher.training.prepare`) and computes the training rows' parts that need no
-  evidence while the parent builds;
+- ``entries N`` and N bytes (none or more times): a few parsed entries, pickled, the next of the knowledge
+  base's in its order, sent as the parent parses; the child does with each what needs no other entry
+  (:class:`tracebot.matcher.training.Streamed`) as it comes, and while none waits maps the fit's memory
+  ahead (:class:`Prefault`);
+- ``kb N`` and N bytes (optional): the model's cache key, the parsed entries (or their number: those
+  handed over before, all of them) and the silence texts, pickled, sent between parsing and building the
+  matcher; the child fits the TF-IDF spaces on them (:func:`tracebot.matcher.training.prepare`) and
+  computes the training rows' parts that need no evidence while the parent builds;
 - ``go KEY MODEL_KEY``: the parent has stored the matcher in the cache under KEY and needs its model,
   whose key is MODEL_KEY: the child trains it and stores it. When what it prepared was for that model
   key, from that and the parent's evidence, loading the matcher (~0.07 s at 1,000 entries, on the

@@ -5,9 +5,11 @@ the knowledge base and build the matcher (~1 s at 1,000 entries), import scikit-
 train (~1.3 s). Importing the training code (SciPy since the eleventh round, ~0.4 s; scikit-learn was
 ~0.55 s more) needs nothing from the knowledge base, so :func:`start` launches
 a child process (:mod:`tracebot.matcher.train_child`) while the parent is still parsing; the child imports the training code.
-Between parsing and building the matcher the parent hands it the parsed entries (:meth:`Helper.hand`),
-and the child fits the TF-IDF spaces on them while the parent builds the matcher and stores it in the
-cache (at 1,000 entries the fit is about as long as the build); when a text first needs the model
+As the parent parses it hands the child each entry (:meth:`Helper.entry`, a batch at a time), and the
+child does with each what needs no other entry; between parsing and building the matcher the parent says
+that the knowledge base is parsed (:meth:`Helper.hand`), and the child fits the TF-IDF spaces on the
+entries while the parent builds the matcher and stores it in the cache (at 1,000 entries the fit is
+about as long as the build); when a text first needs the model
 (the matcher defers it: a long log never does), :meth:`Helper.go` tells the child to go: the child loads
 that matcher from the cache and trains and stores the model exactly as the parent would have
 (:func:`tracebot.matcher.loading.matcher_of`). Meanwhile the parent, idle otherwise, gathers the training
