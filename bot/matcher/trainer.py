@@ -75,6 +75,7 @@ class Helper:
         self._queue: queue.SimpleQueue[bytes | threading.Event | None] = queue.SimpleQueue()
         self._writer: threading.Thread | None = None
         self._broken = False  # a write failed: the child is gone (or stopped); nothing more is written
+        self._closed = False  # the input's end is queued: nothing more is sent
         self._batch: list[Entry] = []  # entries parsed, not yet pickled
         self._sent: list[Entry] | None = []  # entries handed over, in order (None: handing them failed)
         # A thread blocked in waitpid reaps the child the moment it ends, whoever ended it (it finished, it
@@ -136,11 +137,14 @@ class Helper:
         is written (or could not be), ``None`` closes the input."""
         import threading
 
+        if self._closed:
+            return
         if self._writer is None:
             self._writer = threading.Thread(target=self._write, name="train-helper-writer", daemon=True)
             self._writer.start()
         for item in items:
             self._queue.put(item)
+        self._closed = None in items
 
     def _write(self) -> None:
         stdin = self.proc.stdin
@@ -170,7 +174,7 @@ class Helper:
         import threading
 
         stdin = self.proc.stdin
-        if model_file.is_file() or not self.matcher_file.is_file() or stdin is None or self._broken:
+        if model_file.is_file() or not self.matcher_file.is_file() or stdin is None or self._broken or self._closed:
             return
         # the matcher's and the model's cache keys (their files' names): the child need not hash every file
         # again to find the matcher, nor load it to know which model it trains
@@ -215,6 +219,7 @@ class Helper:
                 self.proc.kill()
         if self._writer is not None:  # its write fails now that the child is gone
             self._broken = True
+            self._closed = True
             self._queue.put(None)
             self._writer.join(10)
         if self.proc.stdin is not None:

@@ -741,6 +741,32 @@ def test_the_broad_hung_job_entry_is_among_the_hubbiest_of_the_bundled_knowledge
     assert ids.index("distributed-hang-py-spy") in np.argsort(-word)[:3]
 
 
+@pytest.mark.parametrize("ended", ["input closed", "stopped"])
+def test_a_helper_told_to_go_after_its_input_was_closed_is_not_waited_for(tmp_path, monkeypatch, ended):
+    # a model asked for again once the helper's input is closed (a first training that failed, then another
+    # paste): "go" is not queued behind the end of the input, where nothing would ever write it, and nothing
+    # waits for it (the parent trains at once)
+    import time
+
+    monkeypatch.setattr(trainer, "TIMEOUT_S", 5.0)
+    proc = subprocess.Popen(  # noqa: S603
+        [sys.executable, "-c", "import sys, time; sys.stdin.read(); time.sleep(60)"], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+    )
+    (tmp_path / "matcher-x.pkl").write_bytes(b"")
+    helper = trainer.Helper(proc, tmp_path / "matcher-x.pkl")
+    try:
+        helper.evidence(None)  # type: ignore[arg-type] — not going: only closes the input
+        if ended == "stopped":
+            helper.stop()
+        began = time.monotonic()
+        helper.go(tmp_path / "model-y.pkl")
+        helper.wait()
+        assert not helper.going and time.monotonic() - began < 1.0
+    finally:
+        helper.stop()
+        proc.stdout.close()
+
+
 def test_a_helper_that_never_reads_its_evidence_cannot_block_the_parent(tmp_path, monkeypatch):
     # the parent hands the evidence over after "go"; a child hung before reading it (the pipe holds 64 KB)
     # must leave the parent to wait() with its deadline and then train, not block it in the write forever
