@@ -23,6 +23,7 @@ import hashlib
 import os
 import re
 import stat
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -450,43 +451,65 @@ def _parse_side_file(path: Path, shown: str) -> tuple[Any, Any, LoadError | None
     return _careful_parse(text, shown) if problem is None else (None, None, problem)
 
 
-def _cite_documents(entry: Entry, docs: dict[str, dict[str, str]], shown: str) -> list[LoadError]:
-    """Give each ``doc:`` source its document's title and public URL, so answers can link it."""
+def _cite_documents(entry: Entry, docs: dict[str, dict[str, str]], shown: str) -> tuple[Entry, list[LoadError]]:
+    """``entry`` with each ``doc:`` source given its document's title and public URL, so answers can link
+    it: a copy when that adds anything (the entry as parsed is what the parse's cache keeps, and
+    ``sources.yaml`` may change on its own), and the problems met."""
     errors = []
+    sources = []
     for i, source in enumerate(entry.sources):
         doc = source.get("doc")
-        if doc is None:
-            continue
-        if doc not in docs:
+        if doc is not None and doc not in docs:
             errors.append(LoadError(shown, entry.line_of(f"sources.{i}"), f"document '{doc}' is not listed in {SOURCES_FILE}"))
+        if doc is None or doc not in docs:
+            sources.append(source)
             continue
-        source.setdefault("title", docs[doc]["title"])
+        cited = {**source}
+        cited.setdefault("title", docs[doc]["title"])
         if "url" in docs[doc]:
-            source.setdefault("url", docs[doc]["url"])
-    return errors
+            cited.setdefault("url", docs[doc]["url"])
+        sources.append(cited if cited != source else source)
+    if any(a is not b for a, b in zip(sources, entry.sources, strict=True)):
+        entry = _copy(entry)
+        entry.sources = sources
+    return entry, errors
 
 
-def load_knowledge_base(root: Path | str, *, whole: bool = True) -> tuple[KnowledgeBase, list[LoadError]]:
+def _copy(entry: Entry) -> Entry:
+    """A shallow copy (``copy.copy`` goes through pickling's protocol: ten times slower, on every start)."""
+    out = object.__new__(Entry)
+    out.__dict__.update(entry.__dict__)
+    return out
+
+
+def load_knowledge_base(
+    root: Path | str, *, whole: bool = True, each: Callable[[Entry], None] | None = None
+) -> tuple[KnowledgeBase, list[LoadError]]:
     """Load every entry under ``root``. Entries with errors are left out; every problem is returned.
 
     From the cache when nothing under ``root`` changed since it was last loaded (same files, same
     bytes, same loader code and versions). ``whole=False``: only each file's parse is cached, not the
     whole result, for a caller that caches what it builds from it with the knowledge base inside (the
-    matcher, :mod:`tracebot.matcher.loading`): the directory is then neither hashed nor stored twice."""
+    matcher, :mod:`tracebot.matcher.loading`): the directory is then neither hashed nor stored twice.
+    ``each``: called with every entry the knowledge base will hold, in its order, as soon as the entry is
+    final (its file parsed and checked), while the rest are parsed (``whole=False`` or an uncached load)."""
     root = Path(root)
     if not root.is_dir() or len(entry_files(root)) < MIN_CACHED_FILES:
-        return _load(root)
+        return _load(root, each=each)
     code = [p.read_bytes() for p in sorted(Path(__file__).parent.glob("*.py"))]
     # (an RE2 upgrade may change which patterns compile: its version is in the key, not just its name)
     versions = f"{library_versions(('yaml', 're2'))} {yaml.__with_libyaml__} {root.resolve()}".encode()
     files_key = hashlib.sha256(b"\0".join([versions, *code])).hexdigest()[:24]  # this directory, this code
     if not whole:
-        return _load(root, files_key)
-    return cached("kb", tree_hash(root, [versions, *code]), lambda: _load(root, files_key))
+        return _load(root, files_key, each)
+    return cached("kb", tree_hash(root, [versions, *code]), lambda: _load(root, files_key, each))
 
 
-def _load(root: Path, files_key: str | None = None) -> tuple[KnowledgeBase, list[LoadError]]:
-    """``files_key``: where each file's parse is kept (:func:`_parse_files`), or ``None``: parse all."""
+def _load(
+    root: Path, files_key: str | None = None, each: Callable[[Entry], None] | None = None
+) -> tuple[KnowledgeBase, list[LoadError]]:
+    """``files_key``: where each file's parse is kept (:func:`_parse_files`), or ``None``: parse all.
+    ``each``: as :func:`load_knowledge_base`'s."""
     errors: list[LoadError] = []
     entries: list[Entry] = []
     if not root.is_dir():
@@ -502,8 +525,11 @@ def _load(root: Path, files_key: str | None = None) -> tuple[KnowledgeBase, list
             continue
         ids[entry.id] = shown
         if docs:
-            errors += _cite_documents(entry, docs, shown)
+            entry, problems = _cite_documents(entry, docs, shown)
+            errors += problems
         entries.append(entry)
+        if each is not None:
+            each(entry)
     if not entries and not errors:
         # An empty directory (a bad checkout, a wrong TRACEBOT_KNOWLEDGE) would make the bot silent.
         errors.append(LoadError(str(root), 1, "no knowledge entries (*.yaml) found; nothing could be answered"))
@@ -519,19 +545,19 @@ def _load(root: Path, files_key: str | None = None) -> tuple[KnowledgeBase, list
     return KnowledgeBase(entries, root, silence), errors
 
 
-def _parse_files(root: Path, files_key: str | None) -> list[tuple[str, tuple[Entry | None, list[LoadError]]]]:
-    """(path as shown, :func:`parse_entry_file`'s result) for every entry file. With ``files_key``,
-    a file whose bytes were parsed before (the last load of this directory) is not parsed again: editing
-    one entry of a thousand parses one file. The results are kept as parsed, before
-    :func:`_cite_documents` fills in the documents' titles (``sources.yaml`` may change on its own)."""
+def _parse_files(root: Path, files_key: str | None) -> Iterator[tuple[str, tuple[Entry | None, list[LoadError]]]]:
+    """(path as shown, :func:`parse_entry_file`'s result) for every entry file, each as soon as it is
+    parsed. With ``files_key``, a file whose bytes were parsed before (the last load of this directory) is
+    not parsed again: editing one entry of a thousand parses one file. The results are kept (once the
+    last is given) as parsed: :func:`_cite_documents` gives the knowledge base copies of the entries it
+    fills in documents' titles in (``sources.yaml`` may change on its own)."""
     before = (lookup("files", files_key) if files_key else None) or {}
     now: dict[str, tuple[bytes, tuple[Entry | None, list[LoadError]]]] = {}
-    out = []
     for path in entry_files(root):
         shown = _shown_path(path, root)
         raw, problem = _read_limited(path, shown)
         if problem is not None:  # a link, too large or unreadable
-            out.append((shown, (None, [problem])))
+            yield shown, (None, [problem])
             continue
         digest = hashlib.sha256(raw).digest()
         kept = before.get(shown)
@@ -542,10 +568,9 @@ def _parse_files(root: Path, files_key: str | None) -> list[tuple[str, tuple[Ent
         else:
             parsed = parse_entry_text(raw, shown, path)
         now[shown] = (digest, parsed)
-        out.append((shown, parsed))
+        yield shown, parsed
     if files_key and {k: d for k, (d, _) in now.items()} != {k: d for k, (d, _) in before.items()}:
-        store("files", files_key, now)  # pickled now, before the entries are given their documents' titles
-    return out
+        store("files", files_key, now)
 
 
 def _shown_path(path: Path, root: Path) -> str:

@@ -30,6 +30,7 @@ from tracebot.matcher import trainer
 from tracebot.matcher.keys import code_hash, model_key, versions
 
 if TYPE_CHECKING:
+    from tracebot.knowledge.entry import Entry
     from tracebot.matcher.core import Matcher
     from tracebot.matcher.index import CompiledKB
     from tracebot.matcher.model import RankingModel
@@ -53,7 +54,9 @@ def load_matcher(
     if helper and _model_wanted(model) and key is not None:
         child = trainer.start(cache_file("matcher", key))
     try:
-        kb, errors, index = load_compiled(directory, key, parsed=child.hand if child is not None else None)
+        kb, errors, index = load_compiled(
+            directory, key, each=child.entry if child is not None else None, parsed=child.hand if child is not None else None
+        )
         matcher = matcher_of(kb, index, threshold, model=model, helper=child, deferred=True)
     except BaseException:
         if child is not None:
@@ -114,15 +117,20 @@ def _model_wanted(model: bool | None) -> bool:
 
 
 def load_compiled(
-    directory: Path, key: str | None = None, *, parsed: Callable[[KnowledgeBase, str], None] | None = None
+    directory: Path,
+    key: str | None = None,
+    *,
+    each: Callable[[Entry], None] | None = None,
+    parsed: Callable[[KnowledgeBase, str], None] | None = None,
 ) -> tuple[KnowledgeBase, list[LoadError], CompiledKB]:
     """(knowledge base, load errors, compiled index), from the cache when nothing changed (``key``:
-    :func:`matcher_key`, when the caller has it). When it is built, ``parsed(kb, model key)`` is called
-    between parsing and building the index (the training helper starts on the entries meanwhile)."""
+    :func:`matcher_key`, when the caller has it). When it is built, ``each(entry)`` is called with each
+    entry as soon as it is parsed (:func:`load_knowledge_base`), and ``parsed(kb, model key)`` between
+    parsing and building the index (the training helper starts on the entries meanwhile)."""
     from tracebot.matcher.index import CompiledKB
 
     def build() -> tuple[KnowledgeBase, list[LoadError], CompiledKB]:
-        kb, errors = load_knowledge_base(directory, whole=False)  # the matcher's cache file holds it
+        kb, errors = load_knowledge_base(directory, whole=False, each=each)  # the matcher's cache file holds it
         mkey = model_key(kb.entries, kb.silence)
         if parsed is not None:
             parsed(kb, mkey)

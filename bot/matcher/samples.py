@@ -96,6 +96,11 @@ def training_texts(
     return samples, parts, owners
 
 
+def entry_texts(e: Entry) -> list[str]:
+    """The parts of ``e``'s TF-IDF sums when nothing is left out: those :func:`training_texts` gives it then."""
+    return [*entry_parts(e, with_examples=False), *(x[:MAX_PART_CHARS] for x in e.examples_match[:MAX_TRAIN_PER_ENTRY])]
+
+
 def gathered_keys(samples: list[Sample]) -> list[tuple[str, bool]]:
     """Each sample's key in :data:`Gathered`: its text, and whether the text's phrases are read (a blind
     sample reads only anchor and regex evidence, so a text read only blind skips the phrases)."""

@@ -3,10 +3,14 @@
 It imports the training code (SciPy; not scikit-learn, :mod:`tracebot.matcher.logistic`) at once, while its
 parent parses the knowledge base, which now takes longer than the import. Its standard input then holds, from the parent:
 
-- ``kb N`` and N bytes (optional): the parsed entries and silence texts, pickled, with their model's
-  cache key, sent between parsing and building the matcher; the child fits the TF-IDF spaces on them
-  (:func:`tracebot.matcher.training.prepare`) and computes the training rows' parts that need no
-  evidence while the parent builds;
+- ``entries N`` and N bytes (none or more times): a few parsed entries, pickled, the next of the knowledge
+  base's in its order, sent as the parent parses; the child does with each what needs no other entry
+  (:class:`tracebot.matcher.training.Streamed`) as it comes, and while none waits maps the fit's memory
+  ahead (:class:`Prefault`);
+- ``kb N`` and N bytes (optional): the model's cache key, the parsed entries (or their number: those
+  handed over before, all of them) and the silence texts, pickled, sent between parsing and building the
+  matcher; the child fits the TF-IDF spaces on them (:func:`tracebot.matcher.training.prepare`) and
+  computes the training rows' parts that need no evidence while the parent builds;
 - ``go KEY MODEL_KEY``: the parent has stored the matcher in the cache under KEY and needs its model,
   whose key is MODEL_KEY: the child trains it and stores it. When what it prepared was for that model
   key, from that and the parent's evidence, loading the matcher (~0.07 s at 1,000 entries, on the
@@ -48,16 +52,20 @@ def main() -> int:
     from tracebot.matcher.core import train_ranking_model
     from tracebot.matcher.model import MIN_ENTRIES
 
-    stdin = sys.stdin.buffer
-    prefault(stdin.fileno())
-    told = stdin.readline().split()
+    pipe = Pipe(sys.stdin.fileno())
+    streamed = training.Streamed()
+    told = take_entries(pipe, streamed, Prefault())
     prepared, key, entries, silence = None, None, [], []
     if len(told) == 2 and told[0] == b"kb" and told[1].isdigit() and int(told[1]) <= MAX_KB_BYTES:
-        data = stdin.read(int(told[1]))
+        data = pipe.read(int(told[1]))
         key, entries, silence = pickle.loads(data)  # noqa: S301 — written by the parent, through its own pipe
         del data
-        prepared = training.prepare(entries, silence=silence, rows_begun=True)
-        told = stdin.readline().split()
+        if isinstance(entries, int):  # the entries came before, a file's at a time: all of them?
+            entries, key = (streamed.entries, key) if entries == len(streamed.entries) else ([], None)
+        if key is not None:
+            prepared = training.prepare(entries, silence=silence, rows_begun=True, streamed=streamed)
+        told = pipe.readline().split()
+    del streamed
     idle.cancel()  # told something: "go" or the end of input
     # "go KEY MODEL_KEY": the matcher is in the cache under KEY, its model's key is MODEL_KEY
     if len(told) != 3 or told[0] != b"go" or not all(re.fullmatch(rb"[0-9a-f]{24}", k) for k in told[1:]) or cache_dir() is None:
@@ -69,7 +77,7 @@ def main() -> int:
             return 0
         with contextlib.suppress(LookupError):  # a text's evidence was not handed over and the matcher is gone
             train_ranking_model(
-                entries, silence, model_key, Handed(stdin, evidence), prepared=prepared,
+                entries, silence, model_key, Handed(pipe, evidence), prepared=prepared,
                 prewrite=True,  # the parent waits idle meanwhile: its core writes the model's spaces
             )
         return 0
@@ -79,30 +87,101 @@ def main() -> int:
         return 0
     if not matcher.can_train:
         return 0
-    matcher.train_model(gather=Handed(stdin, matcher.evidence_of), prewrite=True)  # trains and stores
+    matcher.train_model(gather=Handed(pipe, matcher.evidence_of), prewrite=True)  # trains and stores
     return 0
 
 
-def prefault(fd: int, budget: int = PREFAULT_BYTES, step: int = 16 << 20) -> int:
-    """Touch up to ``budget`` bytes of fresh heap memory, ``step`` at a time, until ``fd`` (the parent's pipe)
-    has something to read; then free it. The bytes touched.
+class Pipe:
+    """The parent's pipe (file descriptor ``fd``), read through this object's own buffer, so that whether
+    something is waiting (:meth:`pending`) is known exactly: a buffered reader may hold what ``select``
+    no longer sees."""
 
-    The child has imported the training code ~0.25 s before a 1,000-entry knowledge base's entries come
-    (the parent is still parsing), and the fit then faults in the pages of its arrays one by one. Its
-    allocator keeps what is freed (:data:`tracebot.matcher.trainer.MEMORY_ENV`), so the pages touched here
-    while it waits anyway are the fit's, already mapped (measured idle at 1,000 entries: the cold paste
-    1.58 s against 1.67 s, median of six each). It stops as soon as the parent writes: a small knowledge
-    base's entries, parsed before the import ends, are never kept waiting."""
-    import select
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.buf = bytearray()
 
-    import numpy as np
+    def pending(self) -> bool:
+        import select
 
-    held = []
-    while len(held) * step < budget and not select.select([fd], [], [], 0)[0]:
-        held.append(np.ones(step, dtype=np.uint8))  # written, so its pages are mapped
-    touched = len(held) * step
-    del held  # back to the heap, one free block the fit's arrays are cut from
-    return touched
+        return bool(self.buf) or bool(select.select([self.fd], [], [], 0)[0])
+
+    def _fill(self) -> bool:
+        chunk = os.read(self.fd, 1 << 16)
+        self.buf += chunk
+        return bool(chunk)
+
+    def readline(self, limit: int = 200) -> bytes:
+        """One line (with its newline; without it at the end of input), or the next ``limit`` bytes."""
+        while b"\n" not in self.buf and len(self.buf) < limit and self._fill():
+            pass
+        cut = self.buf.find(b"\n", 0, limit)
+        cut = cut + 1 if cut >= 0 else min(limit, len(self.buf))
+        line = bytes(self.buf[:cut])
+        del self.buf[:cut]
+        return line
+
+    def read(self, n: int) -> bytes:
+        """The next ``n`` bytes (fewer at the end of input)."""
+        chunks, have = [bytes(self.buf[:n])], min(n, len(self.buf))
+        del self.buf[:n]
+        while have < n:
+            chunk = os.read(self.fd, min(n - have, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            have += len(chunk)
+        return b"".join(chunks)
+
+
+def take_entries(pipe: Pipe, streamed, memory: Prefault) -> list[bytes]:
+    """Read the ``entries N`` messages the parent writes as it parses, adding each message's entries to
+    ``streamed`` (:class:`tracebot.matcher.training.Streamed`: what training does with each entry alone)
+    as it comes; whenever the pipe is empty meanwhile, touch the next step of ``memory``. The first line
+    that is not such a message, split (empty: the end of input), with the memory touched freed for the fit."""
+    try:
+        while True:
+            while not pipe.pending() and memory.step():
+                pass
+            told = pipe.readline().split()
+            if not (len(told) == 2 and told[0] == b"entries" and told[1].isdigit() and int(told[1]) <= MAX_KB_BYTES):
+                return told
+            streamed.add(pickle.loads(pipe.read(int(told[1]))))  # noqa: S301 — written by the parent, through its own pipe
+    finally:
+        memory.release()
+
+
+class Prefault:
+    """Fresh heap memory touched ``step`` bytes at a time (:meth:`step`), up to ``budget``, then freed
+    (:meth:`release`).
+
+    The child has imported the training code before a 1,000-entry knowledge base is parsed (its parent is
+    still parsing and handing over the entries), and the fit then faults in the pages of its arrays one by
+    one. Its allocator keeps what is freed (:data:`tracebot.matcher.trainer.MEMORY_ENV`), so the pages
+    touched here while it waits anyway are the fit's, already mapped (measured idle at 1,000 entries: the
+    cold paste 1.58 s against 1.67 s, median of six each). One block, touched a step at a time only while
+    the pipe is empty: freed, it is one free block the fit's arrays are cut from, and the entries are never
+    kept waiting for more than one step."""
+
+    def __init__(self, budget: int = PREFAULT_BYTES, step: int = 16 << 20) -> None:
+        self.budget, self.size, self.touched = budget, step, 0
+        self.block = None
+
+    def step(self) -> bool:
+        """Touch the next step; ``False`` (touching nothing) once the budget is spent."""
+        if self.touched + self.size > self.budget:
+            return False
+        if self.block is None:
+            import numpy as np
+
+            self.block = np.empty(self.budget, dtype=np.uint8)  # allocated, not yet mapped
+        self.block[self.touched : self.touched + self.size] = 1  # written, so its pages are mapped
+        self.touched += self.size
+        return True
+
+    def release(self) -> int:
+        """Free the memory (back to the heap); the bytes that were touched."""
+        self.block = None
+        return self.touched
 
 
 class MatcherEvidence:
@@ -135,16 +214,16 @@ class Handed:
     """The training texts' evidence as the parent handed it (read at the first text), or gathered by
     ``gather`` (:meth:`Matcher.evidence_of`) for a text it lacks."""
 
-    def __init__(self, stdin, gather) -> None:
-        self.stdin, self.gather = stdin, gather
+    def __init__(self, pipe: Pipe, gather) -> None:
+        self.pipe, self.gather = pipe, gather
         self.got: dict | None = None
 
     def __call__(self, text: str, *, phrases: bool = True):
         if self.got is None:
             self.got = {}
-            told = self.stdin.readline().split()
+            told = self.pipe.readline().split()
             if len(told) == 2 and told[0] == b"evidence" and told[1].isdigit() and int(told[1]) <= MAX_KB_BYTES:
-                data = self.stdin.read(int(told[1]))
+                data = self.pipe.read(int(told[1]))
                 with contextlib.suppress(Exception):  # torn (the parent stopped): gathered here
                     self.got = pickle.loads(data)  # noqa: S301 — written by the parent, through its own pipe
         found = self.got.get((text, phrases))

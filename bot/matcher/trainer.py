@@ -5,9 +5,11 @@ the knowledge base and build the matcher (~1 s at 1,000 entries), import scikit-
 train (~1.3 s). Importing the training code (SciPy since the eleventh round, ~0.4 s; scikit-learn was
 ~0.55 s more) needs nothing from the knowledge base, so :func:`start` launches
 a child process (:mod:`tracebot.matcher.train_child`) while the parent is still parsing; the child imports the training code.
-Between parsing and building the matcher the parent hands it the parsed entries (:meth:`Helper.hand`),
-and the child fits the TF-IDF spaces on them while the parent builds the matcher and stores it in the
-cache (at 1,000 entries the fit is about as long as the build); when a text first needs the model
+As the parent parses it hands the child each entry (:meth:`Helper.entry`, a batch at a time), and the
+child does with each what needs no other entry; between parsing and building the matcher the parent says
+that the knowledge base is parsed (:meth:`Helper.hand`), and the child fits the TF-IDF spaces on the
+entries while the parent builds the matcher and stores it in the cache (at 1,000 entries the fit is
+about as long as the build); when a text first needs the model
 (the matcher defers it: a long log never does), :meth:`Helper.go` tells the child to go: the child loads
 that matcher from the cache and trains and stores the model exactly as the parent would have
 (:func:`tracebot.matcher.loading.matcher_of`). Meanwhile the parent, idle otherwise, gathers the training
@@ -34,6 +36,7 @@ if TYPE_CHECKING:
     import subprocess
     import threading
 
+    from tracebot.knowledge.entry import Entry
     from tracebot.knowledge.loader import KnowledgeBase
     from tracebot.matcher.core import Matcher
 
@@ -43,6 +46,7 @@ TIMEOUT_S = 120.0  # a child still training after this is stopped, and the paren
 # A child never told to go ends itself after this (its prepared TF-IDF spaces are ~100 MB at 1,000 entries): a
 # console or a bot that got no short text for ten minutes pays the training itself when one comes.
 IDLE_S = 600.0
+BATCH = 25  # entries handed over at a time while the parent parses (Helper.entry)
 # How the child's memory is given to it. Measured on an idle 2-core machine (a 1,000-entry cold paste, the child's
 # fit of the TF-IDF spaces on the entries handed over, CPU seconds): 0.42-0.90 s, 0.58-0.87 s in most runs, with
 # the defaults; 0.47-0.48 s in every run with these. NumPy advises the kernel to back its large arrays with huge
@@ -62,12 +66,20 @@ class Helper:
     """A started child process (see the module's docstring)."""
 
     def __init__(self, proc: subprocess.Popen[bytes], matcher_file: Path):
+        import queue
         import threading
 
         self.proc = proc
         self.matcher_file = matcher_file
         self.going = False
-        self._handing: threading.Thread | None = None
+        # Everything for the child goes through one queue, written in order by one thread (:meth:`_send`): the
+        # child reads the entries only once it has imported the training code, and a pipe holds 64 KB.
+        self._queue: queue.SimpleQueue[bytes | threading.Event | None] = queue.SimpleQueue()
+        self._writer: threading.Thread | None = None
+        self._broken = False  # a write failed: the child is gone (or stopped); nothing more is written
+        self._closed = False  # the input's end is queued: nothing more is sent
+        self._batch: list[Entry] = []  # entries parsed, not yet pickled
+        self._sent: list[Entry] | None = []  # entries handed over, in order (None: handing them failed)
         # A thread blocked in waitpid reaps the child the moment it ends, whoever ended it (it finished, it
         # was told to stop, it gave up idle, the OOM killer): never a zombie while the matcher lives; and
         # :meth:`wait` wakes at once (Popen.wait with a timeout polls, and noticed the end up to 50 ms late).
@@ -80,59 +92,105 @@ class Helper:
             target=_reap, args=(proc, self._done, self._ended), name="train-helper-reaper", daemon=True
         ).start()
 
-    def hand(self, kb: KnowledgeBase, model_key: str) -> None:
-        """Give the child the parsed entries and silence texts (whose model's cache key is ``model_key``)
-        while this process builds the matcher: the child fits the TF-IDF spaces meanwhile, the half of
-        training that needs no matcher (:func:`tracebot.matcher.training.prepare`). Nothing when that
-        model is cached already. Written by a thread: the child reads them only once it has imported
-        the training code, and a pipe holds 64 KB."""
-        model_file = cache_file("model", model_key)
-        stdin = self.proc.stdin
-        if model_file is None or model_file.is_file() or stdin is None:
+    def entry(self, entry: Entry) -> None:
+        """One more parsed entry, as the knowledge base will hold it (after its file is parsed and checked):
+        handed to the child :data:`BATCH` at a time while the parse goes on, so that it does with each
+        what needs no other entry (:class:`tracebot.matcher.training.Streamed`) meanwhile."""
+        self._batch.append(entry)
+        if len(self._batch) >= BATCH:
+            self._hand_batch()
+
+    def _hand_batch(self) -> None:
+        if not self._batch or self._broken or self._sent is None:
             return
         import pickle
-        import threading
 
         try:
-            data = pickle.dumps((model_key, kb.entries, kb.silence), protocol=pickle.HIGHEST_PROTOCOL)
+            data = pickle.dumps(self._batch, protocol=pickle.HIGHEST_PROTOCOL)
+        except Exception:  # noqa: BLE001 — no more entries one by one: all of them in :meth:`hand`, or none
+            self._sent = None
+            return
+        self._sent += self._batch
+        self._batch = []
+        self._send(b"entries %d\n" % len(data), data)
+
+    def hand(self, kb: KnowledgeBase, model_key: str) -> None:
+        """Tell the child that the knowledge base is parsed: its entries (those :meth:`entry` handed over, or
+        all of them now when they were not these) and silence texts, whose model's cache key is
+        ``model_key``. The child fits the TF-IDF spaces while this process builds the matcher, the half of
+        training that needs no matcher (:func:`tracebot.matcher.training.prepare`). Nothing when that
+        model is cached already."""
+        self._hand_batch()
+        model_file = cache_file("model", model_key)
+        if model_file is None or model_file.is_file() or self._broken:
+            return
+        import pickle
+
+        # the entries handed over are the knowledge base's (the same objects, in order): their number says so
+        handed = len(self._sent) if self._sent == kb.entries else kb.entries
+        try:
+            data = pickle.dumps((model_key, handed, kb.silence), protocol=pickle.HIGHEST_PROTOCOL)
         except Exception:  # noqa: BLE001 — only the head start is lost: the child prepares after "go"
             return
-        self._handing = threading.Thread(target=self._write, args=(b"kb %d\n" % len(data), data), daemon=True)
-        self._handing.start()
+        self._send(b"kb %d\n" % len(data), data)
 
-    def _write(self, *chunks: bytes) -> None:
+    def _send(self, *items: bytes | threading.Event | None) -> None:
+        """Queue ``items`` for the child's input: bytes are written, an event is set once what came before it
+        is written (or could not be), ``None`` closes the input."""
+        import threading
+
+        if self._closed:
+            return
+        if self._writer is None:
+            self._writer = threading.Thread(target=self._write, name="train-helper-writer", daemon=True)
+            self._writer.start()
+        for item in items:
+            self._queue.put(item)
+        self._closed = None in items
+
+    def _write(self) -> None:
         stdin = self.proc.stdin
-        with contextlib.suppress(OSError, ValueError):  # the child ended (or was stopped): the parent trains
-            for chunk in chunks:
-                stdin.write(chunk)  # type: ignore[union-attr]
-            stdin.flush()  # type: ignore[union-attr]
+        while True:
+            item = self._queue.get()
+            if isinstance(item, bytes):
+                if not self._broken:
+                    try:
+                        stdin.write(item)  # type: ignore[union-attr]
+                        if self._queue.empty():
+                            stdin.flush()  # type: ignore[union-attr]
+                    except (OSError, ValueError):  # the child ended (or was stopped): the parent trains
+                        self._broken = True
+            elif item is None:
+                with contextlib.suppress(OSError, ValueError):
+                    stdin.close()  # type: ignore[union-attr]
+                return
+            else:
+                with contextlib.suppress(OSError, ValueError):
+                    stdin.flush()  # type: ignore[union-attr]
+                item.set()
 
     def go(self, model_file: Path) -> None:
         """Have the child train the model into ``model_file`` (the model's cache file); nothing when the
         model is cached already or the parent could not store the matcher. Then :meth:`evidence`, and
         :meth:`wait` waits for it."""
-        if self._handing is not None:  # the entries first, whole
-            self._handing.join(TIMEOUT_S)
-            if self._handing.is_alive():  # the child reads nothing: the parent trains
-                return
+        import threading
+
         stdin = self.proc.stdin
-        if model_file.is_file() or not self.matcher_file.is_file() or stdin is None or stdin.closed:
+        if model_file.is_file() or not self.matcher_file.is_file() or stdin is None or self._broken or self._closed:
             return
         # the matcher's and the model's cache keys (their files' names): the child need not hash every file
         # again to find the matcher, nor load it to know which model it trains
         keys = (f.stem.partition("-")[2] for f in (self.matcher_file, model_file))
-        with contextlib.suppress(OSError):
-            stdin.write("go {} {}\n".format(*keys).encode())
-            stdin.flush()
+        written = threading.Event()
+        self._send("go {} {}\n".format(*keys).encode(), written)
+        # written after the entries, whole; a child that reads nothing within the bound: the parent trains
+        if written.wait(TIMEOUT_S) and not self._broken:
             self.going = True
 
     def evidence(self, matcher: Matcher) -> None:
         """Gather the training texts' evidence with this process's ``matcher`` (the one the child loads
         from the cache; this process would otherwise wait idle) and hand it to the child, which meanwhile
         computes what needs none; then close the child's input. The child gathers whatever it lacks."""
-        stdin = self.proc.stdin
-        if stdin is None or stdin.closed:
-            return
         chunks: tuple[bytes, ...] = ()
         try:
             if self.going:
@@ -145,22 +203,10 @@ class Helper:
                 chunks = (b"evidence %d\n" % len(data), data)
         except Exception:  # noqa: BLE001, S110 — the child gathers it itself
             pass
-        if not chunks:  # nothing to hand over (not going: the entries' thread may still be writing)
-            with contextlib.suppress(OSError):
-                stdin.close()
-            return
-        import threading
-
-        # Written by a thread, as :meth:`hand`: the child reads it only when its rows need it, and a hung
-        # child that never does would block this process in the write (a pipe holds 64 KB) with no
+        # Written by the writer thread, as the entries: the child reads it only when its rows need it, and a
+        # hung child that never does would block this process in the write (a pipe holds 64 KB) with no
         # timeout; :meth:`wait`'s deadline bounds it, and :meth:`stop` ends the child and joins the thread.
-        self._handing = threading.Thread(target=self._write_and_close, args=chunks, daemon=True)
-        self._handing.start()
-
-    def _write_and_close(self, *chunks: bytes) -> None:
-        self._write(*chunks)
-        with contextlib.suppress(OSError, ValueError):
-            self.proc.stdin.close()  # type: ignore[union-attr]
+        self._send(*chunks, None)
 
     def wait(self) -> None:
         """Wait for the child told to :meth:`go` (until it has stored the model and closed its output, or
@@ -173,8 +219,11 @@ class Helper:
         if not self._ended.is_set():
             with contextlib.suppress(OSError):
                 self.proc.kill()
-        if self._handing is not None:  # its write fails now that the child is gone
-            self._handing.join(10)
+        if self._writer is not None:  # its write fails now that the child is gone
+            self._broken = True
+            self._closed = True
+            self._queue.put(None)
+            self._writer.join(10)
         if self.proc.stdin is not None:
             with contextlib.suppress(OSError):
                 self.proc.stdin.close()

@@ -50,7 +50,7 @@ from tracebot.matcher.model import (
     precision_point,
     rows,
 )
-from tracebot.matcher.samples import Sample, gathered_keys, training_texts
+from tracebot.matcher.samples import Sample, entry_texts, gathered_keys, training_texts
 from tracebot.matcher.samples import gathered as evidence_of
 from tracebot.matcher.tfidf import (
     Columns,
@@ -67,16 +67,33 @@ class CharCounts:
     character n-grams are its words' n-grams (``char_wb``), so each distinct word is analysed and looked
     up once, and a text's counts come from its words' feature numbers. scikit-learn's loop over every
     n-gram of every text was most of fitting at 1,000 entries; ``tests/matcher/test_model.py`` holds the
-    two to the same matrix."""
+    two to the same matrix. The texts to fit on may be given a few at a time (:meth:`add`) before
+    :meth:`fit_transform`: the training helper analyses each entry's texts as its parent hands them over."""
 
     def __init__(self) -> None:
         self.vocabulary_: dict[str, int] = {}
         self._words: dict[str, np.ndarray] = {}
+        # while fitting: each n-gram's number in the order it first came, and the texts added so far
+        self._fitting = False
+        self._index: dict[str, int] = {}
+        self._arrays: list[np.ndarray] = [np.zeros(0, dtype=np.int64)]
+        self._lens: list[int] = []
 
-    def fit_transform(self, texts: list[str]) -> sparse.csr_matrix:
-        index: dict[str, int] = {}
-        self._words = {}
-        cols, lens = self._ids(texts, lambda grams: [index.setdefault(g, len(index)) for g in grams])
+    def add(self, texts: Iterable[str]) -> None:
+        """More texts to fit on, after those added before (:meth:`fit_transform` then fits on them all)."""
+        if not self._fitting:  # a fit begins: the words' numbers are those of its n-grams
+            self._fitting, self._index, self._words = True, {}, {}
+        index = self._index
+        number = lambda grams: [index.setdefault(g, len(index)) for g in grams]  # noqa: E731
+        for text in texts:
+            self._lens.append(self._text_ids(text, number, self._arrays))
+
+    def fit_transform(self, texts: list[str] | None = None) -> sparse.csr_matrix:
+        """Fit on ``texts`` (``None``: on those :meth:`add` was given)."""
+        self.add(texts or ())
+        index = self._index
+        cols, lens = np.concatenate(self._arrays), np.array(self._lens, dtype=np.int64)
+        self._fitting, self._index, self._arrays, self._lens = False, {}, [np.zeros(0, dtype=np.int64)], []
         # features numbered in the order of their n-grams, as scikit-learn numbers them
         terms = sorted(index)
         renumber = np.empty(len(index), dtype=np.int64)
@@ -92,19 +109,21 @@ class CharCounts:
     def _ids(self, texts: list[str], number) -> tuple[np.ndarray, np.ndarray]:
         """The feature numbers of every text's n-grams, one text after the other, and how many each text
         has (``number`` turns a word's n-grams into feature numbers)."""
-        words = self._words
         arrays: list[np.ndarray] = [np.zeros(0, dtype=np.int64)]
-        lens = []
-        for text in texts:
-            n = 0
-            for w in text.lower().split():
-                ids = words.get(w)
-                if ids is None:
-                    ids = words[w] = np.array(number(word_char_grams(w)), dtype=np.int64)
-                arrays.append(ids)
-                n += len(ids)
-            lens.append(n)
+        lens = [self._text_ids(text, number, arrays) for text in texts]
         return np.concatenate(arrays), np.array(lens, dtype=np.int64)
+
+    def _text_ids(self, text: str, number, arrays: list[np.ndarray]) -> int:
+        """Append ``text``'s feature numbers to ``arrays`` (a word's at a time); how many there are."""
+        words = self._words
+        n = 0
+        for w in text.lower().split():
+            ids = words.get(w)
+            if ids is None:
+                ids = words[w] = np.array(number(word_char_grams(w)), dtype=np.int64)
+            arrays.append(ids)
+            n += len(ids)
+        return n
 
     def _matrix(self, cols: np.ndarray, lens: np.ndarray) -> sparse.csr_matrix:
         rows = np.repeat(np.arange(len(lens)), lens)
@@ -119,11 +138,9 @@ class WordCounts(CharCounts):
     outside the vocabulary is left out. ``tests/matcher/test_model.py`` holds the two to the same
     matrix."""
 
-    def _ids(self, texts: list[str], number) -> tuple[np.ndarray, np.ndarray]:
-        arrays: list[np.ndarray] = [np.zeros(0, dtype=np.int64)]
-        for text in texts:
-            arrays.append(np.array(number(word_grams(text)), dtype=np.int64))
-        return np.concatenate(arrays), np.array([len(a) for a in arrays[1:]], dtype=np.int64)
+    def _text_ids(self, text: str, number, arrays: list[np.ndarray]) -> int:
+        arrays.append(np.array(number(word_grams(text)), dtype=np.int64))
+        return len(arrays[-1])
 
 
 class Tfidf:
@@ -173,6 +190,21 @@ class Vectorizer:
     def __init__(self, counts: CharCounts):
         self.counts = counts
         self.tfidf = Tfidf()
+        self._first: dict[str, int] = {}  # the texts added to fit on: each distinct one's number
+        self._copy: list[int] = []  # and the number of each text's distinct copy
+
+    def add(self, texts: Iterable[str]) -> None:
+        """More texts to fit on (:meth:`fit_transform` then fits on all those added): each distinct one is
+        analysed now, the first time it comes."""
+        first, copy = self._first, self._copy
+        new = []
+        for t in texts:
+            i = first.get(t)
+            if i is None:
+                i = first[t] = len(first)
+                new.append(t)
+            copy.append(i)
+        self.counts.add(new)
 
     @property
     def vocabulary_(self) -> dict[str, int]:
@@ -182,12 +214,15 @@ class Vectorizer:
     def idf_(self) -> np.ndarray:
         return self.tfidf.idf_
 
-    def fit_transform(self, texts: list[str]) -> sparse.csr_matrix:
-        distinct, inverse = _distinct(texts)
-        counts = _sorted(self.counts.fit_transform(distinct))
+    def fit_transform(self, texts: list[str] | None = None) -> sparse.csr_matrix:
+        """Fit on ``texts`` (``None``: on those :meth:`add` was given) and return their vectors."""
+        self.add(texts or ())
+        n_distinct, inverse = len(self._first), np.array(self._copy, dtype=np.int64)
+        self._first, self._copy = {}, []
+        counts = _sorted(self.counts.fit_transform())
         # document frequencies count every copy: from each distinct text's number of copies, not from
         # the matrix of every copy (at 1,000 entries, copying it and counting in it was a third of fitting)
-        self.tfidf.idf_ = _idf(counts, np.bincount(inverse, minlength=len(distinct)))
+        self.tfidf.idf_ = _idf(counts, np.bincount(inverse, minlength=n_distinct))
         return self.tfidf.transform(counts)[inverse]
 
     def transform(self, texts: list[str]) -> sparse.csr_matrix:
@@ -257,12 +292,15 @@ def _columns(m: sparse.spmatrix) -> Columns:
 class FittedSpaces:
     """The spaces as scikit-learn fitted them (for training's batch products), and their export."""
 
-    def __init__(self, parts: list[str], owners: list[int], n_entries: int):
+    def __init__(
+        self, parts: list[str], owners: list[int], n_entries: int, added: tuple[Vectorizer, Vectorizer] | None = None
+    ):
+        """``added``: :func:`vectorizers` that were given ``parts`` already (:meth:`Vectorizer.add`)."""
         if list(owners) != sorted(owners) or set(owners) != set(range(n_entries)):
             raise ValueError("parts must be grouped by entry, every entry with at least one part")
         self.n_entries = n_entries
-        self.vectorizers = vectorizers()
-        mats = [v.fit_transform(parts) for v in self.vectorizers]
+        self.vectorizers = added or vectorizers()
+        mats = [v.fit_transform(None if added else parts) for v in self.vectorizers]
         owner = sparse.csr_matrix(
             (np.ones(len(owners)), (owners, np.arange(len(owners)))), shape=(n_entries, len(parts))
         )
@@ -403,6 +441,29 @@ class Prepared:
     unaided: Unaided | None = None  # the rows' parts that need no evidence (:func:`unaided`), once computed
 
 
+class Streamed:
+    """What :func:`prepare` can do with each entry alone, done as the entries come (:meth:`add`): the
+    training helper is handed them a file at a time while its parent parses the rest
+    (:mod:`tracebot.matcher.train_child`). Each entry's words (:func:`_words`), and its TF-IDF parts
+    analysed into n-grams and numbered (:meth:`Vectorizer.add`); :func:`prepare` fits on what was added
+    when its entries are these, in this order, and their parts are the ones added (nothing left out)."""
+
+    def __init__(self) -> None:
+        self.entries: list[Entry] = []
+        self.words: list[str] = []
+        self.parts: list[str] = []
+        self.vectorizers = vectorizers()
+
+    def add(self, entries: Iterable[Entry]) -> None:
+        for e in entries:
+            own = entry_texts(e)
+            self.entries.append(e)
+            self.words.append(_words(e))
+            self.parts += own
+            for v in self.vectorizers:
+                v.add(own)
+
+
 @dataclass
 class Unaided:
     """The parts of the training rows that need no matcher evidence: each training text's vectors in both
@@ -444,6 +505,7 @@ def prepare(
     extra: Iterable[tuple[str, str | None]] = (),
     silence: Iterable[Silence] = (),
     rows_begun: bool = False,
+    streamed: Streamed | None = None,
 ) -> Prepared:
     """Training's first half, which needs no matcher: the training texts of ``entries`` (their examples,
     minus those of entries citing a source in ``leave_out_sources`` and those in ``leave_out_examples``),
@@ -452,10 +514,13 @@ def prepare(
     (:mod:`tracebot.matcher.train_child`) does this while its parent is still building the matcher, and
     then, with ``rows_begun``, the rows' parts that need no evidence (:func:`unaided`) while it waits for
     the parent's "go" (after it, they were computed while the parent gathered the evidence, which the
-    helper then waited for)."""
+    helper then waited for). ``streamed``: what was done with ``entries`` as they came (:class:`Streamed`),
+    used when it was done with these entries and their parts."""
     samples, parts, owners = training_texts(entries, leave_out_sources, leave_out_examples, extra, silence)
-    spaces = FittedSpaces(parts, owners, len(entries))
-    p = Prepared(samples, parts, spaces, untrained_model(entries, spaces))
+    if streamed is not None and not (streamed.entries == entries and streamed.parts == parts):
+        streamed = None  # other entries, or texts left out: fitted here from the start
+    spaces = FittedSpaces(parts, owners, len(entries), streamed.vectorizers if streamed else None)
+    p = Prepared(samples, parts, spaces, untrained_model(entries, spaces, streamed.words if streamed else None))
     if rows_begun:
         p.unaided = unaided(spaces, samples)
     return p
@@ -470,13 +535,14 @@ def fit(entries: list[Entry], gather: Gather, info_of: TextInfoOf, *, prepared: 
     return Trained(p.model, p.spaces, clf, p.samples, p.parts, xs, ys)
 
 
-def untrained_model(entries: list[Entry], spaces: FittedSpaces) -> RankingModel:
-    """The model's fitted spaces and what it knows of each entry, before its regressions are fitted."""
+def untrained_model(entries: list[Entry], spaces: FittedSpaces, words: list[str] | None = None) -> RankingModel:
+    """The model's fitted spaces and what it knows of each entry (``words``: each one's :func:`_words`,
+    when known already), before its regressions are fitted."""
     return RankingModel(
         spaces=spaces.export(),
         coef=np.zeros(0),
         intercept=0.0,
-        entry_words=[_words(e) for e in entries],
+        entry_words=words if words is not None else [_words(e) for e in entries],
         roles=np.array([e.role == "root-cause" for e in entries], dtype=float),
         platforms=[frozenset(e.platform) for e in entries],
         bayes=spaces.bayes(),

@@ -92,3 +92,21 @@ def test_entries_served_from_the_parse_cache_have_this_loads_paths(tmp_path, mon
     kb, errors = load_knowledge_base(kb_dir)
     assert all(e.path is not None and e.path.is_absolute() and e.path.is_file() for e in kb.entries)
     assert any(linked.related[0] in err.message for err in errors)
+
+
+def test_each_entry_is_given_as_soon_as_its_file_is_parsed_as_the_knowledge_base_holds_it(tmp_path, monkeypatch) -> None:
+    # the training helper is handed each entry while the rest are parsed: every entry of the result, in its
+    # order, with its documents' titles (the same objects), the first long before the last file is parsed;
+    # the parse's cache still keeps the entries as parsed (a document's title is filled in on each load)
+    monkeypatch.setenv("TRACEBOT_CACHE", str(tmp_path / "cache"))
+    events: list[tuple[str, object]] = []
+    real = loader.parse_entry_text
+    monkeypatch.setattr(loader, "parse_entry_text", lambda raw, shown, path=None: events.append(("parsed", shown)) or real(raw, shown, path))
+    kb, _ = load_knowledge_base(ROOT / "knowledge", whole=False, each=lambda e: events.append(("given", e)))
+    given = [e for what, e in events if what == "given"]
+    assert len(given) == len(kb.entries) and all(a is b for a, b in zip(given, kb.entries, strict=True))
+    assert [what for what, _ in events[:3]] == ["parsed", "given", "parsed"]
+    cited = next(e for e in given if any("doc" in s and "title" in s for s in e.sources))
+    [files] = (tmp_path / "cache").glob("files-*.pkl")
+    kept = next(parsed[0] for _, parsed in loader.lookup("files", files.stem.partition("-")[2]).values() if parsed[0] and parsed[0].id == cited.id)
+    assert not any("title" in s for s in kept.sources if "doc" in s) and kept.title == cited.title

@@ -175,7 +175,8 @@ def test_a_model_trained_by_the_helper_process_answers_as_one_trained_in_process
     _, by_helper, _ = load_matcher(KNOWLEDGE)
     assert by_helper.model is not None  # the first use has the helper train it
     assert started[0] is not None and started[0].proc.returncode == 0
-    assert started[0]._handing is not None  # it was handed the parsed entries before the matcher was built
+    # it was handed the entries as they were parsed, the knowledge base's own, before the matcher was built
+    assert started[0]._sent == by_helper.index.entries
     monkeypatch.undo()
     monkeypatch.setenv("TRACEBOT_CACHE", str(tmp_path / "here"))
     monkeypatch.setenv(trainer.HELPER_ENV, "0")
@@ -281,6 +282,60 @@ def _trained_by_a_child_handed(
     return _trained_by_a_child(tmp_path, monkeypatch, told)
 
 
+@pytest.mark.parametrize("silence", [True, False])
+def test_a_helper_handed_the_entries_a_few_at_a_time_trains_on_them(tmp_path, monkeypatch, silence):
+    # the parent hands the entries over as it parses, then says how many there were: the child trains on what
+    # it prepared from them (here, handed without the silence texts, a model that differs: it was used), and
+    # with the silence texts that is the model trained in one process
+
+    def told(kb: KnowledgeBase, matcher: Matcher, go: str) -> bytes:
+        batches = [pickle.dumps(kb.entries[i : i + 7]) for i in range(0, len(kb.entries), 7)]
+        handed = pickle.dumps((matcher.index.model_key, len(kb.entries), kb.silence if silence else []))
+        return b"".join(b"entries %d\n" % len(b) + b for b in batches) + b"kb %d\n" % len(handed) + handed + go.encode()
+
+    child, here = _trained_by_a_child(tmp_path, monkeypatch, told)
+    assert (child == here) is silence
+
+
+def test_a_helper_handed_fewer_entries_than_its_parent_says_trains_on_the_matchers(tmp_path, monkeypatch):
+    # a batch lost on the way (the count the parent gives is not what came): what was prepared is not used,
+    # the child trains on the matcher's entries, as the parent would have (even handed no silence texts)
+
+    def told(kb: KnowledgeBase, matcher: Matcher, go: str) -> bytes:
+        batch = pickle.dumps(kb.entries[:-1])
+        handed = pickle.dumps((matcher.index.model_key, len(kb.entries), []))
+        return b"entries %d\n" % len(batch) + batch + b"kb %d\n" % len(handed) + handed + go.encode()
+
+    child, here = _trained_by_a_child(tmp_path, monkeypatch, told)
+    assert child == here
+
+
+def test_what_is_done_with_each_entry_as_it_comes_is_what_preparing_them_all_does(monkeypatch):
+    # the helper adds each entry as it is handed over (its words, its parts' n-grams); preparing then fits
+    # the same spaces and model as preparing from the entries alone, using what was added; for other
+    # entries, or texts left out, what was added is not used
+    from tracebot.matcher.loading import load_compiled
+
+    kb, _, _ = load_compiled(KNOWLEDGE)
+    whole = training.prepare(kb.entries, silence=kb.silence, rows_begun=True)
+    streamed = training.Streamed()
+    for i in range(0, len(kb.entries), 10):
+        streamed.add(kb.entries[i : i + 10])
+    monkeypatch.setattr(training, "_words", lambda e: pytest.fail("an entry's words computed again"))
+    monkeypatch.setattr(training.CharCounts, "add", lambda self, texts: list(texts) and pytest.fail("a part analysed again"))
+    fitted = training.prepare(streamed.entries, silence=kb.silence, rows_begun=True, streamed=streamed)
+    assert pickle.dumps(fitted.model) == pickle.dumps(whole.model)
+    assert np.array_equal(fitted.unaided.cent_c, whole.unaided.cent_c)
+    monkeypatch.undo()
+    hidden = [next(x for e in kb.entries for x in e.examples_match)]
+    streamed = training.Streamed()
+    streamed.add(kb.entries)
+    left_out = training.prepare(streamed.entries, leave_out_examples=hidden, streamed=streamed)
+    assert pickle.dumps(left_out.model) == pickle.dumps(training.prepare(kb.entries, leave_out_examples=hidden).model)
+    fewer = training.prepare(kb.entries[:-1], streamed=streamed)
+    assert pickle.dumps(fewer.model) == pickle.dumps(training.prepare(kb.entries[:-1]).model)
+
+
 def test_a_helper_handed_other_entries_than_the_matchers_trains_on_the_matchers(tmp_path, monkeypatch):
     # what the child prepared serves only the model key it was handed with; the matcher it is told to
     # train for is what counts (here: handed the first ten entries under another key)
@@ -375,16 +430,37 @@ def test_the_helper_runs_with_its_memory_settings_unless_the_caller_chose_its_ow
     assert told[b"TRACEBOT_TRAIN_HELPER"] == b"0"
 
 
-def test_the_helper_touches_memory_while_it_waits_and_stops_when_its_parent_writes():
-    # while nothing has come from the parent the child maps its fit's memory ahead, up to its budget; once the
-    # parent has written (a small knowledge base's entries, ready before the import ended) it touches none
-    from tracebot.matcher.train_child import prefault
+def test_the_helper_takes_the_entries_as_they_come_and_touches_memory_only_while_none_waits():
+    # the parent hands the entries over a few at a time while it parses; the child adds each message's as it
+    # comes, and only while nothing waits in the pipe maps its fit's memory ahead, a step at a time, up to its
+    # budget; it stops at the first other message (the parsed knowledge base's)
+    from tracebot.matcher.train_child import Pipe, Prefault, take_entries
 
     read, write = os.pipe()
+    message = lambda batch: b"entries %d\n" % len(pickle.dumps(batch)) + pickle.dumps(batch)  # noqa: E731
+    added: list[int] = []
+
+    class Spent(Prefault):  # the parent writes the rest once the budget is spent
+        def step(self) -> bool:
+            if super().step():
+                return True
+            os.write(write, message([3]) + b"kb 9\n")
+            return False
+
     try:
-        assert prefault(read, budget=3 << 20, step=1 << 20) == 3 << 20
-        os.write(write, b"kb 1\n")
-        assert prefault(read, budget=3 << 20, step=1 << 20) == 0
+        os.write(write, message([1, 2]))  # waiting already: read before any memory is touched
+        memory = Spent(budget=3 << 20, step=1 << 20)
+        steps = []
+        memory.step = lambda s=memory.step: steps.append(len(added)) or s()  # type: ignore[method-assign]
+        told = take_entries(Pipe(read), type("Streamed", (), {"add": staticmethod(added.extend)}), memory)
+        assert told == [b"kb", b"9"] and added == [1, 2, 3]
+        assert memory.touched == 3 << 20 and memory.block is None  # touched, then freed for the fit
+        assert set(steps) == {2}  # only after the first message was taken
+
+        os.write(write, message([4]) + b"kb 1\n")  # everything waiting: nothing touched
+        memory = Prefault(budget=3 << 20, step=1 << 20)
+        assert take_entries(Pipe(read), type("Streamed", (), {"add": staticmethod(added.extend)}), memory) == [b"kb", b"1"]
+        assert added[-1] == 4 and memory.touched == 0
     finally:
         os.close(read)
         os.close(write)
@@ -665,6 +741,32 @@ def test_the_broad_hung_job_entry_is_among_the_hubbiest_of_the_bundled_knowledge
     assert ids.index("distributed-hang-py-spy") in np.argsort(-word)[:3]
 
 
+@pytest.mark.parametrize("ended", ["input closed", "stopped"])
+def test_a_helper_told_to_go_after_its_input_was_closed_is_not_waited_for(tmp_path, monkeypatch, ended):
+    # a model asked for again once the helper's input is closed (a first training that failed, then another
+    # paste): "go" is not queued behind the end of the input, where nothing would ever write it, and nothing
+    # waits for it (the parent trains at once)
+    import time
+
+    monkeypatch.setattr(trainer, "TIMEOUT_S", 5.0)
+    proc = subprocess.Popen(  # noqa: S603
+        [sys.executable, "-c", "import sys, time; sys.stdin.read(); time.sleep(60)"], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+    )
+    (tmp_path / "matcher-x.pkl").write_bytes(b"")
+    helper = trainer.Helper(proc, tmp_path / "matcher-x.pkl")
+    try:
+        helper.evidence(None)  # type: ignore[arg-type] — not going: only closes the input
+        if ended == "stopped":
+            helper.stop()
+        began = time.monotonic()
+        helper.go(tmp_path / "model-y.pkl")
+        helper.wait()
+        assert not helper.going and time.monotonic() - began < 1.0
+    finally:
+        helper.stop()
+        proc.stdout.close()
+
+
 def test_a_helper_that_never_reads_its_evidence_cannot_block_the_parent(tmp_path, monkeypatch):
     # the parent hands the evidence over after "go"; a child hung before reading it (the pipe holds 64 KB)
     # must leave the parent to wait() with its deadline and then train, not block it in the write forever
@@ -686,7 +788,7 @@ def test_a_helper_that_never_reads_its_evidence_cannot_block_the_parent(tmp_path
         assert hung.poll() is None  # returned while the child still hangs
     finally:
         helper.stop()
-    assert hung.returncode is not None and not helper._handing.is_alive()
+    assert hung.returncode is not None and not helper._writer.is_alive()
 
 
 @pytest.mark.parametrize(("precision", "bound"), [(1.0, POINT_RANGE[1]), (0.0, POINT_RANGE[0])], ids=["ceiling", "floor"])
