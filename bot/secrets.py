@@ -98,7 +98,7 @@ def secret_env_values(environ: Mapping[str, str] | None = None) -> list[str]:
         value
         for name, value in env.items()
         if value and len(value) >= MIN_KNOWN_SECRET and (is_secret_name(name) or name == "AWS_ACCESS_KEY_ID")
-        and not _is_path(value)  # DB_PASSWORD_FILE=/run/secrets/db: where the secret is, not the secret
+        and not _is_path(value, name)  # DB_PASSWORD_FILE=/run/secrets/db: where the secret is, not the secret
     ]
 
 
@@ -124,11 +124,21 @@ def _aws_secret(m: re.Match[str]) -> str:
 _PATH = re.compile(r"~?(?:/[\w.@+-]+){2,}/?")
 
 
-def _is_path(value: str) -> bool:
-    """``value`` is a path of names, which a secret-named setting may hold (a password *file*, a key
-    *file*) and which is no secret: a slash, then parts none of which mixes cases and digits as a key or a
-    password does (``/K7MDENG/bPxRfiCY…``: an AWS secret key may start with a slash)."""
-    return bool(_PATH.fullmatch(value)) and not any(_looks_random(part) for part in value.split("/"))
+# A setting's name that says it holds where a secret is (``--password-file``, ``HF_TOKEN_PATH``), and a
+# path's last part that names a file by its kind (``server.key``, ``token.json``).
+_WHERE_NAME = re.compile(r"(?i)(?:file|path|dir|directory|location)s?$")
+_FILE_NAME = re.compile(r"[\w@+-]+\.[A-Za-z][A-Za-z0-9]{0,7}/?$")
+
+
+def _is_path(value: str, name: str = "") -> bool:
+    """``value``, given to the secret-named setting ``name``, is where a secret is (a password *file*, a key
+    *file*), which is no secret: a path of names (a slash, then parts none of which mixes cases and digits as
+    a key or a password does: ``/K7MDENG/bPxRfiCY…``, an AWS secret key, may start with a slash) that the
+    name says is a place or whose last part is a file's name with its kind. ``PASSWORD=/correct/horse/staple``
+    says neither: a passphrase may look like a path, and it stays hidden."""
+    if not _PATH.fullmatch(value) or any(_looks_random(part) for part in value.split("/")):
+        return False
+    return bool(_WHERE_NAME.search(name.strip("-\"'")) or _FILE_NAME.search(value))
 
 
 def _ticks(value: str) -> str:
@@ -138,13 +148,13 @@ def _ticks(value: str) -> str:
 
 
 def _pair(m: re.Match[str]) -> str:
-    if not is_secret_name(m["name"]) or m["value"].startswith("[redacted") or _is_path(m["value"]):
+    if not is_secret_name(m["name"]) or m["value"].startswith("[redacted") or _is_path(m["value"], m["name"]):
         return m.group(0)
     return f"{m['name']}{m['close']}{m['sep']}{m['open']}{REDACTED}{_ticks(m['value'])}"
 
 
 def _flag(m: re.Match[str]) -> str:
-    if not is_secret_name(m["name"].lstrip("-")) or m["value"].startswith("[redacted") or _is_path(m["value"]):
+    if not is_secret_name(m["name"].lstrip("-")) or m["value"].startswith("[redacted") or _is_path(m["value"], m["name"]):
         return m.group(0)
     return f"{m['name']}{m['sep']}{REDACTED}{_ticks(m['value'])}"
 

@@ -177,6 +177,9 @@ def test_a_path_is_shown_as_it_is_even_where_a_secret_word_names_it(line: str):
     ("aws_secret_access_key=/K7MDENG/bPxRfiCYLEAKTEST99wJalrXUtnFEMI", "/K7MDENG/bPxRfiCYLEAKTEST99wJalrXUtnFEMI"),
     ("--password /hunter2leaked/Xy7", "/hunter2leaked/Xy7"),
     ("DB_PASSWORD: hunter2-leaked", "hunter2-leaked"),
+    # a passphrase shaped like a path, under a name that says it is the secret itself, not where it is
+    ("PASSWORD=/correct/horse/staple", "/correct/horse/staple"),
+    ("--db-password /summer/holiday", "/summer/holiday"),
 ])
 def test_a_secret_that_starts_with_a_slash_is_still_hidden(line: str, secret: str):
     assert secret not in scrub(line) and "[redacted]" in scrub(line)
