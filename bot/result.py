@@ -105,8 +105,8 @@ class Diagnosis:
     matches: list[Match] = field(default_factory=list)
     threshold: float = 75.0
     first_failure: FirstFailure | None = None  # for texts of more than a few lines
-    cascade: str = ""  # "240 watchdog timeouts on 15 ranks and 3 launcher exits follow it"
-    # the same, counted, for a renderer to say in the reader's language; "follow it" when cascade_follows
+    # what a failure brought about after it, counted, most lines first (:attr:`cascade` says it in English;
+    # a renderer says it in the reader's language); cascade_follows: after a first failure not one of them
     cascade_counts: list[CascadeCount] = field(default_factory=list)
     cascade_follows: bool = False
     silent_ranks: list[str] = field(default_factory=list)  # printed nothing while peers timed out, or went quiet first in a hang
@@ -153,10 +153,30 @@ class Diagnosis:
             return "printed nothing while the others timed out"
         return "stopped printing before the others"
 
+    @property
+    def cascade(self) -> str:
+        """The cascade in English: "240 watchdog timeouts on 15 ranks and 3 launcher exits follow it"."""
+        return cascade_phrase(self.cascade_counts, self.cascade_follows)
+
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
         d["matches"] = [m.to_dict() for m in self.matches]
+        d["cascade"] = self.cascade
         return d
+
+
+def cascade_phrase(counts: list[CascadeCount], follows: bool) -> str:
+    """``counts`` in English, "… follow it" when they ``follows`` a first failure (:attr:`Diagnosis.cascade`)."""
+    if not counts:
+        return ""
+    parts = []
+    for c in counts:
+        on = f" on {c.ranks} rank{'s' if c.ranks != 1 else ''}" if c.ranks > 1 else ""
+        parts.append(f"{c.lines} {c.kind}{'s' if c.lines != 1 and not c.kind.endswith('s') else ''}{on}")
+    listed = ", ".join(parts[:-1]) + (" and " if len(parts) > 1 else "") + parts[-1]
+    if follows:
+        return f"{listed} follow{'s' if sum(c.lines for c in counts) == 1 else ''} it"
+    return listed
 
 
 @dataclass

@@ -92,7 +92,6 @@ def combine(
     return Diagnosis(
         lang=next((d.lang for d in parts if d.lang != "en"), "en"),
         first_failure=triaged.first_failure if triaged else None,
-        cascade=triaged.cascade if triaged else "",
         cascade_counts=list(triaged.cascade_counts) if triaged else [],
         cascade_follows=triaged.cascade_follows if triaged else False,
         silent_ranks=list(triaged.silent_ranks) if triaged else [],

@@ -184,21 +184,6 @@ def line_time(raw: str) -> tuple[int, float] | None:
     return None
 
 
-def cascade_phrase(counts: list[CascadeCount], follows: bool) -> str:
-    """The cascade in English: "240 watchdog timeouts on 15 ranks and 3 launcher exits follow it"
-    (the renderers say :class:`CascadeCount` in other languages)."""
-    if not counts:
-        return ""
-    parts = []
-    for c in counts:
-        on = f" on {c.ranks} rank{'s' if c.ranks != 1 else ''}" if c.ranks > 1 else ""
-        parts.append(f"{c.lines} {c.kind}{'s' if c.lines != 1 and not c.kind.endswith('s') else ''}{on}")
-    listed = ", ".join(parts[:-1]) + (" and " if len(parts) > 1 else "") + parts[-1]
-    if follows:
-        return f"{listed} follow{'s' if sum(c.lines for c in counts) == 1 else ''} it"
-    return listed
-
-
 # -- the triager ------------------------------------------------------------------------------------------
 @dataclass
 class _Candidate:
@@ -213,8 +198,7 @@ class Triage:
     """What the triager concluded. ``first_failure`` is None when the text shows no failure."""
 
     first_failure: FirstFailure | None = None
-    cascade: str = ""  # "240 watchdog timeouts on 15 ranks and 3 launcher exits follow it"
-    cascade_counts: list[CascadeCount] = field(default_factory=list)  # the same, counted, most lines first
+    cascade_counts: list[CascadeCount] = field(default_factory=list)  # what followed, counted, most lines first
     cascade_follows: bool = False  # they came after a first failure that is not one of them ("follow it")
     cascade_lines: int = 0
     silent_ranks: list[str] = field(default_factory=list)
@@ -429,7 +413,6 @@ class Triager:
             out.first_failure_lines = (start, max(first.end or 0, first.failure.line_no))
         out.cascade_counts = self._cascade_counted()
         out.cascade_follows = bool(out.cascade_counts) and first is not None and not first.cascade
-        out.cascade = cascade_phrase(out.cascade_counts, out.cascade_follows)
         out.silent_ranks, out.lagging_ranks = self._quiet_and_behind()
         return out
 
@@ -606,7 +589,6 @@ def _user_frame(frames: list[tuple[str, int, str]]) -> str | None:
 def attach_triage(diagnosis: Diagnosis, triager: Triager) -> Diagnosis:
     """Put what the triager found on ``diagnosis``; the first failure names the entry matched on its lines."""
     found = triager.finish()
-    diagnosis.cascade = found.cascade
     diagnosis.cascade_counts, diagnosis.cascade_follows = found.cascade_counts, found.cascade_follows
     diagnosis.silent_ranks = found.silent_ranks
     diagnosis.silent_hosts = {r: h for r in found.silent_ranks if (h := triager.host_of(r))}
