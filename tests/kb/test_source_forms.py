@@ -34,6 +34,13 @@ FORMS = [
     # NCCL 2.30's wording for two ranks on one GPU
     ("nccl-invalid-usage-duplicate-gpu", "node-3:1200:1301 [1] NCCL WARN Multiple ranks detected using the same GPU on this node. Set NCCL_MULTI_RANK_GPU_ENABLE=1 to enable this configuration."),
     ("nccl-invalid-usage-duplicate-gpu", "node-3:1200:1301 [1] init.cc:1057 NCCL WARN Multiple Ranks are using the same GPU/Partition. Set NCCL_MULTI_RANK_GPU_ENABLE=1 to enable this configuration."),
+    # front ends that word the entry's cause themselves: JAX/XLA, Lightning, the CUDA JIT, torch.save's writer
+    ("cuda-oom", "jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Failed to allocate request for 3.50GiB on device ordinal 1"),
+    ("no-gpu-visible", "RuntimeError: Unable to initialize backend 'cuda': FAILED_PRECONDITION: No visible GPU devices. (you may need to uninstall the failing plugin package, or set JAX_PLATFORMS=cpu to skip this backend.)"),
+    ("no-gpu-visible", "RuntimeError: Unknown backend: 'gpu' requested, but no platforms that are instances of gpu are present. Platforms present are: cpu"),
+    ("no-gpu-visible", "lightning.fabric.utilities.exceptions.MisconfigurationException: `CUDAAccelerator` can not run on your system since the accelerator is not available. The following accelerator(s) is available and can be passed into `accelerator` argument of `Trainer`: ['cpu']."),
+    ("cuda-driver-version-insufficient", "RuntimeError: CUDA error: the provided PTX was compiled with an unsupported toolchain."),
+    ("disk-full-on-save", "RuntimeError: [enforce fail at inline_container.cc:626] . PytorchStreamWriter failed writing central directory: file write failed"),
     # Slurm 25.05's scancel banner names the signal
     ("slurm-job-stopped-triage", "slurmstepd: error: *** JOB 4410 ON gpu-a12 CANCELLED AT 2025-06-01T10:00:00 DUE to SIGNAL Terminated ***"),
 ]
@@ -46,6 +53,7 @@ NEAR_MISSES = [
     ("gpu-ecc-error", "amdgpu 0000:c1:00.0: amdgpu: 2 correctable hardware errors detected in umc block"),
     ("nccl-invalid-usage-duplicate-gpu", "node-3:1200:1301 [1] NCCL INFO Multiple ranks on the same GPU detected and allowed. Disabling NVLS."),
     ("slurm-job-stopped-triage", "slurmstepd: error: *** JOB 4410 ON gpu-a12 CANCELLED AT 2025-06-01T10:00:00 DUE TO TIME LIMIT ***"),
+    ("no-gpu-visible", "MisconfigurationException: `MPSAccelerator` can not run on your system since the accelerator is not available."),
 ]
 
 
