@@ -41,6 +41,13 @@ FORMS = [
     ("no-gpu-visible", "lightning.fabric.utilities.exceptions.MisconfigurationException: `CUDAAccelerator` can not run on your system since the accelerator is not available. The following accelerator(s) is available and can be passed into `accelerator` argument of `Trainer`: ['cpu']."),
     ("cuda-driver-version-insufficient", "RuntimeError: CUDA error: the provided PTX was compiled with an unsupported toolchain."),
     ("disk-full-on-save", "RuntimeError: [enforce fail at inline_container.cc:626] . PytorchStreamWriter failed writing central directory: file write failed"),
+    # other front ends for the host's memory and the time limit: Ray's memory monitor, docker compose, submitit
+    ("host-oom-killed", "ray.exceptions.OutOfMemoryError: Task was killed due to the node running low on memory."),
+    ("host-oom-killed", "trainer-1 exited with code 137"),
+    ("slurm-time-limit", "submitit INFO (2025-06-01 10:00:00,000) - Job has timed out. Ran 238 minutes out of requested 240 minutes."),
+    # NCCL's interface search failing outside the bootstrap
+    ("nccl-network-hang", "gpu-7:3310:3402 [0] NCCL WARN NET/Socket : no interface found"),
+    ("nccl-network-hang", "gpu-7:3310:3402 [0] misc/socket.cc:237 NCCL WARN Net : No interface found in the same subnet as remote address 10.1.2.3<29500>"),
     # Slurm 25.05's scancel banner names the signal
     ("slurm-job-stopped-triage", "slurmstepd: error: *** JOB 4410 ON gpu-a12 CANCELLED AT 2025-06-01T10:00:00 DUE to SIGNAL Terminated ***"),
 ]
@@ -54,6 +61,7 @@ NEAR_MISSES = [
     ("nccl-invalid-usage-duplicate-gpu", "node-3:1200:1301 [1] NCCL INFO Multiple ranks on the same GPU detected and allowed. Disabling NVLS."),
     ("slurm-job-stopped-triage", "slurmstepd: error: *** JOB 4410 ON gpu-a12 CANCELLED AT 2025-06-01T10:00:00 DUE TO TIME LIMIT ***"),
     ("no-gpu-visible", "MisconfigurationException: `MPSAccelerator` can not run on your system since the accelerator is not available."),
+    ("slurm-time-limit", "submitit INFO (2025-06-01 10:00:00,000) - Job has not timed out. Ran 15 minutes out of requested 240 minutes."),
 ]
 
 
