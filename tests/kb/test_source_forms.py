@@ -31,6 +31,7 @@ FORMS = [
     ("gpu-ecc-error", "            DRAM Uncorrectable                : 4"),
     ("gpu-ecc-error", "amdgpu 0000:c1:00.0: amdgpu: 2 uncorrectable hardware errors detected in umc block"),
     ("gpu-ecc-error", "RuntimeError: HIP error: hipErrorECCNotCorrectable"),
+    ("gpu-fallen-off-bus", "I0305 01:02:03.000000 1 health.go:151] XidCriticalError: Xid=79 on Device=GPU-0a1b2c3d; marking device as unhealthy."),
     # NCCL 2.30's wording for two ranks on one GPU
     ("nccl-invalid-usage-duplicate-gpu", "node-3:1200:1301 [1] NCCL WARN Multiple ranks detected using the same GPU on this node. Set NCCL_MULTI_RANK_GPU_ENABLE=1 to enable this configuration."),
     ("nccl-invalid-usage-duplicate-gpu", "node-3:1200:1301 [1] init.cc:1057 NCCL WARN Multiple Ranks are using the same GPU/Partition. Set NCCL_MULTI_RANK_GPU_ENABLE=1 to enable this configuration."),
