@@ -46,6 +46,8 @@ FORMS = [
     ("host-oom-killed", "ray.exceptions.OutOfMemoryError: Task was killed due to the node running low on memory."),
     ("host-oom-killed", "trainer-1 exited with code 137"),
     ("slurm-time-limit", "submitit INFO (2025-06-01 10:00:00,000) - Job has timed out. Ran 238 minutes out of requested 240 minutes."),
+    # PyTorch 2.4+'s watchdog line
+    ("nccl-watchdog-timeout", "[rank2]:[E0601 10:00:00.000000000 ProcessGroupNCCL.cpp:2395] [PG ID 0 PG GUID 0(default_pg) Rank 2]  failure detected by watchdog at work sequence id: 41 PG status: last enqueued work: 42, last completed work: 40"),
     # NCCL's interface search failing outside the bootstrap
     ("nccl-network-hang", "gpu-7:3310:3402 [0] NCCL WARN NET/Socket : no interface found"),
     ("nccl-network-hang", "gpu-7:3310:3402 [0] misc/socket.cc:237 NCCL WARN Net : No interface found in the same subnet as remote address 10.1.2.3<29500>"),
