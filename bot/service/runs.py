@@ -191,10 +191,14 @@ class TraceRuns:
             job.meta["permalink"] = self.outbox.permalink(channel, thread)
             line = ProgressLine(self.outbox, channel, thread, self.progress_interval_s)
             job.on_progress(line.update)
+            # The record is kept for good, so it is scrubbed as everything that leaves is: a plugin's words and
+            # dedupe key may hold a pasted text (a takes_text command's whole paste), its summary a log line.
+            kept = self.outbox.scrubber.text
             run_id = self.records.attempt(
                 f"recording /trace {plan.label}",
                 lambda: self.store.start_trace_run(
-                    command=plan.command, args=plan.words, dedupe_key=plan.key, user=user, channel=channel
+                    command=plan.command, args=[kept(w) for w in plan.words],
+                    dedupe_key=kept(plan.key) if plan.key is not None else None, user=user, channel=channel
                 ),
                 None,
             )
@@ -227,7 +231,8 @@ class TraceRuns:
             if run_id is not None:
                 self.records.attempt(
                     f"recording the end of /trace {plan.label}",
-                    lambda: self.store.update_trace_run(run_id, status=status, summary=summary[:500]),
+                    lambda: self.store.update_trace_run(run_id, status=status,
+                                                        summary=self.outbox.scrubber.text(summary)[:500]),
                     None,
                 )
             self._tell_followers(job, plan, result, status, summary)
