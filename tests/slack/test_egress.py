@@ -36,6 +36,12 @@ SECRETS = {
     "bearer": ("eyJleak.bearer.Token99", "Authorization: Bearer eyJleak.bearer.Token99"),
     "password pair": ("hunter2-leaked", "DB_PASSWORD: hunter2-leaked"),
     "api key pair": ("sk-leaked-api-key-42", "OPENAI_API_KEY=sk-leaked-api-key-42"),
+    "jwt": ("eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJsZWFrZWQifQ.c2lnTGVha2VkMTIz",
+            "curl -H 'X-Auth: eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJsZWFrZWQifQ.c2lnTGVha2VkMTIz' https://api"),
+    "libpq password": ("hunter3-leaked", "PGPASSWORD=hunter3-leaked psql -h db1"),
+    "quoted passphrase": ("horse battery staple", 'password: "correct horse battery staple"'),
+    "private key": ("MIIEowIBAAKCAQEAleakedKeyBody0123456789",
+                    "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAleakedKeyBody0123456789\n-----END RSA PRIVATE KEY-----"),
 }
 LEAKY_LINES = [f"{OOM_LINE} {text}" for _value, text in SECRETS.values()]
 HOSTILE = "<!here> <!channel> <https://evil.example/login|slack.com/sso> & more"
