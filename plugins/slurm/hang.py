@@ -18,13 +18,13 @@ import math
 import os
 import signal
 import subprocess
-import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import IO, Any
+from typing import Any
 
 from tracebot.plugin_api import Frame, without_secrets
+from tracebot.plugins.pyspy.dump import MAX_FRAMES, CappedPipe
 from tracebot.plugins.slurm import owner as owner_access
 from tracebot.plugins.slurm.client import SlurmCli
 from tracebot.plugins.slurm.settings import SlurmSettings
@@ -34,7 +34,6 @@ MAX_PARALLEL_NODES = 64
 MAX_NODE_OUTPUT = 32 << 20
 MAX_NODE_STDERR = 1 << 20
 MAX_RANKS_PER_NODE = 1024
-MAX_FRAMES = 2000
 MAX_NOTES = 20
 MAX_TEXT_CHARS = 500
 MAX_LABEL_CHARS = 40
@@ -88,7 +87,7 @@ def run_node(argv: list[str], limit_s: float) -> tuple[dict[str, Any] | None, st
     """(the node's JSON document, None) or (None, why not)."""
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=_srun_env(),
                             start_new_session=True)
-    out, err = _Capped(proc.stdout, MAX_NODE_OUTPUT), _Capped(proc.stderr, MAX_NODE_STDERR)
+    out, err = CappedPipe(proc.stdout, MAX_NODE_OUTPUT), CappedPipe(proc.stderr, MAX_NODE_STDERR)
     try:
         proc.wait(timeout=limit_s)
     except subprocess.TimeoutExpired:
@@ -113,36 +112,6 @@ def run_node(argv: list[str], limit_s: float) -> tuple[dict[str, Any] | None, st
         return doc, None
     reason = _srun_reason(err.text()) or f"srun exited with status {proc.returncode} and printed no dump"
     return None, reason
-
-
-class _Capped:
-    """What a pipe gives, up to ``cap`` bytes, read on a thread of its own; past the cap the rest is read and
-    dropped (the writer never blocks) and ``over`` says so. The dump step runs as the job's owner on the
-    job's node, so any process of the job can write into its output: memory must not be its to fill."""
-
-    def __init__(self, pipe: IO[bytes] | None, cap: int) -> None:
-        self.pipe, self.cap, self.over = pipe, cap, False
-        self.parts: list[bytes] = []
-        self.thread = threading.Thread(target=self._read, name="node-dump-output", daemon=True)
-        self.thread.start()
-
-    def _read(self) -> None:
-        if self.pipe is None:
-            return
-        kept = 0
-        with self.pipe:
-            for chunk in iter(lambda: self.pipe.read(1 << 16), b""):  # type: ignore[union-attr]
-                if kept + len(chunk) > self.cap:
-                    self.over = True
-                    continue
-                self.parts.append(chunk)
-                kept += len(chunk)
-
-    def join(self) -> None:
-        self.thread.join(timeout=5)
-
-    def text(self) -> str:
-        return b"".join(self.parts).decode("utf-8", errors="replace")
 
 
 def _last_json(out: str) -> dict[str, Any] | None:
