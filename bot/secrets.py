@@ -270,8 +270,8 @@ def install_log_filter(scrubber: Scrubber, logger: logging.Logger | None = None)
 # bidirectional text (VTE, Konsole, mlterm): a mark is a strong letter of its direction, so one at a
 # line's start turns the line right-to-left ("4411 4412 killed" shows as "killed 4412 4411") and one
 # beside numbers or punctuation reorders them. None of them is text a log needs; all are shown as "?".
-_BIDI_CONTROLS = [0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A)]
-_TERMINAL_CONTROLS = dict.fromkeys([*range(0x20), 0x7F, *range(0x80, 0xA0), *_BIDI_CONTROLS], "?")
+BIDI_CONTROLS = [0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A)]
+_TERMINAL_CONTROLS = dict.fromkeys([*range(0x20), 0x7F, *range(0x80, 0xA0), *BIDI_CONTROLS], "?")
 for _kept in "\t\n\r":
     del _TERMINAL_CONTROLS[ord(_kept)]
 

@@ -16,6 +16,7 @@ from tracebot.ranks import first_few, format_ranks
 from tracebot.render.facts import fact_phrases
 from tracebot.render.messages import msg, say_cascade, say_note
 from tracebot.result import Diagnosis, Match, Result, Source, StackGroup, Table
+from tracebot.secrets import BIDI_CONTROLS
 
 Block = dict[str, Any]
 Rendered = tuple[str, list[Block]]
@@ -36,9 +37,15 @@ STATUS_EMOJI = {
 }
 
 
+# Unicode's directional overrides, isolates and marks: Slack lays out bidirectional text, so one in a job's
+# name or a log line ran to the end of its line and reversed tracebot's own words after it ("rank 12 is
+# stuck" read "kcuts si 21 knar"). Shown as "?", as the terminal shows them.
+_DIRECTION_CONTROLS = dict.fromkeys(BIDI_CONTROLS, "?")
+
+
 def escape(text: str) -> str:
-    """Slack mrkdwn control characters; everything user-supplied goes through this."""
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    """Slack mrkdwn control characters, and the direction controls; everything user-supplied goes through this."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").translate(_DIRECTION_CONTROLS)
 
 
 def inline_code(text: str) -> str:

@@ -115,3 +115,15 @@ def test_a_pasted_line_a_command_and_an_unanswered_error_cannot_end_their_code_s
              parent(f"job {SPOOF}", "U1", "running…")[0]]
     for text in shown:
         assert _spans_hold(text), text
+
+
+def test_a_direction_override_in_a_jobs_text_cannot_reverse_tracebots_own_words_after_it():
+    # U+202E (right-to-left override) in a frame's function or a job's title runs to the end of its line in
+    # Slack, which lays out bidirectional text: "stuck in … (evil.py:7)" and the ranks after it read reversed
+    evil = "spin\u202e\u2067"
+    frame = Frame(evil, "/srv/evil\u200f.py", 7)
+    res = Result(f"job 4242 {evil}", f"ranks 0-7 {evil} stuck", stack_groups=[StackGroup(["0", "1"], [frame], where=frame)])
+    text, blocks = result(res)
+    shown = text + texts(blocks)
+    assert not any(chr(c) in shown for c in (0x202E, 0x2067, 0x200F)), shown
+    assert "spin??" in shown
