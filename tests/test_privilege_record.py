@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib.machinery
 import importlib.util
+import pwd
 import subprocess
 import sys
 from pathlib import Path
@@ -140,3 +141,15 @@ def _run_for(code: str, seconds: float) -> str:
     except subprocess.TimeoutExpired:
         return f"still matching after {seconds:g}s"
     return done.stdout.strip()
+
+
+def test_an_owner_whose_uid_on_this_host_is_not_slurms_is_refused_never_acted_as():
+    # SLURM names the owner with their uid ("bob(1002)"); the privilege looked up the name alone, so a host
+    # whose own "bob" (a local account shadowing the directory's) has another uid got that other person's rights
+    local = next(u for u in pwd.getpwall() if u.pw_uid != 0)
+    other = local.pw_uid + 4242
+    record = WRAPPER.parse_record(_as_bob(RUNNING).replace("UserId=bob(1002)", f"UserId={local.pw_name}({other})"))
+    with pytest.raises(WRAPPER.Refused, match=f"uid {other} to SLURM, but {local.pw_name} is uid {local.pw_uid} on"):
+        WRAPPER.owner_of(record, "6")
+    same = WRAPPER.parse_record(_as_bob(RUNNING).replace("UserId=bob(1002)", f"UserId={local.pw_name}({local.pw_uid})"))
+    assert WRAPPER.owner_of(same, "6").pw_uid == local.pw_uid
