@@ -36,3 +36,16 @@ def as_slack_sends(typed: str) -> str:
     formatting), so :func:`plain_text` gives back exactly what was typed. For text that never went through
     Slack (the console): a link's or a mention's markup, an entity or a tag in it is text, not markup."""
     return typed.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+# A backtick's look-alike (U+02CB), as a code span shows one it cannot hold.
+_TICK = "\u02cb"
+
+
+def code_span(text: str) -> str:
+    """``text`` as one inline code span of the neutral markup (and Slack's): its backticks shown as their
+    look-alike and its line breaks as spaces. Such a text is often a user's or a job's (a frame's function, a
+    log path, a job's failure reason, a pasted line): a backtick in it closed the span early, leaving the rest
+    as live formatting (``*``, ``_``, ``~``), and a line break ended the span and started a line of its own
+    that read as tracebot's (``…\\n:white_check_mark: all ranks healthy``)."""
+    return "`" + " ".join(text.replace("`", _TICK).splitlines()) + "`"

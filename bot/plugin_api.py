@@ -26,8 +26,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from tracebot.hookspecs import hookimpl
+from tracebot.markup import code_span
 from tracebot.procstat import proc_stat, start_time
-from tracebot.ranks import first_few, format_ranks, ranks_phrase
+from tracebot.ranks import first_few, format_ranks, is_rank_number, ranks_phrase
 from tracebot.result import Attachment, Diagnosis, Frame, Match, Result, Section, StackGroup, Status, Table
 from tracebot.secrets import scrub, without_secrets
 
@@ -42,7 +43,7 @@ NO_KNOWLEDGE = "knowledge base not loaded: no knowledge entries were matched"
 __all__ = [
     "Attachment", "Caller", "Command", "CommandContext", "Diagnosis", "ErrorLine", "Frame", "LogScan",
     "Match", "NotAllowed", "Result", "Section", "StackGroup", "Status", "Table", "UsageError", "combine", "combine_into",
-    "SLACK_PREFIX", "as_typed", "first_few", "format_ranks", "hookimpl", "proc_stat", "ranks_phrase", "regular_stream", "start_time",
+    "SLACK_PREFIX", "as_typed", "code_span", "first_few", "format_ranks", "hookimpl", "is_rank_number", "proc_stat", "ranks_phrase", "regular_stream", "start_time",
     "without_secrets",
 ]
 

@@ -34,7 +34,9 @@ MIN_KNOWN_SECRET = 8
 # "jwt": SLURM_JWT, the controller's credential where the cluster allows auth/jwt
 _SECRET_WORDS = {"key", "token", "secret", "password", "passwd", "pwd", "credential", "credentials", "jwt"}
 # Compounds written as one word (``apikey``, ``authToken`` is split by its capital anyway).
-_SECRET_SUFFIXES = ("apikey", "accesskey", "secretkey", "privatekey", "authtoken", "accesstoken", "apitoken")
+# PGPASSWORD (libpq's), MYSQLPASSWORD, CLIENTSECRET: one word, so no part of it is "password" or "secret".
+_SECRET_SUFFIXES = ("apikey", "accesskey", "secretkey", "privatekey", "authtoken", "accesstoken", "apitoken",
+                    "password", "passwd", "secret")
 # The shell's working directories: "pwd" there is "print working directory", not a password (a path
 # scrubbed as a secret hid every file under the directory tracebot was started in).
 _SHELL_DIRECTORIES = frozenset({"PWD", "OLDPWD"})
@@ -49,6 +51,9 @@ _SHAPES = re.compile(
     r"|(?<![A-Za-z0-9_])gh[pousr]_[A-Za-z0-9]{36,}"  # GitHub classic / OAuth / app tokens
     r"|(?<![A-Za-z0-9_])github_pat_[A-Za-z0-9_]{22,}"  # GitHub fine-grained tokens
     r"|(?<![A-Za-z0-9-])local-[0-9a-f]{40}(?![0-9a-f])"  # W&B keys of a local (self-hosted) server
+    # A JSON Web Token (SLURM_JWT's value, an OIDC id token, a bearer token in a curl line): its header and
+    # claims are base64url JSON, so both start with "eyJ" ('{"'), wherever the token stands
+    r"|(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*"
 )
 # An AWS secret access key: 40 characters of base64. Checked further in _aws_secret (mixed case, digits).
 _AWS_SECRET = re.compile(r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")
@@ -62,6 +67,9 @@ _LABELLED = [
     re.compile(r"(?i)(\bwandb\s+login\s+(?:--?+[\w-]++\s++)*+)([0-9a-f]{40}|local-[0-9a-f]{40})"),
     re.compile(r"(?i)(\bmachine\s+\S+(?:\s+login\s+\S+)?\s+password\s+)(\S+)"),  # netrc (W&B writes one)
     re.compile(r"(://[^\s/:@]+:)([^\s/@]+)(@)"),  # https://user:password@host
+    # A PEM private key (ssh, TLS, PGP), its body to the END line, or to the text's end when it was cut
+    re.compile(r"(-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----)([\s\S]+?)(-----END [A-Z0-9 ]*PRIVATE KEY"
+               r"(?: BLOCK)?-----|\Z)"),
 ]
 # NAME=value, NAME: value, "name": "value", 'X-Amz-Security-Token': b'…'; the name is judged in Python.
 # The name is a whole run of name characters, taken without backtracking (nothing that may follow it is a
@@ -72,6 +80,14 @@ _PAIR = re.compile(
     r"""(?<![A-Za-z0-9_./-])(?P<name>[A-Za-z0-9_.-]++)"""
     r"""(?P<close>\\?["']?)(?P<sep>[ \t]*[:=][ \t]*)"""
     r"""(?P<open>(?:b?\\?["'])?)(?P<value>[^\s"'\\,;&})\]]+)"""
+)
+# The same with a quoted value, taken whole to its closing quote: 'PGPASSWORD="correct horse battery"' lost
+# only its first word to the pattern above. Only a closed quote on the same line counts (the value of a name
+# that holds no secret is left for the pattern above, which reads the pairs inside it).
+_QUOTED_PAIR = re.compile(
+    r"""(?<![A-Za-z0-9_./-])(?P<name>[A-Za-z0-9_.-]++)"""
+    r"""(?P<close>\\?["']?)(?P<sep>[ \t]*[:=][ \t]*)"""
+    r"""(?P<open>b?\\?(?P<q>["']))(?P<value>[^"'\n\\]++)(?=\\?(?P=q))"""
 )
 _FLAG = re.compile(r"(?<![\w-])(?P<name>--?[A-Za-z][\w-]*)(?P<sep>[ \t]+)(?P<value>[^\s-][^\s]*)")
 
@@ -179,6 +195,7 @@ class Scrubber:
         text = _SHAPES.sub(REDACTED, text)
         for pattern in _LABELLED:
             text = pattern.sub(lambda m: m.group(1) + REDACTED + _ticks(m.group(2)) + (m.group(3) if m.lastindex == 3 else ""), text)
+        text = _QUOTED_PAIR.sub(_pair, text)
         text = _PAIR.sub(_pair, text)
         text = _FLAG.sub(_flag, text)
         return _AWS_SECRET.sub(_aws_secret, text)
@@ -253,8 +270,8 @@ def install_log_filter(scrubber: Scrubber, logger: logging.Logger | None = None)
 # bidirectional text (VTE, Konsole, mlterm): a mark is a strong letter of its direction, so one at a
 # line's start turns the line right-to-left ("4411 4412 killed" shows as "killed 4412 4411") and one
 # beside numbers or punctuation reorders them. None of them is text a log needs; all are shown as "?".
-_BIDI_CONTROLS = [0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A)]
-_TERMINAL_CONTROLS = dict.fromkeys([*range(0x20), 0x7F, *range(0x80, 0xA0), *_BIDI_CONTROLS], "?")
+BIDI_CONTROLS = [0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A)]
+_TERMINAL_CONTROLS = dict.fromkeys([*range(0x20), 0x7F, *range(0x80, 0xA0), *BIDI_CONTROLS], "?")
 for _kept in "\t\n\r":
     del _TERMINAL_CONTROLS[ord(_kept)]
 

@@ -23,6 +23,10 @@ SECRETS = {
     "wandb": "0a1b2c3d4e5f60718293a4b5c6d7e8f901234567",
     "bearer": "eyJleak.bearer.Token99",
     "password": "hunter2-leaked",
+    "jwt": "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJsZWFrZWQifQ.c2lnTGVha2VkMTIz",
+    "libpq password": "hunter3-leaked",
+    "quoted passphrase": "horse battery staple",
+    "private key": "MIIEowIBAAKCAQEAleakedKeyBody0123456789",
 }
 LINES = [
     f"{OOM} token {SECRETS['slack']}",
@@ -32,6 +36,10 @@ LINES = [
     f"{OOM} WANDB_API_KEY={SECRETS['wandb']}",
     f"{OOM} curl -H 'Authorization: Bearer {SECRETS['bearer']}'",
     f'{OOM} {{"password": "{SECRETS["password"]}"}}',
+    f"{OOM} srun --export=SLURM_JWT env; curl -H 'X-Auth: {SECRETS['jwt']}'",
+    f"{OOM} PGPASSWORD={SECRETS['libpq password']} psql -h db1",
+    f'{OOM} password: "correct {SECRETS["quoted passphrase"]}"',
+    f"{OOM}\n-----BEGIN OPENSSH PRIVATE KEY-----\n{SECRETS['private key']}\n-----END OPENSSH PRIVATE KEY-----",
 ]
 
 
@@ -183,3 +191,26 @@ def test_a_path_is_shown_as_it_is_even_where_a_secret_word_names_it(line: str):
 ])
 def test_a_secret_that_starts_with_a_slash_is_still_hidden(line: str, secret: str):
     assert secret not in scrub(line) and "[redacted]" in scrub(line)
+
+
+@pytest.mark.parametrize("line, shown", [
+    # a JWT needs no label: its header and claims are base64url JSON ("eyJ" is '{"')
+    ("token eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.SflKxwRJSMeKKF2QT4fw ok", "token [redacted] ok"),
+    # a quoted value is hidden to its closing quote, not up to its first space
+    ("export PGPASSWORD='correct horse battery' && psql", "export PGPASSWORD='[redacted]' && psql"),
+    ('{"api_key": "abc def", "user": "bob"}', '{"api_key": "[redacted]", "user": "bob"}'),
+    # a quoted text under a name that holds no secret is read for the pairs inside it
+    ('msg: "loaded with password=hunter2 from file"', 'msg: "loaded with password=[redacted] from file"'),
+    # a PEM private key, whole or cut short
+    ("-----BEGIN EC PRIVATE KEY-----\nMHcCAQEEI\nAoGBAM\n-----END EC PRIVATE KEY-----\nnext",
+     "-----BEGIN EC PRIVATE KEY-----[redacted]-----END EC PRIVATE KEY-----\nnext"),
+    ("-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAA", "-----BEGIN OPENSSH PRIVATE KEY-----[redacted]"),
+    # libpq's and MySQL's one-word names
+    ("PGPASSWORD=hunter22 MYSQLPASSWD=hunter33", "PGPASSWORD=[redacted] MYSQLPASSWD=[redacted]"),
+    # and what is no secret stays
+    ("KeyError: 'password'", "KeyError: 'password'"),
+    ("password: ''", "password: ''"),
+    ("max_tokens: 'a b'", "max_tokens: 'a b'"),
+])
+def test_secrets_of_every_shape_are_hidden_and_only_they(line: str, shown: str):
+    assert scrub(line) == shown

@@ -41,3 +41,15 @@ def test_a_record_a_name_spells_after_a_unicode_line_boundary_is_refused_not_lis
     line = RUNNING.replace("JobName=hang", f"JobName=a{mark}JobId=6 UserId=alice(1001) JobState=COMPLETED{mark}b")
     with pytest.raises(AmbiguousRecord, match="twice"):
         parse_records(line)
+
+
+@pytest.mark.parametrize("width, padded", [("5", "00006"), ("10", "0000000006"), ("99", "0000000006"),
+                                           ("999999999", "0000000006"), ("9" * 5000, "0000000006")])
+def test_an_output_patterns_padding_is_capped_at_slurmds_ten(width: str, padded: str) -> None:
+    # "-o /tmp/x-%999999999j.out" is its owner's to write: tracebot padded the job id to a gigabyte (slurmd
+    # pads to ten), and a 5,000-digit width raised ValueError from int()
+    from tracebot.plugins.slurm.jobinfo import JobView
+    from tracebot.plugins.slurm.logpaths import candidates
+
+    job = JobView(asked="6", job_id="6", display_id="6", stdout=f"/tmp/x-%{width}j.out", workdir="/tmp")
+    assert candidates(job) == [("stdout", Path(f"/tmp/x-{padded}.out"))]

@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import importlib.machinery
 import importlib.util
+import pwd
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -105,3 +108,48 @@ def test_a_job_name_holding_a_unicode_line_boundary_is_not_taken_for_a_line_brea
     _scontrol_printing(tmp_path, monkeypatch, _as_bob(RUNNING).replace("JobName=hang", f"JobName=x{mark}y") + "\\n")
     record = WRAPPER.job_record("6")
     assert record["UserId"] == "bob(1002)" and record["JobState"] == "RUNNING"
+
+
+@pytest.mark.parametrize("path, pattern, fits", [
+    ("/tmp/slx/hang-6-root-vm-6-4294967294.out", "/tmp/slx/hang-%j-%u-%N-%A-%a.out", True),
+    ("/tmp/slx/hang-6.out", "hang-%j.out", True),  # relative to the working directory
+    ("/tmp/slx/100%-6.out", "/tmp/slx/100%%-%5j.out", True),
+    ("/tmp/slx/hang.out", "/tmp/slx/hang%x.out", True),  # a spec may stand for nothing
+    ("/tmp/slx/a/b.out", "/tmp/slx/%x.out", False),  # but never for a "/"
+    ("/tmp/slx/hang-6.err", "/tmp/slx/hang-%j.out", False),
+    ("/tmp/slx/abab", "/tmp/slx/%xab%xab", True),
+    ("/tmp/slx/ab", "/tmp/slx/%xab%xab", False),  # the two "ab" may not share letters
+    ("/tmp/other/hang-6.out", "/tmp/slx/hang-%j.out", False),
+])
+def test_the_privilege_tells_a_path_that_fits_the_jobs_output_pattern_from_one_that_does_not(path, pattern, fits):
+    assert WRAPPER.fits_pattern(path, pattern, "/tmp/slx") is fits
+
+
+def test_a_pattern_of_many_specs_is_checked_against_an_unfitting_path_at_once_never_for_minutes():
+    # bob's `-o /tmp/%x%x…%x.out` checked against his StdErr's path (which it does not fit): as a regex of one
+    # [^/]* per spec, the root privilege tried every split of the name among them, before dropping its rights,
+    # for longer than tracebot waits; sudo went on burning a core as root after tracebot gave up on it
+    probe = (f"import importlib.machinery as m; w = m.SourceFileLoader('w', {str(REPO / 'scripts/deploy/tracebot-as-owner')!r})"
+             ".load_module(); print(w.fits_pattern('/tmp/' + 'a' * 60 + '.err', '/tmp/' + '%x' * 16 + '.out', '/'))")
+    assert _run_for(probe, 10.0) == "False"
+
+
+def _run_for(code: str, seconds: float) -> str:
+    try:
+        done = subprocess.run([sys.executable, "-W", "ignore", "-c", code], capture_output=True, text=True,
+                              timeout=seconds, check=True)
+    except subprocess.TimeoutExpired:
+        return f"still matching after {seconds:g}s"
+    return done.stdout.strip()
+
+
+def test_an_owner_whose_uid_on_this_host_is_not_slurms_is_refused_never_acted_as():
+    # SLURM names the owner with their uid ("bob(1002)"); the privilege looked up the name alone, so a host
+    # whose own "bob" (a local account shadowing the directory's) has another uid got that other person's rights
+    local = next(u for u in pwd.getpwall() if u.pw_uid != 0)
+    other = local.pw_uid + 4242
+    record = WRAPPER.parse_record(_as_bob(RUNNING).replace("UserId=bob(1002)", f"UserId={local.pw_name}({other})"))
+    with pytest.raises(WRAPPER.Refused, match=f"uid {other} to SLURM, but {local.pw_name} is uid {local.pw_uid} on"):
+        WRAPPER.owner_of(record, "6")
+    same = WRAPPER.parse_record(_as_bob(RUNNING).replace("UserId=bob(1002)", f"UserId={local.pw_name}({local.pw_uid})"))
+    assert WRAPPER.owner_of(same, "6").pw_uid == local.pw_uid

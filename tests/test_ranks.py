@@ -25,3 +25,18 @@ def test_an_answer_on_many_hosts_names_five_and_counts_the_rest():
     m = Match("cuda-oom", "CUDA out of memory", 90.0, True, line_no=12, hosts=hosts, ranks=["3"])
     text = json.dumps(match_blocks(m))
     assert "gpu-04 (+3 more)" in text and "gpu-05" not in text
+
+
+def test_a_rank_label_that_is_a_jobs_own_text_and_no_number_is_listed_as_text_never_a_crash():
+    # RANK=² (a digit to str.isdigit, no number to int) or a 5,000-digit RANK on the job's own process: /trace pid
+    # and /trace job ended in "ValueError: invalid literal for int()" (or "Exceeds the limit (4300 digits)")
+    from tracebot.plugins.pyspy.group import rank_sort_key
+    from tracebot.plugins.pyspy.procs import rank_variable
+
+    huge = "9" * 5000
+    assert format_ranks(["0", "1", "²", "٣"]) == "0, 1, ², ٣"
+    assert format_ranks(["2", huge], limit=12).startswith("2, 999")
+    assert ranks_phrase(["²"]) == "²" and ranks_phrase(["3"]) == "rank 3"
+    assert sorted(["10", "²", "2", huge, "pid 12", "pid 9"], key=rank_sort_key)[:2] == ["2", "10"]
+    assert rank_variable({"RANK": "²", "SLURM_PROCID": "3"}) == ("SLURM_PROCID", "3")
+    assert rank_variable({"RANK": huge}) is None

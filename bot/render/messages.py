@@ -50,7 +50,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "went_quiet.timed_out": "printed nothing while the others timed out",
         "went_quiet.stopped": "stopped printing before the others",
         "lagging": "Behind the others in the same collective: ranks {ranks}.",
-        "in_frame": "in `{v}`",
+        "in_frame": "in {v}",
         # values read off the error: fact.<name> for every name of tracebot.knowledge.facts.FACT_NAMES
         "fact.requested": "asked for {v}",
         "fact.gpu": "GPU {v}",
@@ -128,7 +128,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "went_quiet.timed_out": "ほかの rank がタイムアウトする間、何も出力していません",
         "went_quiet.stopped": "ほかの rank より先に出力が止まっています",
         "lagging": "同じ集団通信でほかより遅れている rank: {ranks}。",
-        "in_frame": "`{v}` の中",
+        "in_frame": "{v} の中",
         "fact.requested": "要求 {v}",
         "fact.gpu": "GPU {v}",
         "fact.capacity": "総容量 {v}",

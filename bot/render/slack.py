@@ -10,11 +10,13 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from tracebot.markup import code_span
 from tracebot.notes import read_note
 from tracebot.ranks import first_few, format_ranks
 from tracebot.render.facts import fact_phrases
 from tracebot.render.messages import msg, say_cascade, say_note
 from tracebot.result import Diagnosis, Match, Result, Source, StackGroup, Table
+from tracebot.secrets import BIDI_CONTROLS
 
 Block = dict[str, Any]
 Rendered = tuple[str, list[Block]]
@@ -35,9 +37,20 @@ STATUS_EMOJI = {
 }
 
 
+# Unicode's directional overrides, isolates and marks: Slack lays out bidirectional text, so one in a job's
+# name or a log line ran to the end of its line and reversed tracebot's own words after it ("rank 12 is
+# stuck" read "kcuts si 21 knar"). Shown as "?", as the terminal shows them.
+_DIRECTION_CONTROLS = dict.fromkeys(BIDI_CONTROLS, "?")
+
+
 def escape(text: str) -> str:
-    """Slack mrkdwn control characters; everything user-supplied goes through this."""
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    """Slack mrkdwn control characters, and the direction controls; everything user-supplied goes through this."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").translate(_DIRECTION_CONTROLS)
+
+
+def inline_code(text: str) -> str:
+    """A user's or a job's text as one inline code span: escaped, and unable to end the span (:func:`code_span`)."""
+    return code_span(escape(text))
 
 
 def code(text: str) -> str:
@@ -150,7 +163,7 @@ def _footer(match: Match, lang: str, sources: list[Source]) -> list[str]:
     if _sources(sources):
         footer.append(f"{msg(lang, 'source')}: {_sources(sources)}")
     if match.suggestions:
-        footer.append(f"{msg(lang, 'next')}: " + "  ".join(f"`{escape(t)}`" for t in match.suggestions))
+        footer.append(f"{msg(lang, 'next')}: " + "  ".join(inline_code(t) for t in match.suggestions))
     return footer
 
 
@@ -183,7 +196,7 @@ def compact_blocks(match: Match, lang: str, *, line_shown: bool = False) -> list
         # (a line in kana is the reader's own question, not a log line worth quoting back)
         # nothing read off the line: quote it, short, so the fix stays on the first screen
         quoted = match.line if len(match.line) <= 160 else match.line[:159] + "…"
-        facts += ("\n" if facts else "") + "`" + escape(quoted).replace("`", "'") + "`"
+        facts += ("\n" if facts else "") + inline_code(quoted)
     if facts:
         blocks.append(section(f"*{msg(lang, 'what_it_says')}:* {facts}"))
     elif _why_matched(match, lang):
@@ -215,7 +228,7 @@ def triage_lead(d: Diagnosis) -> list[Block]:
         where = " · ".join(
             p for p in (msg(d.lang, "fact.line", v=ff.line_no), rank,
                         msg(d.lang, "fact.host", v=escape(ff.host)) if ff.host else "",
-                        msg(d.lang, "in_frame", v=escape(ff.frame)) if ff.frame else "") if p
+                        msg(d.lang, "in_frame", v=inline_code(ff.frame)) if ff.frame else "") if p
         )
         shown = ff.text if len(ff.text) <= 240 else ff.text[:239] + "…"
         body = f"*{msg(d.lang, 'first_failure')}* · {where}\n{code(shown)}"
@@ -347,8 +360,7 @@ def _note(note: str, lang: str) -> str:
     read = read_note(note)
     if read is None or read.file is None or not said.startswith(f"{read.file}: "):
         return escape(said)
-    name = escape(read.file).replace("`", "\u02cb")  # a code span cannot hold a backtick: its look-alike
-    return f"`{name}`: {escape(said[len(read.file) + 2 :])}"
+    return f"{inline_code(read.file)}: {escape(said[len(read.file) + 2 :])}"
 
 
 def _table(table: Table) -> str:
@@ -363,7 +375,7 @@ def _table(table: Table) -> str:
 
 
 def _stack_group(group: StackGroup) -> list[Block]:
-    where = f" stuck in `{escape(group.where.label())}`" if group.where else ""
+    where = f" stuck in {inline_code(group.where.label())}" if group.where else ""
     flag = ":warning: *odd one out* · " if group.odd_one_out else ""
     n = len(group.ranks)
     head = f"{flag}*rank{'s' if n != 1 else ''} {escape(format_ranks(group.ranks))}* ({n}){where}"
@@ -420,13 +432,13 @@ def result_summary(res: Result, filename: str) -> Rendered:
         blocks.extend(compact_blocks(res.matches[0], "en"))
         blocks.append(context(_score(res.matches[0])))
     blocks.append(context(f"Everything ({len(res.sections)} sections, {len(res.stack_groups)} stack groups) "
-                          f"is in the attached file `{escape(filename)}`."))
+                          f"is in the attached file {inline_code(filename)}."))
     return escape(f"{res.title}: {one_line(res.summary)}"), blocks
 
 
 def _stack_head(group: StackGroup) -> str:
     n = len(group.ranks)
-    where = f" in `{escape(group.where.label())}`" if group.where else ""
+    where = f" in {inline_code(group.where.label())}" if group.where else ""
     flag = ":warning: odd one out · " if group.odd_one_out else ""
     return f"{flag}rank{'s' if n != 1 else ''} {escape(format_ranks(group.ranks))} ({n}){where}"
 
@@ -434,7 +446,7 @@ def _stack_head(group: StackGroup) -> str:
 def parent(command: str, user: str | None, state: str) -> Rendered:
     """The run's parent message; ``state`` is plain text (a result's summary: job names, log lines)."""
     who = f" from <@{escape(user)}>" if user else ""
-    text = f"`/trace {escape(command)}`{who} — {escape(state)}"
+    text = f"{inline_code(f'/trace {command}')}{who} — {escape(state)}"
     return text, [section(text)]
 
 

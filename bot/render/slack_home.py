@@ -7,7 +7,7 @@ import time
 from collections import defaultdict
 from typing import Any
 
-from tracebot.render.slack import context, escape, section
+from tracebot.render.slack import context, escape, inline_code, section
 from tracebot.render.slack_limits import MAX_BLOCKS, fit_section
 
 Block = dict[str, Any]
@@ -88,7 +88,7 @@ def _error_details(errors: list[str], storage_errors: list[str]) -> list[Block]:
         blocks.append(
             section(f":warning: *Load errors* ({len(errors)}) — the last good knowledge base is in use")
         )
-        blocks.append(section(fit_section("\n".join(f"• `{escape(e)}`" for e in errors), MORE_ERRORS)))
+        blocks.append(section(fit_section("\n".join(f"• {inline_code(e)}" for e in errors), MORE_ERRORS)))
     if storage_errors:
         blocks.append({"type": "divider"})
         blocks.append(
@@ -97,7 +97,7 @@ def _error_details(errors: list[str], storage_errors: list[str]) -> list[Block]:
                 "posted, but these were not recorded"
             )
         )
-        blocks.append(section(fit_section("\n".join(f"• `{escape(e)}`" for e in storage_errors), MORE_ERRORS)))
+        blocks.append(section(fit_section("\n".join(f"• {inline_code(e)}" for e in storage_errors), MORE_ERRORS)))
     return blocks
 
 

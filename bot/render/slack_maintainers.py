@@ -7,7 +7,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from tracebot.render.slack import context, escape, section
+from tracebot.render.slack import context, escape, inline_code, section
 from tracebot.render.slack_limits import fit_section
 
 Block = dict[str, Any]
@@ -38,7 +38,7 @@ def maintainer_blocks(*, flagged: list[Any], gaps: list[Any], threshold: float) 
         for g in gaps[:TOP_GAPS]:
             last = time.strftime("%Y-%m-%d", time.gmtime(g.last_seen))
             where = ", ".join(f"<#{c}>" for c in g.channels[:3])
-            rows.append(f"• *{g.count}×* `{escape(g.key[:150])}`\n    {where} · last {last}")
+            rows.append(f"• *{g.count}×* {inline_code(g.key[:150])}\n    {where} · last {last}")
         blocks.append(section(fit_section("\n".join(rows), MORE_GAPS)))
         blocks.append(context("`tracebot stats --unanswered` lists them all; save a thread's fix with *Save as knowledge*."))
     else:
@@ -54,7 +54,7 @@ def audit_line(row: dict[str, Any]) -> str:
     command = " ".join(x for x in (row.get("command") or "", row.get("args") or "") if x)
     shown = command if len(command) <= 120 else command[:119] + "…"
     outcome = escape(row.get("outcome") or "")
-    return f"• {when} UTC · {who} · `/trace {escape(shown).replace('`', chr(39))}` in {where} · {outcome}"
+    return f"• {when} UTC · {who} · {inline_code(f'/trace {shown}')} in {where} · {outcome}"
 
 
 def audit_blocks(rows: list[dict[str, Any]]) -> list[Block]:

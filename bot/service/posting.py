@@ -57,8 +57,7 @@ def attach(outbox: Outbox, channel: str, thread: str, filename: str, content: by
     except Exception as exc:
         log.warning("could not attach %s in %s/%s", filename, channel, thread, exc_info=True)
         reason = str(exc) if isinstance(exc, UploadRefused) else type(exc).__name__
-        name = render.escape(filename).replace("`", "'")
-        text = f":warning: I could not attach `{name}` (Slack said: {render.escape(reason)}); what is above is all I could post here."
+        text = f":warning: I could not attach {render.inline_code(filename)} (Slack said: {render.escape(reason)}); what is above is all I could post here."
         outbox.post(channel, text, [render.section(text)], thread_ts=thread)
         return False
 

@@ -108,7 +108,7 @@ class TraceRuns:
             return self._start_unshared(plan, channel, user, thread_ts)
         if same_channel:
             return _already_running_here(plan, link)
-        label = f"`/trace {render.escape(plan.label)}`"
+        label = f"{render.inline_code(f'/trace {plan.label}')}"
         text = f"{label} is already running for someone else; I'll post its result here too when it is done."
         return text, [render.section(text)]
 
@@ -163,7 +163,7 @@ class TraceRuns:
             if not user:
                 raise
             note = (
-                f"I'm not in <#{channel}>, so here is your `/trace {render.escape(plan.label)}`. "
+                f"I'm not in <#{channel}>, so here is your {render.inline_code(f'/trace {plan.label}')}. "
                 "Invite me there with `/invite @tracebot`."
             )
             dm = self.outbox.open_dm(user)
@@ -191,10 +191,14 @@ class TraceRuns:
             job.meta["permalink"] = self.outbox.permalink(channel, thread)
             line = ProgressLine(self.outbox, channel, thread, self.progress_interval_s)
             job.on_progress(line.update)
+            # The record is kept for good, so it is scrubbed as everything that leaves is: a plugin's words and
+            # dedupe key may hold a pasted text (a takes_text command's whole paste), its summary a log line.
+            kept = self.outbox.scrubber.text
             run_id = self.records.attempt(
                 f"recording /trace {plan.label}",
                 lambda: self.store.start_trace_run(
-                    command=plan.command, args=plan.words, dedupe_key=plan.key, user=user, channel=channel
+                    command=plan.command, args=[kept(w) for w in plan.words],
+                    dedupe_key=kept(plan.key) if plan.key is not None else None, user=user, channel=channel
                 ),
                 None,
             )
@@ -227,7 +231,8 @@ class TraceRuns:
             if run_id is not None:
                 self.records.attempt(
                     f"recording the end of /trace {plan.label}",
-                    lambda: self.store.update_trace_run(run_id, status=status, summary=summary[:500]),
+                    lambda: self.store.update_trace_run(run_id, status=status,
+                                                        summary=self.outbox.scrubber.text(summary)[:500]),
                     None,
                 )
             self._tell_followers(job, plan, result, status, summary)
@@ -256,10 +261,10 @@ class TraceRuns:
             done = render.parent(plan.label, user, f"{emoji} {summary[:300]}")
             steps.append(("parent message", lambda: self.outbox.update(channel, parent_ts, *done)))
         elif line is None and thread_ts is not None:  # failed before anything was posted in the thread
-            text = f":x: `/trace {render.escape(plan.label)}` {summary}"
+            text = f":x: {render.inline_code(f'/trace {plan.label}')} {summary}"
             steps.append(("failure note", lambda: self.outbox.post(channel, text, [render.section(text)], thread_ts)))
         elif line is None and user:  # the parent message itself was refused: the ack said nothing either
-            text = f":x: I could not post in this channel, so `/trace {render.escape(plan.label)}` did not run: {summary}"
+            text = f":x: I could not post in this channel, so {render.inline_code(f'/trace {plan.label}')} did not run: {summary}"
             steps.append(("failure note", lambda: self.outbox.ephemeral(channel, user, text, [render.section(text)])))
         for what, step in steps:
             try:
@@ -281,7 +286,7 @@ class TraceRuns:
                 if result is not None:
                     posting.post_result(self.outbox, f.channel, where, result)
                 elif f.thread_ts is not None:
-                    text = f"`/trace {render.escape(plan.label)}` — {state}"
+                    text = f"{render.inline_code(f'/trace {plan.label}')} — {state}"
                     self.outbox.post(f.channel, text, [render.section(text)], f.thread_ts)
             except Exception:
                 log.exception("could not post /trace %s to %s", plan.label, f.channel)
@@ -290,7 +295,7 @@ class TraceRuns:
 
 
 def _already_running_here(plan: Plan, link: object) -> render.Rendered:
-    label = f"`/trace {render.escape(plan.label)}`"
+    label = f"{render.inline_code(f'/trace {plan.label}')}"
     text = f"{label} is already running" + (
         f": <{link}|follow it in its thread>." if link else "; its answer will appear here shortly."
     )

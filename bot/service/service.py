@@ -481,6 +481,7 @@ class Service:
                     matches=diagnosis.matches,
                     confident=bool(confident),
                     text=kept,
+                    scrub=self.outbox.scrubber.text,
                 ),
                 None,
             )

@@ -25,6 +25,7 @@ import sqlite_utils
 
 from tracebot.folders import make_private
 from tracebot.result import Match, Source
+from tracebot.secrets import Scrubber, map_strings
 from tracebot.store.migrations import apply_migrations
 
 log = logging.getLogger(__name__)
@@ -334,8 +335,12 @@ class Store:
         user: str | None = None,
         reply_ts: str | None = None,
         text: str | None = None,
+        scrub: Callable[[str], str] | None = None,
     ) -> int:
-        """``text``: what was answered, already scrubbed (:func:`tracebot.secrets.for_keeping`)."""
+        """``text``: what was answered, already scrubbed (:func:`tracebot.secrets.for_keeping`). Every string of
+        ``matches`` (the matched line, the values read off it) is scrubbed here with ``scrub`` (the service's
+        scrubber; the process's own when not given): they are the user's text, kept for good."""
+        kept = map_strings([m.to_dict() for m in matches], scrub or Scrubber.for_process().text)
         row = {
             "channel": channel,
             "thread_ts": thread_ts,
@@ -344,7 +349,7 @@ class Store:
             "source": source,
             "entry_ids": json.dumps([m.entry_id for m in matches]),
             "scores": json.dumps([round(m.score, 1) for m in matches]),
-            "matches": json.dumps([m.to_dict() for m in matches]),
+            "matches": json.dumps(kept),
             "confident": int(confident),
             "reply_ts": reply_ts,
             "text": text,

@@ -11,16 +11,22 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from tracebot.plugin_api import Frame
 
 DEFAULT_TIMEOUT_S = 10.0
 DEFAULT_MAX_WORKERS = 16
+# What one process's dump may print: py-spy writes every frame of every thread, and the program chooses how
+# deep its stacks go (a recursion a million frames deep is ~100 MB of JSON, times 16 dumps at once).
+MAX_DUMP_OUTPUT = 16 << 20
+MAX_STDERR = 1 << 20
+MAX_FRAMES = 2000  # innermost first: a hang shows at the top of the stack
 
 
 @dataclass
@@ -56,23 +62,64 @@ def dump_pid(pid: int, native: bool = False, timeout: float = DEFAULT_TIMEOUT_S,
     argv = [*(remote or []), *dump_argv(pid, native, pyspy)]
     env = {**os.environ, "RUST_BACKTRACE": "0"}  # keep py-spy's errors to their first line
     try:
-        proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, env=env, check=False)
-    except subprocess.TimeoutExpired:
-        return f"py-spy timed out after {timeout:.0f}s (the process may be stopped or in uninterruptible IO)"
+        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
     except FileNotFoundError:
         if remote:
             return f"{argv[0]} not found: ssh is needed to trace on another host"
         return f"py-spy not found ({argv[0]}); install it or set pyspy.path in the config"
     except OSError as exc:
         return f"could not run py-spy: {exc.strerror or exc}"
-    if remote and proc.returncode == 255:  # ssh's own failure code: py-spy never ran
-        return f"ssh failed: {_first_line(proc.stderr) or 'no error message'}"
-    if proc.returncode != 0:
-        return classify_failure(proc.stderr, native=native)
+    out, err = CappedPipe(proc.stdout, MAX_DUMP_OUTPUT), CappedPipe(proc.stderr, MAX_STDERR)
     try:
-        return parse_dump_json(proc.stdout, pid)
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+        return f"py-spy timed out after {timeout:.0f}s (the process may be stopped or in uninterruptible IO)"
+    finally:
+        out.join(), err.join()
+    if remote and proc.returncode == 255:  # ssh's own failure code: py-spy never ran
+        return f"ssh failed: {_first_line(err.text()) or 'no error message'}"
+    if proc.returncode != 0:
+        return classify_failure(err.text(), native=native)
+    if out.over:
+        return (f"py-spy's dump was larger than {MAX_DUMP_OUTPUT >> 20} MB (stacks that deep or that many threads); "
+                "it was not read")
+    try:
+        return parse_dump_json(out.text(), pid)
     except ValueError as exc:
         return f"unreadable py-spy output: {exc}"
+
+
+class CappedPipe:
+    """What a child's pipe gives, up to ``cap`` bytes, read on a thread of its own; past the cap the rest is
+    read and dropped (the writer never blocks on a full pipe) and ``over`` says so. For output whose size the
+    traced program or job decides: memory must not be theirs to fill."""
+
+    def __init__(self, pipe: IO[bytes] | None, cap: int) -> None:
+        self.pipe, self.cap, self.over = pipe, cap, False
+        self.parts: list[bytes] = []
+        self.thread = threading.Thread(target=self._read, name="capped-pipe", daemon=True)
+        self.thread.start()
+
+    def _read(self) -> None:
+        pipe = self.pipe
+        if pipe is None:
+            return
+        kept = 0
+        with pipe:
+            for chunk in iter(lambda: pipe.read(1 << 16), b""):
+                if kept + len(chunk) > self.cap:
+                    self.over = True
+                    continue
+                self.parts.append(chunk)
+                kept += len(chunk)
+
+    def join(self) -> None:
+        self.thread.join(timeout=5)
+
+    def text(self) -> str:
+        return b"".join(self.parts).decode("utf-8", errors="replace")
 
 
 def dump_many(pids: Sequence[int], parallel: bool = True, max_workers: int = DEFAULT_MAX_WORKERS,
@@ -125,12 +172,15 @@ def parse_dump_json(text: str, pid: int | None = None) -> ProcessDump:
         threads = json.loads(text)
     except json.JSONDecodeError as exc:
         raise ValueError(f"not JSON ({exc.msg})") from exc
+    except RecursionError as exc:  # nested deeper than the parser goes: no dump py-spy writes
+        raise ValueError("not a py-spy dump (nested too deep)") from exc
     if not isinstance(threads, list) or not all(isinstance(t, dict) for t in threads):
         raise ValueError("expected a list of threads")
     if not threads:
         raise ValueError("py-spy saw no Python threads")
     chosen = _choose_thread(threads, pid)
-    frames = [_frame(f) for f in chosen.get("frames") or [] if isinstance(f, dict)]
+    listed = chosen.get("frames") if isinstance(chosen.get("frames"), list) else []
+    frames = [_frame(f) for f in listed[:MAX_FRAMES] if isinstance(f, dict)]
     dumped_pid = chosen.get("pid") if isinstance(chosen.get("pid"), int) else pid
     return ProcessDump(pid=int(dumped_pid or 0), frames=frames,
                        thread_name=str(chosen.get("thread_name") or ""), threads=len(threads))

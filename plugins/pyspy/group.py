@@ -11,12 +11,12 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from tracebot.plugin_api import Frame, StackGroup
+from tracebot.plugin_api import Frame, StackGroup, is_rank_number
 
 _STDLIB = re.compile(r"/lib/python\d+(?:\.\d+)?/(?!site-packages/|dist-packages/)")
 _THIRD_PARTY = re.compile(r"/(?:site|dist)-packages/")
 _TORCH_DISTRIBUTED = re.compile(r"(?:^|/)torch/distributed/")
-_DIGITS = re.compile(r"(\d+)")
+_DIGITS = re.compile(r"([0-9]{1,18})")  # ASCII, and short enough for int() (the label may be a job's text)
 ODD_SHARE = 0.25  # a group this small next to a clear majority is worth pointing at
 
 
@@ -45,7 +45,7 @@ def where_frame(frames: list[Frame]) -> Frame | None:
 
 def rank_sort_key(label: str) -> tuple[int, tuple[str | int, ...]]:
     """Numeric labels in numeric order, then the rest naturally (``"pid 9"`` before ``"pid 12"``)."""
-    if label.isdigit():
+    if is_rank_number(label):
         return (0, (int(label),))
     # re.split with a group alternates text and digits, so equal positions always hold equal types
     return (1, tuple(int(part) if i % 2 else part for i, part in enumerate(_DIGITS.split(label))))

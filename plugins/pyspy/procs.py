@@ -6,7 +6,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from tracebot.plugin_api import proc_stat
+from tracebot.plugin_api import is_rank_number, proc_stat
 
 PROC = Path("/proc")
 MAX_TARGETS = 512  # a node runs at most a few dozen ranks; this only bounds a runaway tree
@@ -61,10 +61,10 @@ RANK_VARIABLES = ("RANK", "OMPI_COMM_WORLD_RANK", "PMI_RANK", "SLURM_PROCID")
 
 
 def rank_variable(env: dict[str, str]) -> tuple[str, str] | None:
-    """The first rank variable set to a number, as ``(name, value)``."""
+    """The first rank variable set to a number (:func:`is_rank_number`), as ``(name, value)``."""
     for key in RANK_VARIABLES:
         value = env.get(key, "")
-        if value.isdigit():
+        if is_rank_number(value):
             return key, value
     return None
 

@@ -24,11 +24,19 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tracebot.plugin_api import Frame, without_secrets
+from tracebot.plugins.pyspy.dump import MAX_FRAMES, CappedPipe
 from tracebot.plugins.slurm import owner as owner_access
 from tracebot.plugins.slurm.client import SlurmCli
 from tracebot.plugins.slurm.settings import SlurmSettings
 
 MAX_PARALLEL_NODES = 64
+# What one node's dump may say (node_dump prints far less: a node runs a few ranks of a few hundred frames).
+MAX_NODE_OUTPUT = 32 << 20
+MAX_NODE_STDERR = 1 << 20
+MAX_RANKS_PER_NODE = 1024
+MAX_NOTES = 20
+MAX_TEXT_CHARS = 500
+MAX_LABEL_CHARS = 40
 
 
 @dataclass
@@ -77,26 +85,32 @@ def _srun_env() -> dict[str, str]:
 
 def run_node(argv: list[str], limit_s: float) -> tuple[dict[str, Any] | None, str | None]:
     """(the node's JSON document, None) or (None, why not)."""
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, errors="replace",
-                            env=_srun_env(), start_new_session=True)
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=_srun_env(),
+                            start_new_session=True)
+    out, err = CappedPipe(proc.stdout, MAX_NODE_OUTPUT), CappedPipe(proc.stderr, MAX_NODE_STDERR)
     try:
-        out, err = proc.communicate(timeout=limit_s)
+        proc.wait(timeout=limit_s)
     except subprocess.TimeoutExpired:
         # SIGTERM first: srun forwards it and cancels the step, so nothing is left behind on the node.
         proc.send_signal(signal.SIGTERM)
         try:
-            proc.communicate(timeout=3)
+            proc.wait(timeout=3)
         except subprocess.TimeoutExpired:
             try:
                 os.killpg(proc.pid, signal.SIGKILL)
             except PermissionError:  # the privilege runs as root: sudo relayed the SIGTERM, it ends itself
                 proc.kill()
-            proc.communicate()
+            proc.wait()
         return None, f"no answer within {limit_s:.0f}s (node busy, unreachable, or py-spy stuck)"
-    doc = _last_json(out)
+    finally:
+        out.join(), err.join()
+    if out.over:
+        return None, (f"the node's dump printed more than {MAX_NODE_OUTPUT >> 20} MB (a job's process wrote into "
+                      "the step's output); nothing of it was read")
+    doc = _last_json(out.text())
     if doc is not None:
         return doc, None
-    reason = _srun_reason(err) or f"srun exited with status {proc.returncode} and printed no dump"
+    reason = _srun_reason(err.text()) or f"srun exited with status {proc.returncode} and printed no dump"
     return None, reason
 
 
@@ -106,7 +120,7 @@ def _last_json(out: str) -> dict[str, Any] | None:
         if line.startswith("{"):
             try:
                 doc = json.loads(line)
-            except json.JSONDecodeError:
+            except (ValueError, RecursionError):  # nested deeper than the parser goes: not node_dump's
                 return None
             return doc if isinstance(doc, dict) else None
     return None
@@ -158,18 +172,39 @@ def trace_job(cli: SlurmCli, job_id: str, nodes: list[str], settings: SlurmSetti
 
 
 def _merge(trace: HangTrace, node: str, doc: dict[str, Any]) -> None:
+    """Add one node's document. It is read as the job's owner could have written it (any process of the job
+    can write into the step's output): values of the wrong type are dropped, texts cut short, and only the
+    first :data:`MAX_RANKS_PER_NODE` ranks and :data:`MAX_FRAMES` frames of each are kept."""
     if doc.get("error"):
-        trace.node_errors[node] = str(doc["error"])
-    trace.notes += [f"{node}: {note}" for note in doc.get("notes", [])]
-    for rank, entry in (doc.get("ranks") or {}).items():
-        label = str(rank)
+        trace.node_errors[node] = _short(doc["error"])
+    notes = doc.get("notes")
+    trace.notes += [f"{node}: {_short(note)}" for note in (notes if isinstance(notes, list) else [])[:MAX_NOTES]]
+    ranks = doc.get("ranks")
+    entries = list(ranks.items()) if isinstance(ranks, dict) else []
+    if len(entries) > MAX_RANKS_PER_NODE:
+        trace.notes.append(f"{node}: {len(entries)} ranks reported; the first {MAX_RANKS_PER_NODE} are shown")
+    for rank, entry in entries[:MAX_RANKS_PER_NODE]:
+        label = _short(rank, MAX_LABEL_CHARS)
         if label in trace.dumps:  # the same rank number on two nodes: keep both, distinguishable
-            label = f"{node}:{rank}"
+            label = f"{node}:{label}"
+        entry = entry if isinstance(entry, dict) else {}
+        pid = entry.get("pid") if type(entry.get("pid")) is int else None
         trace.hosts[label] = node
-        trace.pids[label] = entry.get("pid")
-        if "frames" in entry:
-            trace.dumps[label] = [Frame(str(f.get("function", "?")), str(f.get("filename", "")), f.get("line"))
-                                  for f in entry["frames"]]
+        trace.pids[label] = pid
+        frames = entry.get("frames")
+        if isinstance(frames, list):
+            trace.dumps[label] = [_frame(f) for f in frames[:MAX_FRAMES] if isinstance(f, dict)]
         else:
-            pid = entry.get("pid")
-            trace.dumps[label] = f"{f'pid {pid} on {node}: ' if pid else f'{node}: '}{entry.get('error', 'unreadable')}"
+            why = _short(entry.get("error") or "unreadable")
+            trace.dumps[label] = f"{f'pid {pid} on {node}: ' if pid else f'{node}: '}{why}"
+
+
+def _frame(raw: dict[str, Any]) -> Frame:
+    line = raw.get("line")
+    return Frame(_short(raw.get("function") or "?"), _short(raw.get("filename") or ""),
+                 line if type(line) is int and line > 0 else None)
+
+
+def _short(value: object, most: int = MAX_TEXT_CHARS) -> str:
+    text = str(value)
+    return text if len(text) <= most else text[: most - 1] + "…"

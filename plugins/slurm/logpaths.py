@@ -17,6 +17,7 @@ from pathlib import Path
 from tracebot.plugins.slurm.jobinfo import JobView
 
 NO_VAL = "4294967294"
+MAX_WIDTH = 10  # slurmd's own cap on a pattern's zero padding (src/common: fname's MAX_WIDTH)
 _PATTERN = re.compile(r"%(\d*)([%AajJNnstux])")
 
 
@@ -33,9 +34,15 @@ def expand(pattern: str, job: JobView, first_node: str = "") -> str:
         if key == "%":
             return "%"
         value = values.get(key, "")
-        return value.zfill(int(width)) if width and value.isdigit() else value
+        return value.zfill(_width(width)) if width and value.isdigit() else value
 
     return _PATTERN.sub(sub, pattern)
+
+
+def _width(digits: str) -> int:
+    """A pattern's zero-padding width as slurmd reads it: at most :data:`MAX_WIDTH`. The pattern is the job
+    owner's: ``%999999999j`` padded the id to a gigabyte in tracebot, and 5,000 digits raised ValueError."""
+    return MAX_WIDTH if len(digits.lstrip("0")) > 2 else min(int(digits), MAX_WIDTH)
 
 
 def default_pattern(job: JobView) -> str:

@@ -12,6 +12,7 @@ from tracebot.plugin_api import (
     Section,
     StackGroup,
     Table,
+    code_span,
     combine_into,
     first_few,
     ranks_phrase,
@@ -41,15 +42,15 @@ def job_data(job: JobView) -> dict:
 
 def pending(job: JobView) -> Result:
     why = pending_reason(job.reason or "None")
-    asked = [f"partition `{job.partition}`"] if job.partition else []
+    asked = [f"partition {code_span(job.partition)}"] if job.partition else []
     if job.requested:
-        asked.append(f"resources `{job.requested}`")
+        asked.append(f"resources {code_span(job.requested)}")
     if job.num_nodes:
         asked.append(f"{job.num_nodes} node(s)")
     if job.time_limit:
         asked.append(f"time limit {job.time_limit}")
     if job.dependency:
-        asked.append(f"dependency `{job.dependency}`")
+        asked.append(f"dependency {code_span(job.dependency)}")
     summary = f"{job_label(job)} is PENDING: {why.meaning}."
     return Result(
         title=f"/trace job {job.display_id}", summary=summary, status="info",
@@ -147,7 +148,7 @@ def _group_phrase(groups: list[StackGroup], with_hosts: bool = False) -> str:
 def add_log(result: Result, ctx: CommandContext, scans: list[tuple[str, LogScan]]) -> Result:
     """Log files: first errors (file order, with line numbers and ranks) and the entries they match."""
     for label, scan in scans:
-        name = f"{label} `{scan.path}`"
+        name = f"{label} {code_span(scan.path)}"
         if scan.unreadable:
             result.sections.append(Section(f"Log ({label})", f"{name} could not be read: {scan.unreadable}."))
             result.data.setdefault("logs", []).append({"path": scan.path, "unreadable": scan.unreadable})
@@ -191,7 +192,7 @@ def _lead_with_first_error(result: Result, scans: list[tuple[str, LogScan]]) -> 
     error line (a traceback's header says nothing; its exception line does)."""
     cause = next((m for m in result.matches if m.confident and m.role == "root-cause" and m.line_no), None)
     if cause is not None:
-        result.summary += f" Cause, line {cause.line_no}: `{cause.line[:160]}` — {cause.title} [{cause.entry_id}]."
+        result.summary += f" Cause, line {cause.line_no}: {code_span(cause.line[:160])} — {cause.title} [{cause.entry_id}]."
         return
     errors = [(scan, e) for _, scan in scans for e in scan.errors if not e.starts_traceback]
     if errors:

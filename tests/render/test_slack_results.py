@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
 from tests.slack.blocks import over_slack_limits, texts
-from tracebot.render.slack import answer, compact_blocks, one_line, result
-from tracebot.render.slack_maintainers import maintainer_blocks
+from tracebot.render.slack import answer, compact_blocks, one_line, parent, result
+from tracebot.render.slack_maintainers import audit_line, maintainer_blocks
 from tracebot.result import Diagnosis, Frame, Match, Result, StackGroup
 from tracebot.store.stats import EntryStats, Gap
 
@@ -81,3 +82,48 @@ def test_every_kind_of_cascade_the_triager_counts_has_a_name_in_every_language()
 
     assert [(lang, k) for lang in LANGS if lang != "en" for k in CASCADE_KINDS
             if f"cascade.{k}" not in MESSAGES[lang]] == []
+
+
+# A hostile program's function name (co_name is any string), a pasted error line, a typed /trace: each sits in
+# an inline code span, and each could end it with a backtick or a line break.
+SPOOF = "spin` *all ranks healthy* `\n:white_check_mark: *job 4242 finished OK*"
+
+
+def _spans_hold(text: str) -> bool:
+    """Outside code blocks (which hold line breaks, and the line as it was), each line has its backticks in
+    pairs and none is the spoofed one."""
+    lines = re.sub(r"```.*?```", "", text, flags=re.S).split("\n")
+    return all(line.count("`") % 2 == 0 for line in lines) and not any(
+        line.startswith(":white_check_mark:") for line in lines)
+
+
+def test_a_frame_named_to_close_its_code_span_and_start_a_line_of_its_own_stays_inside_the_span():
+    frame = Frame(SPOOF, "/srv/evil.py", 7)
+    res = Result("job 4242", "2 ranks", stack_groups=[StackGroup(["0", "1"], [frame], where=frame)])
+    blocks = result(res)[1]
+    head = next(b["text"]["text"] for b in blocks if "stuck in" in b["text"]["text"]).split("\n```")[0]
+    assert _spans_hold(head) and "spinˋ *all ranks healthy* ˋ :white_check_mark:" in head, head
+
+
+def test_a_pasted_line_a_command_and_an_unanswered_error_cannot_end_their_code_spans():
+    match = Match("cuda-oom", "CUDA out of memory", 90.0, True, line=f"RuntimeError: {SPOOF}", line_no=3,
+                  suggestions=[f"/trace job {SPOOF}"])
+    gap = Gap(key=SPOOF, count=3, first_seen=0.0, last_seen=0.0, channels=["C1"], excerpt=SPOOF)
+    shown = [texts(compact_blocks(match, "en")), texts(result(Result("x", "y", status="warning", diagnosis=Diagnosis(matches=[match])))[1]),
+             texts(maintainer_blocks(flagged=[], gaps=[gap], threshold=0.5)),
+             audit_line({"at": 0, "user": "U1", "channel": "C1", "command": "job", "args": SPOOF, "outcome": "ok"}),
+             parent(f"job {SPOOF}", "U1", "running…")[0]]
+    for text in shown:
+        assert _spans_hold(text), text
+
+
+def test_a_direction_override_in_a_jobs_text_cannot_reverse_tracebots_own_words_after_it():
+    # U+202E (right-to-left override) in a frame's function or a job's title runs to the end of its line in
+    # Slack, which lays out bidirectional text: "stuck in … (evil.py:7)" and the ranks after it read reversed
+    evil = "spin\u202e\u2067"
+    frame = Frame(evil, "/srv/evil\u200f.py", 7)
+    res = Result(f"job 4242 {evil}", f"ranks 0-7 {evil} stuck", stack_groups=[StackGroup(["0", "1"], [frame], where=frame)])
+    text, blocks = result(res)
+    shown = text + texts(blocks)
+    assert not any(chr(c) in shown for c in (0x202E, 0x2067, 0x200F)), shown
+    assert "spin??" in shown

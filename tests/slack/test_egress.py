@@ -36,6 +36,12 @@ SECRETS = {
     "bearer": ("eyJleak.bearer.Token99", "Authorization: Bearer eyJleak.bearer.Token99"),
     "password pair": ("hunter2-leaked", "DB_PASSWORD: hunter2-leaked"),
     "api key pair": ("sk-leaked-api-key-42", "OPENAI_API_KEY=sk-leaked-api-key-42"),
+    "jwt": ("eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJsZWFrZWQifQ.c2lnTGVha2VkMTIz",
+            "curl -H 'X-Auth: eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJsZWFrZWQifQ.c2lnTGVha2VkMTIz' https://api"),
+    "libpq password": ("hunter3-leaked", "PGPASSWORD=hunter3-leaked psql -h db1"),
+    "quoted passphrase": ("horse battery staple", 'password: "correct horse battery staple"'),
+    "private key": ("MIIEowIBAAKCAQEAleakedKeyBody0123456789",
+                    "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAleakedKeyBody0123456789\n-----END RSA PRIVATE KEY-----"),
 }
 LEAKY_LINES = [f"{OOM_LINE} {text}" for _value, text in SECRETS.values()]
 HOSTILE = "<!here> <!channel> <https://evil.example/login|slack.com/sso> & more"
@@ -279,3 +285,19 @@ def test_every_command_reads_what_was_typed_not_slacks_escaping_of_it(slack, ech
     shown = "\n".join(texts(p["blocks"]) for p in slack.fake.posts())
     assert "R&amp;D &lt;rank 3&gt;" in shown and "R&amp;D &lt;rank 4&gt;" in shown  # Slack shows: R&D <rank 3>
     assert "&amp;amp;" not in shown and "&amp;lt;" not in shown
+
+
+def test_no_secret_of_any_kind_is_kept_in_the_database_by_any_command(slack, echo):
+    # trace_runs kept each /trace's dedupe key (a takes_text command's whole paste) and its result's summary
+    # as they were, and diagnoses the matched line and the values read off it: a pasted env dump or a plugin's
+    # summary quoting a log line left the keys in the SQLite file for good (the audit row beside was scrubbed)
+    leaky = "\n".join(LEAKY_LINES)
+    slack.event(payloads.message(leaky))
+    for words in (f"echo {leaky}", f"diagnose {leaky}", f"kb {leaky}", SECRETS["slack bot token"][0]):
+        slack.command(words)
+    slack.idle()
+
+    db = slack.tracebot.store.db
+    kept = "\n".join(str(value) for table in db.table_names() for row in db[table].rows for value in row.values())
+    assert "trace_runs" in db.table_names() and db["trace_runs"].count >= 2
+    assert _leaks(kept) == []
