@@ -19,3 +19,18 @@ def test_a_log_of_long_dotted_runs_is_scanned_within_its_budget_and_every_error_
     assert time.monotonic() - start < 10.0
     assert not scan.truncated and len(scan.errors) == 13
     assert scan.errors[-1].text.startswith("torch.cuda.OutOfMemoryError")
+
+
+def test_a_paste_of_one_long_word_is_read_within_a_reply_s_time_and_an_exception_name_still_counts():
+    # "[A-Z]\w*Error" was tried from every letter of a word and read the rest of it each time: one 40,000-character
+    # word (a Slack message's length) took ~29 s in text_info, before any answer
+    from tracebot.matcher.features import text_info
+
+    hostile = "Aa" * 20000
+    start = time.monotonic()
+    info = text_info(hostile, hostile)
+    assert time.monotonic() - start < 10.0
+    assert not info.has_error
+    # what the pattern is for still counts, also after a CJK word ("报错OSError") or a leading underscore
+    assert text_info("训练时报错OSError：空间不足", "").has_error
+    assert text_info("调用时出现_InactiveRpcError，怎么办", "").has_error
