@@ -19,6 +19,7 @@ from tracebot.plugin_api import (
     Section,
     Table,
     UsageError,
+    code_span,
     hookimpl,
 )
 from tracebot.service.plugin_host import BUILTIN_COMMANDS
@@ -170,7 +171,7 @@ def _on_off(word: str) -> bool:
 def _settings(words: list[str]) -> dict[str, Any]:
     changes: dict[str, Any] = {}
     if len(words) % 2:
-        raise UsageError(f"`{words[-1][:20]}` needs a value")
+        raise UsageError(f"{code_span(words[-1][:20])} needs a value")
     for key, value in zip(words[::2], words[1::2], strict=True):
         if key.lower() in ("auto-reply", "autoreply", "auto_reply"):
             changes["auto_reply"] = _on_off(value)
@@ -183,5 +184,5 @@ def _settings(words: list[str]) -> dict[str, Any]:
                 raise UsageError("threshold must be between 0 and 100")
             changes["threshold"] = threshold
         else:
-            raise UsageError(f"unknown setting `{key[:30]}`")
+            raise UsageError(f"unknown setting {code_span(key[:30])}")
     return {"changes": changes}

@@ -16,7 +16,7 @@ from tracebot.render.slack import Rendered
 from tracebot.secrets import Scrubber, map_strings
 from tracebot.service.outbox import Blocks, Outbox
 
-_BROADCAST = re.compile(r"<(!(?:here|channel|everyone|subteam\^)[^>]*)>")
+_BROADCAST = re.compile(r"<(!(?:here|channel|everyone|group|subteam\^)[^>]*)>")  # group: the legacy @channel
 
 
 def defuse(text: str) -> str:

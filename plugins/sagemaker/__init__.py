@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from tracebot.plugin_api import Command, CommandContext, NotAllowed, Result, UsageError, hookimpl
+from tracebot.plugin_api import Command, CommandContext, NotAllowed, Result, UsageError, code_span, hookimpl
 from tracebot.plugins.sagemaker.access import may_read
 
 USAGE = "/trace sagemaker <training-job-name>"
@@ -26,7 +26,7 @@ def parse(args: list[str]) -> dict[str, Any]:
     if len(name) > 63 or not JOB_NAME_RE.fullmatch(name):
         shown = name if len(name) <= 80 and name.isprintable() else repr(name[:80]) + "…"
         raise UsageError(
-            f"`{shown}` is not a SageMaker training job name: 1-63 letters, digits and hyphens, "
+            f"{code_span(shown)} is not a SageMaker training job name: 1-63 letters, digits and hyphens, "
             "starting with a letter or digit."
         )
     return {"job_name": name}

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from tracebot.plugin_api import code_span
 from tracebot.plugins.sagemaker.gpus import gpus_of
 from tracebot.plugins.sagemaker.job import JobFacts, facts_from_description, normalise_s3_uri
 
@@ -135,7 +136,7 @@ def shared_checkpoint_warning(
     others = ", ".join(parts)
     return ConfigWarning(
         "sagemaker-checkpoint-s3-uri-reuse",
-        f"checkpoint_s3_uri `{facts.checkpoint_s3_uri}` is also used by InProgress job(s) {others}. Jobs "
+        f"checkpoint_s3_uri {code_span(facts.checkpoint_s3_uri)} is also used by InProgress job(s) {others}. Jobs "
         "sharing a checkpoint path upload and download each other's checkpoints, which can make the data "
         "download stage very slow: give every job its own `checkpoint_s3_uri`.",
         SEED_MODEL_PARALLEL,

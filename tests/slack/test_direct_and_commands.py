@@ -173,6 +173,14 @@ def test_trace_config_is_for_admins_and_changes_the_channels_behaviour(slack):
     slack.fake.wait_for(lambda: slack.fake.posts())
 
 
+def test_a_mistyped_config_word_is_quoted_back_as_code_it_cannot_break_out_of(slack):
+    # an admin's typo comes back inside a code span; a backtick in it used to end the span and leave the rest
+    # as live formatting
+    body = slack.command("config *auto`*reply off", user="U0ADMIN").json()
+    shown = body["text"] + texts(body.get("blocks", []))
+    assert "unknown setting `*autoˋ*reply`" in shown and "`*auto`" not in shown
+
+
 def test_a_channel_threshold_above_the_score_silences_auto_replies(slack):
     slack.command("config threshold 99", user="U0ADMIN")
     slack.event(payloads.message(OOM_LINE))

@@ -44,8 +44,8 @@ SECRETS = {
                     "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAleakedKeyBody0123456789\n-----END RSA PRIVATE KEY-----"),
 }
 LEAKY_LINES = [f"{OOM_LINE} {text}" for _value, text in SECRETS.values()]
-HOSTILE = "<!here> <!channel> <https://evil.example/login|slack.com/sso> & more"
-LIVE_MARKUP = ("<!here>", "<!channel>", "<https://evil.example")
+HOSTILE = "<!here> <!channel> <!group> <https://evil.example/login|slack.com/sso> & more"
+LIVE_MARKUP = ("<!here>", "<!channel>", "<!group>", "<https://evil.example")
 
 
 @pytest.fixture
@@ -301,3 +301,11 @@ def test_no_secret_of_any_kind_is_kept_in_the_database_by_any_command(slack, ech
     kept = "\n".join(str(value) for table in db.table_names() for row in db[table].rows for value in row.values())
     assert "trace_runs" in db.table_names() and db["trace_runs"].count >= 2
     assert _leaks(kept) == []
+
+
+def test_the_last_line_of_defence_defuses_every_broadcast_slack_still_honours():
+    # <!group> is the legacy form of @channel (private channels); Slack still pings with it
+    from tracebot.service.egress import defuse
+
+    for mention in ("<!here>", "<!channel>", "<!everyone>", "<!group>", "<!subteam^S0OPS|@ops>"):
+        assert "<!" not in defuse(f"before {mention} after")
