@@ -203,6 +203,7 @@ def _diagnose_batch(matcher: Matcher, cases: list[dict[str, Any]]) -> int:
         out = {
             "id": case.get("id"),
             "matches": [{"id": m.entry_id, "score": m.score, "confident": m.confident} for m in d.matches[:5]],
+            "guesses_shown": d.guesses_shown,  # False: a chat line, whose reply asks for the error instead
             "first_failure": asdict(d.first_failure) if d.first_failure else None,
             "silent_ranks": d.silent_ranks,
         }

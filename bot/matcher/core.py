@@ -521,7 +521,7 @@ class Matcher:
         probs: dict[int, float] = {}
         sure: dict[int, float] = {}  # the confidence model's probabilities (RankingModel.answer)
         guesses: set[int] = set()  # below MODEL_MIN_PROBABILITY, kept as closest guesses
-        asked = stated = shown = False
+        asked = stated = shown = chat = False
         # the model last: a long log must not make a deferred model it will not read
         if named and stats.lines_total < MODEL_MAX_LINES and self.model is not None:
             from tracebot.matcher.features import text_info
@@ -529,6 +529,7 @@ class Matcher:
             model_text = _model_text(named, prose, aggs)
             info = text_info(model_text, prose)
             asked = info.asks
+            chat = info.kind == "chat" and not info.has_error
             # "fixed, thanks" over a pasted error is too short to be prose, so only this rule reads it
             shown = info.shows_error and not _says_it_is_over(named)
             # a person stating a problem, not a thank-you or a reply saying what fixed it
@@ -592,6 +593,7 @@ class Matcher:
             truncated=stats.truncated,
             notes=notes,
             lang=lang,
+            chat=chat,
         )
         if triager is not None:
             attach_triage(diagnosis, triager)

@@ -260,8 +260,8 @@ def _answer_entries(
     confident = diagnosis.confident
     if not diagnosis.worth_posting and not always_answer:
         return None
-    if not matches:
-        text = msg(lang, "no_match")
+    if not diagnosis.guesses_shown:  # nothing matched, or a chat line ("thanks!"): ask for the error
+        text = msg(lang, "no_error_here" if matches else "no_match")
         return text, [section(text)]
     if not confident:
         lines = [
