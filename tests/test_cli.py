@@ -170,6 +170,16 @@ def test_kb_list_show_and_search():
     assert run("kb", "show", "no-such-entry").returncode == 2
 
 
+def test_kb_search_lists_only_entries_that_use_the_words_or_says_nothing_matched():
+    # "/trace kb flux" listed cuda-illegal-memory-access and a TensorFlow convergence entry: they share
+    # letters with "flux" (fluent, influx), not a word.
+    assert run("kb", "search", "flux").stdout.decode().strip() == "no entry resembles that"
+    found = [line.split()[0] for line in run("kb", "search", "zombie").stdout.decode().splitlines()]
+    assert found == ["gpu-zombie-process"]
+    preempted = [line.split()[0] for line in run("kb", "search", "preemption").stdout.decode().splitlines()]
+    assert preempted == ["slurm-preempted"]
+
+
 def test_kb_eval_reports_accuracy_and_fails_below_a_floor(tmp_path: Path):
     cases = tmp_path / "cases.jsonl"
     cases.write_text(

@@ -344,9 +344,12 @@ class Matcher:
         return _told_where_cut(found, stream)
 
     def search(self, query: str, limit: int = 5) -> list[Match]:
-        """Entries whose title, summary, tags or phrases resemble ``query`` (for ``kb search``)."""
+        """Entries whose title, summary, tags or phrases use a word of ``query`` (for ``kb search`` and
+        ``/trace kb``), most alike first. Sharing letters is not relating: "flux" shares n-grams with
+        "fluent" and "influx" and listed two unrelated entries; an entry that uses none of the words is
+        left out, and an empty list says nothing matched (a misspelt or inflected word finds nothing)."""
         sims = self.index.search_index.similarities(query)
-        ranked = sorted(sims.items(), key=lambda kv: -(kv[1][0] + kv[1][1]))
+        ranked = sorted(((i, s) for i, s in sims.items() if s[2]), key=lambda kv: -(kv[1][0] + kv[1][1]))
         out = []
         for i, (cos, cover, _shared) in ranked[:limit]:
             score = round(min(100.0, 100 * (cos + cover) / 2 / PHRASE_FULL), 1)
