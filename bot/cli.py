@@ -106,9 +106,13 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
                 print("reading the error from the terminal: paste it, then press Ctrl-D on a line of its own "
                       "(or give a file: tracebot diagnose FILE)", file=sys.stderr)
             data = sys.stdin.buffer.read(MAX_STDIN_BYTES + 1)
-            if len(data) > MAX_STDIN_BYTES:
-                print(f"note: only the first {MAX_STDIN_BYTES >> 20} MB of standard input were read", file=sys.stderr)
             d = matcher.diagnose(data[:MAX_STDIN_BYTES]) if not _blank(data) else _nothing_to_read(matcher)
+            if len(data) > MAX_STDIN_BYTES:  # in the answer (and --json), not only on stderr: read in part
+                from tracebot.notes import note
+                from tracebot.sizes import size_text
+
+                d.truncated = True
+                d.notes.append(note("read_limit", file="standard input", size=size_text(MAX_STDIN_BYTES)))
         else:
             path = Path(args.file)
             try:

@@ -434,3 +434,21 @@ def test_kb_eval_cv_seed_deals_the_sources_into_other_folds(tmp_path: Path):
     )
     rep = json.loads(run("kb", "eval", str(path), "--cv", "2", "--cv-seed", "3", "--cv-kb-only", "--json").stdout)
     assert (rep["folds"], rep["positives"], rep["top1"], rep["false_positive_rate"]) == (2, 1, 1.0, 0.0)
+
+
+def test_diagnose_json_says_when_standard_input_was_cut(monkeypatch, capsys):
+    # Standard input past 512 MB was cut with a note on stderr only: --json read as the whole input.
+    import io
+
+    from tracebot import cli
+
+    monkeypatch.setattr(cli, "MAX_STDIN_BYTES", 4096)
+    paste = b"step 1 loss 2.0\n" * 1000 + b"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n"
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(paste)))
+    assert cli.main(["diagnose", "-", "--json"]) == 0
+    said = json.loads(capsys.readouterr().out)
+    assert said["truncated"] is True and said["bytes_read"] <= 4096
+    assert "standard input: read the first 4 KB only (limit)" in said["notes"]
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(paste)))
+    assert cli.main(["diagnose", "-"]) == 0
+    assert "note: standard input: read the first 4 KB only (limit)" in capsys.readouterr().out
