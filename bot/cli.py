@@ -308,13 +308,17 @@ def cmd_kb_eval(args: argparse.Namespace) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     kb, matcher = _kb(args)
-    if args.cv:
-        if matcher.model is None:
-            print("error: --cv needs the ranking model (TRACEBOT_MODEL is 0, or the KB is too small)", file=sys.stderr)
-            return 2
-        rep = cross_validate(matcher, cases, args.cv, train_on_cases=not args.cv_kb_only, seed=args.cv_seed)
-    else:
-        rep = evaluate(matcher, cases)
+    try:
+        if args.cv:
+            if matcher.model is None:
+                print("error: --cv needs the ranking model (TRACEBOT_MODEL is 0, or the KB is too small)", file=sys.stderr)
+                return 2
+            rep = cross_validate(matcher, cases, args.cv, train_on_cases=not args.cv_kb_only, seed=args.cv_seed)
+        else:
+            rep = evaluate(matcher, cases)
+    except CaseError as exc:  # a log fixture that cannot be read, or is too large
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     print(json.dumps(rep.to_dict(), ensure_ascii=False, indent=2) if args.json else format_report(rep))
     failed = (args.min_top1 is not None and rep.top1 < args.min_top1) or (
         args.max_fp is not None and rep.false_positive_rate > args.max_fp

@@ -452,3 +452,22 @@ def test_diagnose_json_says_when_standard_input_was_cut(monkeypatch, capsys):
     monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(paste)))
     assert cli.main(["diagnose", "-"]) == 0
     assert "note: standard input: read the first 4 KB only (limit)" in capsys.readouterr().out
+
+
+def test_kb_eval_refuses_a_gzip_log_fixture_that_unpacks_past_its_limit(tmp_path: Path, monkeypatch, capsys):
+    # A case's .gz fixture was unpacked whole (gzip.decompress): a few KB unpacking to gigabytes took the
+    # evaluating machine's memory. It is read up to a limit and refused with the reason.
+    from tracebot import cli
+    from tracebot.authoring import evaluate
+
+    monkeypatch.setattr(evaluate, "MAX_FIXTURE_BYTES", 1 << 20)
+    (tmp_path / "bomb.log.gz").write_bytes(gzip.compress(b"\0" * (3 << 20)))
+    (tmp_path / "ok.log.gz").write_bytes(gzip.compress(CASCADE.encode()))
+    cases = tmp_path / "cases.jsonl"
+    cases.write_text(json.dumps({"id": "ok", "file": "ok.log.gz", "expected": "cuda-oom"}) + "\n")
+    assert cli.main(["kb", "eval", str(cases)]) == 0
+    cases.write_text(cases.read_text() + json.dumps({"id": "bomb", "file": "bomb.log.gz", "expected": "cuda-oom"}) + "\n")
+    capsys.readouterr()
+    assert cli.main(["kb", "eval", str(cases)]) == 2
+    said = capsys.readouterr().err
+    assert f"error: {tmp_path / 'bomb.log.gz'}: unpacks to more than 1 MB; a case's log fixture must be smaller" in said
