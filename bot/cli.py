@@ -106,9 +106,13 @@ def cmd_diagnose(args: argparse.Namespace) -> int:
                 print("reading the error from the terminal: paste it, then press Ctrl-D on a line of its own "
                       "(or give a file: tracebot diagnose FILE)", file=sys.stderr)
             data = sys.stdin.buffer.read(MAX_STDIN_BYTES + 1)
-            if len(data) > MAX_STDIN_BYTES:
-                print(f"note: only the first {MAX_STDIN_BYTES >> 20} MB of standard input were read", file=sys.stderr)
             d = matcher.diagnose(data[:MAX_STDIN_BYTES]) if not _blank(data) else _nothing_to_read(matcher)
+            if len(data) > MAX_STDIN_BYTES:  # in the answer (and --json), not only on stderr: read in part
+                from tracebot.notes import note
+                from tracebot.sizes import size_text
+
+                d.truncated = True
+                d.notes.append(note("read_limit", file="standard input", size=size_text(MAX_STDIN_BYTES)))
         else:
             path = Path(args.file)
             try:
@@ -203,6 +207,7 @@ def _diagnose_batch(matcher: Matcher, cases: list[dict[str, Any]]) -> int:
         out = {
             "id": case.get("id"),
             "matches": [{"id": m.entry_id, "score": m.score, "confident": m.confident} for m in d.matches[:5]],
+            "guesses_shown": d.guesses_shown,  # False: a chat line, whose reply asks for the error instead
             "first_failure": asdict(d.first_failure) if d.first_failure else None,
             "silent_ranks": d.silent_ranks,
         }
@@ -303,13 +308,17 @@ def cmd_kb_eval(args: argparse.Namespace) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     kb, matcher = _kb(args)
-    if args.cv:
-        if matcher.model is None:
-            print("error: --cv needs the ranking model (TRACEBOT_MODEL is 0, or the KB is too small)", file=sys.stderr)
-            return 2
-        rep = cross_validate(matcher, cases, args.cv, train_on_cases=not args.cv_kb_only, seed=args.cv_seed)
-    else:
-        rep = evaluate(matcher, cases)
+    try:
+        if args.cv:
+            if matcher.model is None:
+                print("error: --cv needs the ranking model (TRACEBOT_MODEL is 0, or the KB is too small)", file=sys.stderr)
+                return 2
+            rep = cross_validate(matcher, cases, args.cv, train_on_cases=not args.cv_kb_only, seed=args.cv_seed)
+        else:
+            rep = evaluate(matcher, cases)
+    except CaseError as exc:  # a log fixture that cannot be read, or is too large
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     print(json.dumps(rep.to_dict(), ensure_ascii=False, indent=2) if args.json else format_report(rep))
     failed = (args.min_top1 is not None and rep.top1 < args.min_top1) or (
         args.max_fp is not None and rep.false_positive_rate > args.max_fp

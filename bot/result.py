@@ -118,6 +118,9 @@ class Diagnosis:
     truncated: bool = False  # input was larger than the configured cap; only the head+tail was read
     notes: list[str] = field(default_factory=list)
     lang: str = "en"  # the reader's language, from the words around the log: "en" or "ja"
+    # a chat line naming no error, tool or failure ("thanks!", "ok it works now", "how did you fix it?"): the
+    # matcher still ranks its closest entries, but they are no answer (see :attr:`guesses_shown`)
+    chat: bool = False
 
     @property
     def confident(self) -> list[Match]:
@@ -138,6 +141,12 @@ class Diagnosis:
         """Would be posted unprompted in a channel: a confident match, or an unknown first failure that
         brought a whole job down."""
         return bool(self.confident) or self.unknown_first_failure
+
+    @property
+    def guesses_shown(self) -> bool:
+        """Closest guesses are shown to someone who asked: not for a chat line, whose "guesses" would be an
+        NCCL tip in reply to a thank-you; that reader is asked for the error instead. Every view reads this."""
+        return bool(self.matches) and not (self.chat and not self.confident)
 
     @property
     def quiet_how(self) -> str:
@@ -162,6 +171,7 @@ class Diagnosis:
         d = asdict(self)
         d["matches"] = [m.to_dict() for m in self.matches]
         d["cascade"] = self.cascade
+        d["guesses_shown"] = self.guesses_shown
         return d
 
 

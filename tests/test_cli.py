@@ -170,6 +170,16 @@ def test_kb_list_show_and_search():
     assert run("kb", "show", "no-such-entry").returncode == 2
 
 
+def test_kb_search_lists_only_entries_that_use_the_words_or_says_nothing_matched():
+    # "/trace kb flux" listed cuda-illegal-memory-access and a TensorFlow convergence entry: they share
+    # letters with "flux" (fluent, influx), not a word.
+    assert run("kb", "search", "flux").stdout.decode().strip() == "no entry resembles that"
+    found = [line.split()[0] for line in run("kb", "search", "zombie").stdout.decode().splitlines()]
+    assert found == ["gpu-zombie-process"]
+    preempted = [line.split()[0] for line in run("kb", "search", "preemption").stdout.decode().splitlines()]
+    assert preempted == ["slurm-preempted"]
+
+
 def test_kb_eval_reports_accuracy_and_fails_below_a_floor(tmp_path: Path):
     cases = tmp_path / "cases.jsonl"
     cases.write_text(
@@ -314,7 +324,8 @@ def test_diagnosing_blank_input_says_there_is_nothing_to_diagnose_not_three_clos
         said = out.stdout.decode()
         assert out.returncode == 0 and "nothing to diagnose" in said and "Closest entries" not in said, said
         assert "[" not in said, "no entry is named"
-    assert "Closest entries" in run("diagnose", "-", stdin=b"my training is slow, any idea\n").stdout.decode()
+    # (a text naming a failure, that is: a chat line naming none is asked for the error, test_views_agree.py)
+    assert "Closest entries" in run("diagnose", "-", stdin=b"my training hangs after a few hours, any idea\n").stdout.decode()
 
 
 def test_stats_and_audit_on_a_database_that_is_not_there_say_so_and_create_nothing(tmp_path: Path):
@@ -423,3 +434,40 @@ def test_kb_eval_cv_seed_deals_the_sources_into_other_folds(tmp_path: Path):
     )
     rep = json.loads(run("kb", "eval", str(path), "--cv", "2", "--cv-seed", "3", "--cv-kb-only", "--json").stdout)
     assert (rep["folds"], rep["positives"], rep["top1"], rep["false_positive_rate"]) == (2, 1, 1.0, 0.0)
+
+
+def test_diagnose_json_says_when_standard_input_was_cut(monkeypatch, capsys):
+    # Standard input past 512 MB was cut with a note on stderr only: --json read as the whole input.
+    import io
+
+    from tracebot import cli
+
+    monkeypatch.setattr(cli, "MAX_STDIN_BYTES", 4096)
+    paste = b"step 1 loss 2.0\n" * 1000 + b"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n"
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(paste)))
+    assert cli.main(["diagnose", "-", "--json"]) == 0
+    said = json.loads(capsys.readouterr().out)
+    assert said["truncated"] is True and said["bytes_read"] <= 4096
+    assert "standard input: read the first 4 KB only (limit)" in said["notes"]
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(paste)))
+    assert cli.main(["diagnose", "-"]) == 0
+    assert "note: standard input: read the first 4 KB only (limit)" in capsys.readouterr().out
+
+
+def test_kb_eval_refuses_a_gzip_log_fixture_that_unpacks_past_its_limit(tmp_path: Path, monkeypatch, capsys):
+    # A case's .gz fixture was unpacked whole (gzip.decompress): a few KB unpacking to gigabytes took the
+    # evaluating machine's memory. It is read up to a limit and refused with the reason.
+    from tracebot import cli
+    from tracebot.authoring import evaluate
+
+    monkeypatch.setattr(evaluate, "MAX_FIXTURE_BYTES", 1 << 20)
+    (tmp_path / "bomb.log.gz").write_bytes(gzip.compress(b"\0" * (3 << 20)))
+    (tmp_path / "ok.log.gz").write_bytes(gzip.compress(CASCADE.encode()))
+    cases = tmp_path / "cases.jsonl"
+    cases.write_text(json.dumps({"id": "ok", "file": "ok.log.gz", "expected": "cuda-oom"}) + "\n")
+    assert cli.main(["kb", "eval", str(cases)]) == 0
+    cases.write_text(cases.read_text() + json.dumps({"id": "bomb", "file": "bomb.log.gz", "expected": "cuda-oom"}) + "\n")
+    capsys.readouterr()
+    assert cli.main(["kb", "eval", str(cases)]) == 2
+    said = capsys.readouterr().err
+    assert f"error: {tmp_path / 'bomb.log.gz'}: unpacks to more than 1 MB; a case's log fixture must be smaller" in said

@@ -41,7 +41,8 @@ def views(tmp_path_factory) -> dict[str, dict[str, tuple[str | None, bool]]]:
     cli = {}
     for line in out.getvalue().splitlines():
         row = json.loads(line)
-        first = row["matches"][0] if row["matches"] else None
+        # a chat line's closest entries are listed but not shown to a reader ("thanks!" is asked for the error)
+        first = row["matches"][0] if row["matches"] and row["guesses_shown"] else None
         cli[row["id"]] = (first["id"] if first else None, bool(first and first["confident"]))
 
     config = Config(db_path=tmp / "views.sqlite3")
@@ -88,3 +89,49 @@ def test_the_views_name_an_entry_for_most_cases(views):
     # The agreement above must not be three views agreeing on "nothing".
     named = [cid for cid, (first, _) in views["slack"].items() if first]
     assert len(named) > 0.7 * len(CASES)
+
+
+CHAT = ["thanks!", "ok it works now", "how did you fix it?"]
+# a problem described in a person's words, nothing confident: its closest guesses are worth showing
+UNSURE_ERROR = "the job hangs after a few hours on 2 nodes, any idea?"
+
+
+@pytest.fixture(scope="module")
+def mentioned(tmp_path_factory) -> dict[str, str]:
+    """What a mention of tracebot gets back in the console (Slack's blocks as text), per text sent."""
+    tmp = tmp_path_factory.mktemp("chat")
+    config = Config(db_path=tmp / "chat.sqlite3")
+    outbox = ConsoleOutbox(io.StringIO())
+    service = build_service(config, outbox, store=Store(config.db_path), host=PluginHost(builtins=(), entry_points=False))
+    replies = {}
+    try:
+        for n, text in enumerate([*CHAT, UNSURE_ERROR]):
+            before = len(outbox.posted)
+            service.on_direct(Inbound(channel="C0CHAT", user="U0CHAT", ts=f"1700000001.{n:06d}", text=text), "mention")
+            assert service.wait_idle(60)
+            posted = outbox.posted[before:]
+            assert len(posted) == 1, text  # a mention always ends in a reply
+            replies[text] = blocks_to_text(posted[0].blocks, posted[0].text)
+    finally:
+        service.shutdown(wait=False)
+    return replies
+
+
+@pytest.mark.parametrize("text", CHAT)
+def test_a_mention_that_is_only_chat_is_asked_for_the_error_not_given_guesses(mentioned, text, capsys):
+    # "thanks!" answered with "Closest guesses … score 1" and an NCCL fix step: a bot that answers a
+    # thank-you with a tip gets muted. The reply asks for the error; the terminal says the same.
+    reply = mentioned[text]
+    assert "Nothing here looks like an error I know" in reply and "Paste the error message or the log" in reply
+    assert "Closest guesses" not in reply and FIRST_ID.search(reply) is None and "If it is" not in reply
+    out = io.StringIO()
+    with redirect_stdout(out), pytest.MonkeyPatch.context() as mp:
+        mp.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(text.encode())))
+        assert cli_main(["diagnose", "-"]) == 0
+    assert "Nothing here looks like an error I know" in out.getvalue() and "score" not in out.getvalue()
+
+
+def test_a_mention_with_an_error_that_is_not_confident_still_lists_its_closest_guesses(mentioned):
+    reply = mentioned[UNSURE_ERROR]
+    assert "Nothing here looks like" not in reply
+    assert any(n in reply for n in NOTHING_CONFIDENT) and FIRST_ID.search(reply) is not None

@@ -19,6 +19,9 @@ from typing import Any
 from tracebot.matcher import Matcher
 
 LONG_LOG_LINES = 200
+# A case's log fixture, as read (a .gz unpacked): the largest real one is under 1 MB. A gzip of a few KB can
+# unpack to gigabytes, and a contributed cases file must not take the evaluating machine's memory.
+MAX_FIXTURE_BYTES = 64 << 20
 CV_SEED = 11
 
 
@@ -136,14 +139,34 @@ def run_case(matcher: Matcher, case: Case) -> CaseResult:
 
 def _diagnose_fixture(matcher: Matcher, path: Path):
     """Log fixtures carry their source on the first line (``# source: …``); that line is not the log."""
-    data = path.read_bytes()
-    if path.suffix == ".gz":
-        import gzip
-
-        data = gzip.decompress(data)
+    data = read_fixture(path)
     if data.startswith(b"# source"):
         data = data.split(b"\n", 1)[1] if b"\n" in data else b""
     return matcher.diagnose(data)
+
+
+def read_fixture(path: Path, limit: int | None = None) -> bytes:
+    """A log fixture's bytes (a .gz unpacked), at most ``limit`` (:data:`MAX_FIXTURE_BYTES`);
+    :class:`CaseError` says why not."""
+    import gzip
+    import zlib
+
+    limit = MAX_FIXTURE_BYTES if limit is None else limit
+
+    try:
+        with gzip.open(path, "rb") if path.suffix == ".gz" else path.open("rb") as f:
+            data = f.read(limit + 1)
+    except FileNotFoundError:
+        raise CaseError(f"{path}: no such log fixture") from None
+    except OSError as exc:  # also gzip.BadGzipFile
+        raise CaseError(f"{path}: {exc.strerror or exc}") from None
+    except (EOFError, zlib.error) as exc:
+        raise CaseError(f"{path}: the gzip data is damaged or cut short ({exc})") from None
+    if len(data) > limit:
+        unpacked = " unpacks to" if path.suffix == ".gz" else " is"
+        raise CaseError(f"{path}:{unpacked} more than {limit >> 20} MB; a case's log fixture must be smaller "
+                        "(cut it to the lines around the error)")
+    return data
 
 
 def evaluate(matcher: Matcher, cases: list[Case]) -> EvalReport:

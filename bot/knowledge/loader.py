@@ -10,7 +10,9 @@ Entries arrive by pull request, so a file is treated as untrusted data:
   each file's parse under its bytes, so that an edit parses only the edited file;
 - files, patterns and examples have size limits (``bot/kb/entry.py``);
 - regexes are compiled with RE2, which runs in linear time: a pattern RE2 cannot compile (for example
-  a backreference or lookaround, the constructs that make backtracking engines blow up) is an error.
+  a backreference or lookaround, the constructs that make backtracking engines blow up) is an error, and
+  so is a repetition nested in a repetition (:mod:`tracebot.knowledge.pattern_shape`), the shape that
+  blows up every other engine the pattern may travel to.
 
 A broken file never stops the others from loading; the caller decides whether to keep an older,
 good knowledge base (``KnowledgeHolder`` in the bot does).
@@ -34,6 +36,7 @@ import yaml
 from tracebot.knowledge.cache import cached, library_versions, lookup, store, tree_hash
 from tracebot.knowledge.entry import MIN_ANCHOR_CHARS, Entry, SchemaError, build_entry
 from tracebot.knowledge.facts import FACT_NAMES, fact_name
+from tracebot.knowledge.pattern_shape import nested_repetition
 from tracebot.knowledge.silence import SILENCE_FILE, Silence, parse_silence
 
 MAX_FILE_BYTES = 256 * 1024
@@ -376,6 +379,11 @@ def check_patterns(entry: Entry) -> list[tuple[str, str]]:
                 continue
             if kind == "regex" and compiled.search("") is not None:
                 problems.append((key, f"regex {pattern!r} matches the empty string, so it would match every line"))
+            group = nested_repetition(pattern)
+            if group is not None:
+                problems.append((key, f"regex {pattern!r} repeats a group that itself repeats ({group}): that is the "
+                                      "shape of catastrophic backtracking in every engine but RE2, and it matches "
+                                      "nothing the flat form would not; write it without the nesting"))
             unknown = [name for name in compiled.groupindex if fact_name(name) not in FACT_NAMES]
             if unknown:
                 problems.append((key, f"named group {unknown[0]!r} is not a known value name "

@@ -344,9 +344,12 @@ class Matcher:
         return _told_where_cut(found, stream)
 
     def search(self, query: str, limit: int = 5) -> list[Match]:
-        """Entries whose title, summary, tags or phrases resemble ``query`` (for ``kb search``)."""
+        """Entries whose title, summary, tags or phrases use a word of ``query`` (for ``kb search`` and
+        ``/trace kb``), most alike first. Sharing letters is not relating: "flux" shares n-grams with
+        "fluent" and "influx" and listed two unrelated entries; an entry that uses none of the words is
+        left out, and an empty list says nothing matched (a misspelt or inflected word finds nothing)."""
         sims = self.index.search_index.similarities(query)
-        ranked = sorted(sims.items(), key=lambda kv: -(kv[1][0] + kv[1][1]))
+        ranked = sorted(((i, s) for i, s in sims.items() if s[2]), key=lambda kv: -(kv[1][0] + kv[1][1]))
         out = []
         for i, (cos, cover, _shared) in ranked[:limit]:
             score = round(min(100.0, 100 * (cos + cover) / 2 / PHRASE_FULL), 1)
@@ -521,7 +524,7 @@ class Matcher:
         probs: dict[int, float] = {}
         sure: dict[int, float] = {}  # the confidence model's probabilities (RankingModel.answer)
         guesses: set[int] = set()  # below MODEL_MIN_PROBABILITY, kept as closest guesses
-        asked = stated = shown = False
+        asked = stated = shown = chat = False
         # the model last: a long log must not make a deferred model it will not read
         if named and stats.lines_total < MODEL_MAX_LINES and self.model is not None:
             from tracebot.matcher.features import text_info
@@ -529,6 +532,7 @@ class Matcher:
             model_text = _model_text(named, prose, aggs)
             info = text_info(model_text, prose)
             asked = info.asks
+            chat = info.kind == "chat" and not info.has_error
             # "fixed, thanks" over a pasted error is too short to be prose, so only this rule reads it
             shown = info.shows_error and not _says_it_is_over(named)
             # a person stating a problem, not a thank-you or a reply saying what fixed it
@@ -592,6 +596,7 @@ class Matcher:
             truncated=stats.truncated,
             notes=notes,
             lang=lang,
+            chat=chat,
         )
         if triager is not None:
             attach_triage(diagnosis, triager)

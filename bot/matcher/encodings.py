@@ -18,9 +18,6 @@ SNIFF_BYTES = 8192  # what is read of a file to tell its encoding, and text from
 UTF8 = "utf-8"
 LATIN = "cp1252"  # Latin-1's printable characters, plus the quotes and dashes Windows puts in 0x80-0x9f
 _TEXT_CONTROLS = "\t\n\r\f\v\b\x1b"  # control characters a text log may hold (tabs, colours, backspaces)
-# What no text holds, as Windows-1252 reads bytes: the controls but _TEXT_CONTROLS, DEL, and the replacement of
-# its five undefined bytes (:func:`_is_noise` for any text; this is the same test, for a regex's speed).
-_LATIN_NOISE = re.compile("[\x00-\x07\x0e-\x1a\x1c-\x1f\x7f-\x9f\ufffd]")
 
 
 def sniff_encoding(head: bytes) -> str:
@@ -60,6 +57,14 @@ def _is_noise(c: str) -> bool:
     if c < "\x7f":
         return False
     return c <= "\x9f" or c == "\ufffd" or unicodedata.category(c) in ("Cs", "Co", "Cn")
+
+
+# What no text holds, as Windows-1252 (or Latin-1) reads bytes: the controls but _TEXT_CONTROLS, DEL, the C1
+# controls and the replacement of Windows-1252's five undefined bytes. :func:`_is_noise` over every character
+# either decoding gives, as one regex for speed on whole lines.
+_LATIN_NOISE = re.compile("[" + "".join(
+    re.escape(c) for c in sorted({*map(chr, range(256)), *bytes(range(256)).decode(LATIN, errors="replace")}) if _is_noise(c)
+) + "]")
 
 
 def _reads_as_latin(head: bytes) -> bool:

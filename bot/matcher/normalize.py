@@ -60,9 +60,16 @@ _SRUN_LABEL = re.compile(r"^(?P<task>\d{1,5}):\s+(?=\S)")
 # torchrun's prefix ([default3]: with --tee or --log-dir) names the process's LOCAL rank, its rank on its
 # node: "[${role_name}${local_rank}]:" (torch.distributed.elastic.agent.server.local_elastic_agent).
 _LOCAL_RANK_PREFIX = re.compile(r"^\[(?:default|trainer)(?P<local>\d{1,5})\]\s*:\s*")
-_HOST = re.compile(
-    r"^(?P<host>(?=[\w.-]*\d)(?![\w.]*(?:Error|Exception|Warning|Failure|Exit)\b)"
-    r"[A-Za-z][A-Za-z0-9._-]{0,62}[A-Za-z0-9])\s*:\s+(?=\S)"
+_HOST_NAME = (
+    r"(?P<host>(?=[\w.-]*\d)(?![\w.]*(?:Error|Exception|Warning|Failure|Exit)\b)"
+    r"[A-Za-z][A-Za-z0-9._-]{0,62}[A-Za-z0-9])"
+)
+_HOST = re.compile(r"^" + _HOST_NAME + r"\s*:\s+(?=\S)")
+# A host followed by a space, no colon ("2026-01-02T03:04:05Z gpu-node-07 [rank0]: …", as a log shipper
+# or `pdsh -S` writes it): only where a rank prefix follows, which says the token is a node, not the
+# message's first word.
+_HOST_BEFORE_RANK = re.compile(
+    r"^" + _HOST_NAME + r"\s+(?=(?i:\[?rank\s*\d+\]?\s*:|\[(?:default|trainer)\d{1,5}\]\s*:|\[\d+,(?:mpirank:)?\d+))"
 )
 _LOGLEVEL_HOST = re.compile(r"^(?P<host>localhost)\s*:\s+")
 # Other wrappers seen in real pastes; each may carry a host but never the message.
@@ -162,7 +169,7 @@ def clean(line: str) -> CleanLine:
         if m:
             local = local or m.group("local")
             text = text[m.end() :]
-        m = _HOST.match(text) or _LOGLEVEL_HOST.match(text)
+        m = _HOST.match(text) or _HOST_BEFORE_RANK.match(text) or _LOGLEVEL_HOST.match(text)
         if m and host is None:
             host = m.group("host")
             text = text[m.end() :]

@@ -104,4 +104,5 @@ def combine(
         bytes_read=sum(d.bytes_read for d in parts),
         truncated=any(d.truncated for d in parts),
         notes=list(notes),
+        chat=bool(parts) and all(d.chat for d in parts),  # a log attached to "thanks!" is read and answered
     )

@@ -4,7 +4,7 @@ from the knowledge base and the matcher without SciPy, so that a process that ne
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass
 
 from tracebot.knowledge.entry import Entry
@@ -70,10 +70,7 @@ def training_texts(
                 samples.append(Sample(text, ei, part_of=ei, part=where, group=e.id, blind=True))
         if hide:
             continue
-        for xi, x in enumerate(e.examples_match[:MAX_TRAIN_PER_ENTRY]):
-            if x in hidden_examples:
-                continue
-            x = x[:MAX_PART_CHARS]
+        for xi, x in _summed_examples(e, hidden_examples):
             if teach and xi < per_entry:
                 samples.append(Sample(x, ei, part_of=ei, part=len(parts), group=e.id))
                 samples.append(Sample(x, ei, part_of=ei, part=len(parts), group=e.id, blind=True))
@@ -96,9 +93,17 @@ def training_texts(
     return samples, parts, owners
 
 
+def _summed_examples(e: Entry, hidden: Collection[str] = ()) -> Iterator[tuple[int, str]]:
+    """The examples of ``e`` that join its TF-IDF sum (and train), as (index among its examples, text cut to
+    MAX_PART_CHARS): the first MAX_TRAIN_PER_ENTRY, those ``hidden`` left out."""
+    for xi, x in enumerate(e.examples_match[:MAX_TRAIN_PER_ENTRY]):
+        if x not in hidden:
+            yield xi, x[:MAX_PART_CHARS]
+
+
 def entry_texts(e: Entry) -> list[str]:
     """The parts of ``e``'s TF-IDF sums when nothing is left out: those :func:`training_texts` gives it then."""
-    return [*entry_parts(e, with_examples=False), *(x[:MAX_PART_CHARS] for x in e.examples_match[:MAX_TRAIN_PER_ENTRY])]
+    return [*entry_parts(e, with_examples=False), *(x for _, x in _summed_examples(e))]
 
 
 def gathered_keys(samples: list[Sample]) -> list[tuple[str, bool]]:

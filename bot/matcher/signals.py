@@ -33,7 +33,9 @@ NOISE = [
         r"^Thread (?:0x[0-9A-Fa-f]+|\d+) \("
     ),  # py-spy thread header; its first frame is the signature
     re.compile(r"^Exception raised from \S+ at "),
-    re.compile(r"\b(?:INFO|DEBUG|TRACE)\b"),
+    # a log level, not a setting's name or value: PyTorch's NCCL errors say "(run with NCCL_DEBUG=INFO for
+    # details)", and that error line is no INFO chatter
+    re.compile(r"(?<![A-Z0-9_]=)\b(?:INFO|DEBUG|TRACE)\b(?!=)"),
     re.compile(r"^\s*[-=_*#|+~.]{3,}"),
     re.compile(r"^\W*$"),
 ]

@@ -31,6 +31,8 @@ MESSAGES: dict[str, dict[str, str]] = {
         "symptom": "symptom: the root cause is usually elsewhere in the log",
         "no_match": "No known error matched. Try `/trace kb <words>` to search the knowledge base.",
         "not_confident": "Nothing matched with confidence (threshold {threshold}). Closest guesses:",
+        "no_error_here": "Nothing here looks like an error I know. Paste the error message or the log (or attach it) "
+        "and I'll look it up, or search with `/trace kb <words>`.",
         "if_it_is": "If it is *{title}*: {step}",
         "more_steps": "{n} more steps and the cause: *Why & all steps*",
         "gone": "That answer is no longer in my records.",
@@ -102,6 +104,8 @@ MESSAGES: dict[str, dict[str, str]] = {
         "symptom": "症状: 根本原因はログの別の場所にあることが多い",
         "no_match": "既知のエラーには該当しませんでした。`/trace kb <キーワード>` でナレッジベースを検索できます。",
         "not_confident": "確信をもって該当するものはありません (しきい値 {threshold})。近い候補:",
+        "no_error_here": "既知のエラーらしきものは見当たりません。エラーメッセージかログを貼り付ける (または添付する) と調べます。"
+        "`/trace kb <キーワード>` でナレッジベースも検索できます。",
         "if_it_is": "*{title}* の場合: {step}",
         "more_steps": "残り {n} 件の手順と原因: *原因とすべての手順*",
         "gone": "その回答はもう記録に残っていません。",

@@ -53,6 +53,24 @@ def inline_code(text: str) -> str:
     return code_span(escape(text))
 
 
+# Slack's mrkdwn escapes only &, < and > (Slack's "Formatting text for app surfaces"); its formatting marks
+# have no escape. Inside *…* a "*" ends the bold early, and a "~", a backtick or a "_" at a word's edge
+# starts strikethrough, code or italics: a title ("Loss *spikes*", "`module.` prefix") is shown with
+# look-alikes of them instead (an underscore inside a word, NCCL_DEBUG, formats nothing and stays).
+_MARKS = str.maketrans({"*": "\u2217", "~": "\u223c", "`": "\u02cb"})
+_EDGE_UNDERSCORE = re.compile(r"(?<!\w)_|_(?!\w)")
+
+
+def plain(text: str) -> str:
+    """``text`` escaped, and shown as typed where mrkdwn would format it (inside bold, for a title)."""
+    return _EDGE_UNDERSCORE.sub("\u02cd", escape(text).translate(_MARKS))
+
+
+def bold(text: str) -> str:
+    """``text`` in bold, as typed: no mark in it ends the bold or formats part of it."""
+    return f"*{plain(text)}*"
+
+
 def code(text: str) -> str:
     """A ``` block that a ``` inside the text cannot close early."""
     return "```" + escape(text).replace("```", "`\u200b``") + "```"
@@ -117,7 +135,7 @@ def _sources(sources: list[Source]) -> str:
 
 
 def _head(match: Match, lang: str) -> str:
-    head = f"*{escape(match.title)}*"
+    head = bold(match.title)
     if match.role == "symptom":
         head += f" · _{msg(lang, 'symptom')}_"
     return head
@@ -273,19 +291,19 @@ def _answer_entries(
     confident = diagnosis.confident
     if not diagnosis.worth_posting and not always_answer:
         return None
-    if not matches:
-        text = msg(lang, "no_match")
+    if not diagnosis.guesses_shown:  # nothing matched, or a chat line ("thanks!"): ask for the error
+        text = msg(lang, "no_error_here" if matches else "no_match")
         return text, [section(text)]
     if not confident:
         lines = [
-            f"{i}. *{escape(m.title)}* {_score(m)}" + (f" — {_where(m, lang)}" if _where(m, lang) else "")
+            f"{i}. {bold(m.title)} {_score(m)}" + (f" — {_where(m, lang)}" if _where(m, lang) else "")
             for i, m in enumerate(matches[:5], 1)
         ]
         text = msg(lang, "not_confident", threshold=f"{diagnosis.threshold:.0f}")
         blocks = [section(text), section("\n".join(lines))]
         best = matches[0]
         if best.fix:
-            blocks.append(context(msg(lang, "if_it_is", title=escape(best.title), step=escape(best.fix[0]))))
+            blocks.append(context(msg(lang, "if_it_is", title=plain(best.title), step=escape(best.fix[0]))))
         return text + " " + escape(", ".join(m.title for m in matches[:3])), blocks
     best = confident[0]
     blocks = compact_blocks(best, lang, line_shown=line_shown)
@@ -323,7 +341,7 @@ def other_matches(matches: list[Match], shown: str, lang: str = "en") -> Rendere
         text = msg(lang, "no_other_matches")
         return text, [section(text)]
     lines = [
-        f"{i}. *{escape(m.title)}* {_score(m)}" + (f"\n    {escape(m.fix[0])}" if m.fix else "")
+        f"{i}. {bold(m.title)} {_score(m)}" + (f"\n    {escape(m.fix[0])}" if m.fix else "")
         for i, m in enumerate(rest[:5], 1)
     ]
     return (
@@ -334,7 +352,7 @@ def other_matches(matches: list[Match], shown: str, lang: str = "en") -> Rendere
 
 def pointer(permalink: str, title: str, lang: str = "en") -> Rendered:
     """The repeat of an error already answered in the thread: a link to that answer, in the reader's language."""
-    text = msg(lang, "pointer", title=escape(title), link=permalink)
+    text = msg(lang, "pointer", title=plain(title), link=permalink)
     return text, [section(text)]
 
 
@@ -388,11 +406,11 @@ def _stack_group(group: StackGroup) -> list[Block]:
 def result(res: Result) -> Rendered:
     """A plugin's (or a built-in command's) Result."""
     emoji = STATUS_EMOJI.get(res.status, "")
-    blocks = [section(f"{emoji} *{escape(res.title)}*\n{escape(res.summary)}".strip())]
+    blocks = [section(f"{emoji} {bold(res.title)}\n{escape(res.summary)}".strip())]
     for sec in res.sections:
-        blocks.append(section(f"*{escape(sec.title)}*\n{escape(sec.text)}"))
+        blocks.append(section(f"{bold(sec.title)}\n{escape(sec.text)}"))
     for table in res.tables:
-        blocks.append(section(f"*{escape(table.title)}*\n{code(_table(table))}"))
+        blocks.append(section(f"{bold(table.title)}\n{code(_table(table))}"))
     for group in res.stack_groups:
         blocks.extend(_stack_group(group))
     if res.unreadable:
@@ -418,7 +436,7 @@ def result_summary(res: Result, filename: str) -> Rendered:
     the file holding everything. Stays well under 4,000 characters."""
     emoji = STATUS_EMOJI.get(res.status, "")
     summary = res.summary if len(res.summary) <= 1200 else res.summary[:1199] + "…"
-    blocks = [section(f"{emoji} *{escape(res.title)}*\n{escape(summary)}".strip())]
+    blocks = [section(f"{emoji} {bold(res.title)}\n{escape(summary)}".strip())]
     if res.stack_groups:
         heads = [_stack_head(g) for g in res.stack_groups[:8]]
         more = len(res.stack_groups) - 8
@@ -426,7 +444,7 @@ def result_summary(res: Result, filename: str) -> Rendered:
     shown = [sec for sec in res.sections if not sec.text.lstrip().startswith("```")][:4]
     if shown:
         blocks.append(section("\n".join(
-            f"*{escape(sec.title)}*: {escape(one_line(sec.text.replace(chr(10), ' '), 160))}" for sec in shown
+            f"{bold(sec.title)}: {escape(one_line(sec.text.replace(chr(10), ' '), 160))}" for sec in shown
         )))
     if res.matches and res.matches[0].confident:
         blocks.extend(compact_blocks(res.matches[0], "en"))

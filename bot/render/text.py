@@ -6,6 +6,7 @@ import textwrap
 
 from tracebot.ranks import format_ranks, ranks_phrase
 from tracebot.render.facts import fact_phrases
+from tracebot.render.messages import msg
 from tracebot.result import Diagnosis, Match, Result
 
 
@@ -87,6 +88,9 @@ def render_diagnosis(d: Diagnosis, *, show_all: bool = False) -> str:
     out: list[str] = triage_lead(d)
     if not d.matches:
         out.append(f"No known problem matched ({d.lines_total} line{'' if d.lines_total == 1 else 's'} read).")
+    elif not d.guesses_shown and not show_all:
+        out.append(msg("en", "no_error_here").replace("`", ""))
+        shown = []
     elif not d.confident:
         out.append("No confident match. Closest entries:")
     for i, m in enumerate(shown, 1):

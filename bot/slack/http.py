@@ -18,7 +18,7 @@ import logging
 import re
 import time
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, cast
 from urllib.parse import parse_qs
 
 from slack_bolt import App
@@ -96,9 +96,9 @@ class SlackGate:
             log.warning("refused a signed request whose body is not the JSON or form Slack sends")
             return _reply(start_response, "400 Bad Request", "malformed body")
         environ["wsgi.input"] = io.BytesIO(body)
-        if self.app is None:
-            return _reply(start_response, "503 Service Unavailable", "starting")
-        return self.app(environ, start_response)
+        # never None here: the server listens only once an app is mounted (HttpServer.listen)
+        app = cast(Callable[..., Iterable[bytes]], self.app)
+        return app(environ, start_response)
 
 
 class _Channel(HTTPChannel):
@@ -160,7 +160,11 @@ class HttpServer:
         self._server.request_timeout_s = request_timeout_s
 
     def listen(self) -> None:
-        """Start taking connections (``OSError`` if another process took the port between the bind and now)."""
+        """Start taking connections (``OSError`` if another process took the port between the bind and now).
+        Refused before the gate has its app (:func:`mount_app`): a request would have nothing to answer it,
+        and a refused connection is one Slack retries."""
+        if isinstance(self.wsgi, SlackGate) and self.wsgi.app is None:
+            raise RuntimeError("no app to serve yet: mount_app() before listening")
         if not self._server.accepting:
             self._server.accept_connections()
 

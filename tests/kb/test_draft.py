@@ -20,6 +20,7 @@ from tracebot.cli import main
 from tracebot.knowledge.entry import MAX_EXAMPLE_CHARS
 from tracebot.knowledge.loader import KnowledgeBase, parse_entry_file, parse_entry_text
 from tracebot.matcher import Matcher
+from tracebot.matcher.signals import error_signature
 
 CASES_FILE = REPO / "tests" / "corpus" / "cases.jsonl"
 SNIPPET_KINDS = ("log", "traceback", "line", "ja")
@@ -92,6 +93,22 @@ ncclInvalidUsage: This usually reflects invalid usage of NCCL library.
         r"torch\.distributed\.DistBackendError: NCCL error in: \S*/NCCLUtils\.hpp:\d+"
     )
     assert not any("INFO" in s.regex or "File" in s.regex for s in sigs)
+
+
+def test_pytorchs_nccl_error_line_is_a_signature_though_it_says_nccl_debug_info():
+    # "(run with NCCL_DEBUG=INFO for details)" names a setting, not a log level: the line read as INFO
+    # chatter, scored nothing, and the draft (and the unanswered errors' signature) took NCCL's hint below it.
+    snippet = """\
+[rank0]: torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1970, unhandled system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.20.5
+[rank0]: ncclSystemError: System call (e.g. socket, malloc) or external library call failed or device error.
+"""
+    sigs = pick_signatures(snippet)
+    assert sigs[0].line_no == 1 and sigs[0].regex.startswith(r"torch\.distributed\.DistBackendError: NCCL error in")
+    signature = error_signature(snippet.splitlines()[0])
+    assert signature is not None and signature.startswith("torch.distributed.distbackenderror: nccl error in")
+    # a level is still a level: NCCL's own INFO lines and a DEBUG-level logger line are chatter
+    assert error_signature("algo-1:105:105 [0] NCCL INFO NET/OFI failed to open the provider: error") is None
+    assert error_signature("2024-05-01 12:00:00 DEBUG worker: retry failed with error 3") is None
 
 
 def test_an_exception_whose_name_says_no_error_is_the_signature_not_the_code_line_above_it():

@@ -23,6 +23,24 @@ def test_stacked_timestamp_host_and_rank_prefixes():
     assert (c.rank, c.host) == ("3", "node017")
 
 
+def test_a_host_followed_by_a_space_keeps_its_rank_and_host(matcher):
+    # "<timestamp> <host> [rankN]: …" (a log shipper's prefix, no colon after the host) left the host and the
+    # rank in the message: the answer could not say which ranks, on which nodes, failed.
+    c = clean("2026-01-02T03:04:05Z gpu-node-07 [rank0]: RuntimeError: CUDA error: an illegal memory access was encountered")
+    assert c.text == "RuntimeError: CUDA error: an illegal memory access was encountered"
+    assert (c.rank, c.host) == ("0", "gpu-node-07")
+    log = "\n".join(
+        f"2026-01-02T03:04:0{i}Z gpu-node-{7 + i // 8:02d} [rank{i}]: torch.OutOfMemoryError: CUDA out of memory. "
+        f"Tried to allocate 2.00 GiB. GPU {i % 8} has a total capacity of 79.11 GiB of which 1.02 GiB is free."
+        for i in (3, 9)
+    )
+    best = matcher.diagnose(log).best
+    assert best is not None and best.entry_id == "cuda-oom"
+    assert (best.ranks, best.hosts) == (["3", "9"], ["gpu-node-07", "gpu-node-08"])
+    # a word that is not a node stays in the message: no rank prefix follows it
+    assert clean("Step 42 [rank0]: loss is nan").host is None
+
+
 def test_launcher_prefixes_give_the_rank():
     assert clean("[default5]:RuntimeError: boom").rank == "5"
     assert clean("12: RuntimeError: boom").rank == "12"

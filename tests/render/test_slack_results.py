@@ -127,3 +127,27 @@ def test_a_direction_override_in_a_jobs_text_cannot_reverse_tracebots_own_words_
     shown = text + texts(blocks)
     assert not any(chr(c) in shown for c in (0x202E, 0x2067, 0x200F)), shown
     assert "spin??" in shown
+
+
+def test_a_title_with_mrkdwn_marks_stays_one_bold_title_in_every_answer():
+    # Titles went inside *…* with only &, < and > escaped: a "*" ended the bold early, "~" struck text
+    # through, a backtick opened code and an "_" at a word's edge italicised the rest of the line.
+    from tracebot.render import slack as render
+    from tracebot.result import Diagnosis, Match, Result, Section
+
+    title = "Loss *spikes* to ~inf with `fp16` on _some_ ranks (NCCL_DEBUG)"
+    shown = "Loss \u2217spikes\u2217 to \u223cinf with \u02cbfp16\u02cb on \u02cdsome\u02cd ranks (NCCL_DEBUG)"
+    m = Match(entry_id="loss-spikes", title=title, score=90, confident=True, summary="s", fix=["lower the lr"])
+    unsure = Match(entry_id="loss-spikes", title=title, score=40, confident=False, fix=["lower the lr"])
+    said = [
+        render.answer(Diagnosis(matches=[m]), diagnosis_id=1, always_answer=True)[1][0]["text"]["text"],
+        render.answer(Diagnosis(matches=[unsure]), diagnosis_id=1, always_answer=True)[1][1]["text"]["text"],
+        render.answer(Diagnosis(matches=[unsure]), diagnosis_id=1, always_answer=True)[1][2]["elements"][0]["text"],
+        render.match_blocks(m)[0]["text"]["text"],
+        render.result(Result(title=title, summary="x", sections=[Section(title, "y")]))[1][0]["text"]["text"],
+        render.result(Result(title="t", summary="x", sections=[Section(title, "y")]))[1][1]["text"]["text"],
+        render.pointer("https://x.slack.com/p1", title)[0],
+    ]
+    for text in said:
+        assert f"*{shown}*" in text, text
+        assert text.count("*") == 2, text  # the bold's own two: the title's marks are look-alikes

@@ -147,6 +147,13 @@ def test_the_port_refuses_connections_while_the_app_is_built_rather_than_holding
         with socket.socket() as early:
             early.settimeout(10)
             assert early.connect_ex(("127.0.0.1", port)) == errno.ECONNREFUSED
+        # serving with no app mounted is refused, and the port still refuses connections: no request is
+        # ever let in with nothing to answer it (the gate had a 503 "starting" for that; now unreachable)
+        with pytest.raises(RuntimeError, match="no app to serve yet"):
+            server.serve_forever()
+        with socket.socket() as still_early:
+            still_early.settimeout(10)
+            assert still_early.connect_ex(("127.0.0.1", port)) == errno.ECONNREFUSED
         mount_app(server, App(token="xoxb-test", signing_secret=SIGNING_SECRET, token_verification_enabled=False))
         threading.Thread(target=server.serve_forever, daemon=True).start()
         conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)

@@ -238,3 +238,22 @@ def test_the_app_home_of_the_bundled_knowledge_base_points_at_trace_kb_for_what_
     # An App Home has no thread and no files: nothing there may promise an attached file.
     assert "attached file" not in shown
     assert "`/trace kb <words>` searches every entry" in shown
+
+
+def test_a_regex_lint_refuses_is_refused_by_a_reload_too_naming_its_file_and_line(tmp_path):
+    # A running bot loaded '(a+)+b' (lint refuses it: nested repetition) and answered with it: the reload
+    # checked less than lint. The last good knowledge base keeps answering; the error names file and line.
+    root = write_tiny_kb(tmp_path / "kb")
+    holder = KnowledgeHolder(root)
+    good = holder.current
+    greedy = root / "cuda" / "test-flux-capacitor.yaml"
+    greedy.write_text(re.sub(r"regex: \[.*\]", "regex: ['(a+)+b']", NEW_ENTRY.lstrip()))
+    assert holder.reload_if_changed()
+    assert holder.current.kb is good.kb and holder.current.rejected
+    answer = holder.matcher.diagnose("aaab")
+    assert holder.kb.get("test-flux-capacitor") is None and "test-flux-capacitor" not in [m.entry_id for m in answer.matches]
+    assert holder.matcher.diagnose(OOM_LINE).best.entry_id == "test-cuda-oom", "still answers from the last good"
+    line = next(n for n, text in enumerate(greedy.read_text().splitlines(), 1) if "(a+)+b" in text)
+    said = [str(e) for e in holder.errors]
+    assert any(s.startswith(f"{root.name}/cuda/test-flux-capacitor.yaml:{line}: regex '(a+)+b' repeats a group that "
+                            "itself repeats ((a+)+)") for s in said), said

@@ -1,15 +1,13 @@
-"""Refuse regexes shaped for catastrophic backtracking, even though RE2 would run them in linear time.
+"""Regex shapes refused in an entry, though RE2 would run them in linear time: a repetition nested in a repetition.
 
-tracebot compiles entry regexes with RE2 (``bot/kb/loader.py``), so ``(a+)+$`` cannot hang the bot.
-Contributed patterns travel further than the bot, though (grep -P, a Python script, another tool), and
-a repeated group that itself repeats never says more than the plain repetition would. So ``kb lint``
-refuses a repetition nested in a repetition, naming the group, and the author writes it flat.
+tracebot compiles entry regexes with RE2 (:func:`tracebot.knowledge.loader.compile_pattern`), so ``(a+)+$``
+cannot hang the bot. Contributed patterns travel further than the bot, though (grep -P, a Python script,
+another tool), and a repeated group that itself repeats never says more than the plain repetition would.
+So the loader refuses one, naming the group, and the author writes it flat: ``kb lint``, the start and a
+running bot's reload all load through it, so none of them accepts what another refuses.
 """
 
 from __future__ import annotations
-
-from tracebot.knowledge.loader import KnowledgeBase, LoadError
-from tracebot.matcher import Matcher
 
 _UNBOUNDED = ("*", "+")
 
@@ -82,24 +80,3 @@ def nested_repetition(pattern: str) -> str | None:
             stack[-1][1] = True
         i = j
     return None
-
-
-def backtracking_problems(kb: KnowledgeBase, matcher: Matcher | None = None) -> list[LoadError]:
-    """One error per entry regex (or ``unless`` pattern) with a nested repetition."""
-    problems = []
-    for e in kb.entries:
-        for kind in ("regex", "unless"):
-            for i, pattern in enumerate(getattr(e, kind)):
-                group = nested_repetition(pattern)
-                if group is None:
-                    continue
-                problems.append(
-                    LoadError(
-                        str(e.path or e.id),
-                        e.line_of(f"recognise.{kind}.{i}"),
-                        f"regex {pattern!r} repeats a group that itself repeats ({group}): that is the shape "
-                        "of catastrophic backtracking in every engine but RE2, and it matches nothing the "
-                        "flat form would not; write it without the nesting",
-                    )
-                )
-    return problems
