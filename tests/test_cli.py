@@ -178,6 +178,11 @@ def test_kb_search_lists_only_entries_that_use_the_words_or_says_nothing_matched
     assert found == ["gpu-zombie-process"]
     preempted = [line.split()[0] for line in run("kb", "search", "preemption").stdout.decode().splitlines()]
     assert preempted == ["slurm-preempted"]
+    # a form of a word or a slip still finds what uses it; asking words alone find nothing
+    assert "amd-iommu-hang" in run("kb", "search", "hanging").stdout.decode()
+    assert "nccl-watchdog-timeout" in run("kb", "search", "timeouts").stdout.decode()
+    assert run("kb", "search", "dataloder").stdout.decode().split()[0] == "dataloader-shm-bus-error"
+    assert run("kb", "search", "how to fix this error").stdout.decode().strip() == "no entry resembles that"
 
 
 def test_kb_eval_reports_accuracy_and_fails_below_a_floor(tmp_path: Path):

@@ -344,12 +344,21 @@ class Matcher:
         return _told_where_cut(found, stream)
 
     def search(self, query: str, limit: int = 5) -> list[Match]:
-        """Entries whose title, summary, tags or phrases use a word of ``query`` (for ``kb search`` and
-        ``/trace kb``), most alike first. Sharing letters is not relating: "flux" shares n-grams with
-        "fluent" and "influx" and listed two unrelated entries; an entry that uses none of the words is
-        left out, and an empty list says nothing matched (a misspelt or inflected word finds nothing)."""
-        sims = self.index.search_index.similarities(query)
-        ranked = sorted(((i, s) for i, s in sims.items() if s[2]), key=lambda kv: -(kv[1][0] + kv[1][1]))
+        """Entries whose title, summary, tags, phrases or anchors use a word of ``query`` or a form of one
+        (for ``kb search`` and ``/trace kb``), most alike first. Sharing letters is not relating: "flux"
+        shares n-grams with "fluent" and "influx" and listed two unrelated entries; an entry is listed when
+        it shares a word that is not a function word, or one word is the other's start ("hanging" and
+        "hang", "timeouts" and "timeout"), or a long word is a slip of the other ("dataloder"). An empty list
+        says nothing matched."""
+        index = self.index.search_index
+        sims = index.similarities(query)
+        wanted = {w for w in _SEARCH_WORD.findall(query.lower()) if w not in _FUNCTION_WORDS | _ASKING_WORDS and len(w) > 1}
+        cjk = bool(_CJK_CHAR.search(query))
+        ranked = sorted(
+            ((i, s) for i, s in sims.items()
+             if (cjk and s[2]) or _relates(wanted, set(_SEARCH_WORD.findall(index.documents[i].lower())))),
+            key=lambda kv: -(kv[1][0] + kv[1][1]),
+        )
         out = []
         for i, (cos, cover, _shared) in ranked[:limit]:
             score = round(min(100.0, 100 * (cos + cover) / 2 / PHRASE_FULL), 1)
@@ -757,6 +766,24 @@ _FUNCTION_WORDS_TEXT = (
 )
 _FUNCTION_WORDS = frozenset(_FUNCTION_WORDS_TEXT.split())
 _WORDS = re.compile(r"[^\W\d_]{2,}")
+_SEARCH_WORD = re.compile(r"[a-z][a-z0-9_]*")
+# words of a request that say nothing of what it is about ("how to fix", "any help with this error")
+_ASKING_WORDS = frozenset(["fix", "fixed", "fixing", "solve", "solved", "help", "please", "issue", "issues", "problem", "problems", "error", "errors"])
+
+
+def _relates(wanted: set[str], words: set[str]) -> bool:
+    """Whether an entry's ``words`` hold a word of a search, or a form of one: the shorter (of 4 letters or
+    more) starting the longer, or two words of 6 letters or more that differ by a slip (rapidfuzz ratio ≥ 85)."""
+    for q in wanted:
+        if q in words:
+            return True
+        for w in words:
+            short, long_ = (q, w) if len(q) <= len(w) else (w, q)
+            if len(short) >= 4 and long_.startswith(short):
+                return True
+            if len(short) >= 6 and fuzz.ratio(q, w) >= 85:
+                return True
+    return False
 _CJK_CHAR = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff]")
 _KANA = re.compile(r"[\u3040-\u30ff]")
 
