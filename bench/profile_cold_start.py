@@ -4,7 +4,7 @@ Prints JSON. The steps are the ones :func:`tracebot.matcher.loading.load_matcher
 :func:`tracebot.matcher.training.train` take, called one by one so that each can be timed.
 
 Run it with a bytecode cache (as ``bench/bench_cold_start.py`` does), or the first run also compiles:
-    PYTHONPYCACHEPREFIX=/tmp/pyc .venv/bin/python bench/profile_cold_start.py [--entries 1000]
+    PYTHONPYCACHEPREFIX=/tmp/pyc .venv/bin/python bench/profile_cold_start.py [--entries 1000] [--distinct]
 """
 
 from __future__ import annotations
@@ -41,6 +41,7 @@ class Clock:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--entries", type=int, default=1000)
+    ap.add_argument("--distinct", action="store_true", help="each copy's texts varied (bench_cold_start.make_kb)")
     args = ap.parse_args()
     clock = Clock()
     tmp = Path(tempfile.mkdtemp(prefix="tracebot-profile-"))
@@ -49,7 +50,7 @@ def main() -> None:
         from bench.bench_cold_start import make_kb
         from bench.bench_matcher import PASTE_2KB
 
-        make_kb(tmp / "knowledge", args.entries)
+        make_kb(tmp / "knowledge", args.entries, args.distinct)
         clock.at = (time.perf_counter(), time.process_time())  # making the knowledge base is not timed
         run(tmp / "knowledge", PASTE_2KB, clock)
     finally:

@@ -21,8 +21,6 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-import yaml
-
 SILENCE_FILE = "silence.yaml"  # beside the entry folders
 KINDS = ("chat", "fixed", "neighbour", "uncovered")
 MAX_TEXT_CHARS = 4000
@@ -49,6 +47,8 @@ def normalise_url(url: str) -> str:
 
 def parse_silence(node: Any) -> tuple[list[Silence], list[tuple[int, str]]]:
     """Check the composed YAML of ``silence.yaml`` (a mapping with a ``silence:`` list of items)."""
+    import yaml  # only when the knowledge base is parsed (a warm start never imports PyYAML)
+
     out: list[Silence] = []
     problems: list[tuple[int, str]] = []
     items = None
@@ -85,6 +85,8 @@ def parse_silence(node: Any) -> tuple[list[Silence], list[tuple[int, str]]]:
 
 
 def _item(item: Any, line: int) -> tuple[Silence | None, str]:
+    import yaml
+
     if not isinstance(item, yaml.MappingNode):
         return None, "each silence item is a mapping {text, kind, url | invented}"
     values: dict[str, Any] = {}

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-import yaml
+from tracebot.knowledge.cache import cached_yaml
 
 GLOSSARY = Path(__file__).with_name("glossary.yaml")
 PREFIX = "≈"  # marks a concept among words: no word the word pattern reads starts with it
@@ -34,9 +34,7 @@ class Glossary:
         words: dict[str, str] = {}
         longer: dict[str, list[tuple[list[str], str]]] = {}
         others: dict[str, str] = {}
-        # our own file: libyaml's C loader (pure-Python safe_load took ~0.1 s of every cold start and training)
-        loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-        for concept, terms in yaml.load(path.read_text(encoding="utf-8"), Loader=loader).items():  # noqa: S506
+        for concept, terms in cached_yaml(path).items():
             for term in map(str, terms):
                 if not term.isascii():
                     others[term.lower()] = concept

@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any
 
 import re2
-import yaml
+
+from tracebot.knowledge.cache import cached_yaml
 
 PLATFORMS = Path(__file__).with_name("platforms.yaml")
 # A word of the trade is whole: no ASCII letter, digit or underscore on either side (Japanese around it is
@@ -36,8 +37,7 @@ def _term(term: str) -> str:
 @cache
 def patterns(path: Path = PLATFORMS) -> dict[str, Any]:
     """Per platform, one case-insensitive pattern of all its terms."""
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    table = yaml.load(path.read_text(encoding="utf-8"), Loader=loader)  # noqa: S506 (our own file, safe loader)
+    table = cached_yaml(path)
     out = {}
     for name, terms in table.items():
         words = "|".join(_term(str(t)) for t in terms if str(t).isascii())

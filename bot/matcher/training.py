@@ -283,10 +283,12 @@ def vectorizers() -> tuple[Vectorizer, Vectorizer]:
 def _columns(m: sparse.spmatrix) -> Columns:
     m = sparse.csr_matrix(m)
     m.sort_indices()
-    # 32-bit column indices (feature or entry numbers are far below 2**31) and values (weights of unit
-    # vectors; products are taken in float64): the cached model is half the size, and a paste's products
-    # read less memory.
-    return Columns(m.indptr.astype(np.int64), m.indices.astype(np.int32), m.data.astype(np.float32), m.shape[1])
+    # 32-bit values (weights of unit vectors; products are taken in float64) and the narrowest column
+    # indices that hold every feature or entry number (16 bits below 65,536 columns: the entries' sums and
+    # naive Bayes always at 1,000 entries, the character parts while their n-grams are that few): the cached
+    # model is smaller to write and to read (107.6 -> 86 MB at the bench's 1,000 entries), the numbers the same.
+    index = np.uint16 if m.shape[1] <= np.iinfo(np.uint16).max + 1 else np.int32
+    return Columns(m.indptr.astype(np.int64), m.indices.astype(index), m.data.astype(np.float32), m.shape[1])
 
 
 class FittedSpaces:
