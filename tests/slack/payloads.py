@@ -126,7 +126,13 @@ def home_opened(user: str = "U0ALICE") -> dict[str, Any]:
     return {"type": "app_home_opened", "user": user, "channel": "D0HOME", "tab": "home", "event_ts": new_ts()}
 
 
-def slash(text: str, *, channel: str = "C0TRAIN", user: str = "U0ALICE") -> str:
+def slash(
+    text: str,
+    *,
+    channel: str = "C0TRAIN",
+    user: str = "U0ALICE",
+    response_url: str = "https://hooks.slack.com/commands/T0001/1/abc",
+) -> str:
     return urlencode(
         {
             "token": "legacy-verification-token",
@@ -140,7 +146,7 @@ def slash(text: str, *, channel: str = "C0TRAIN", user: str = "U0ALICE") -> str:
             "text": text,
             "api_app_id": APP,
             "is_enterprise_install": "false",
-            "response_url": "https://hooks.slack.com/commands/T0001/1/abc",
+            "response_url": response_url,
             "trigger_id": f"{next(_seq)}.1.abc",
         }
     )

@@ -120,6 +120,27 @@ def test_a_paste_is_answered_while_another_connection_holds_the_write_lock(app, 
     assert [d.message_ts for d in slack.tracebot.store.recent_diagnoses(limit=1)] == [later[0]["ts"]]
 
 
+def test_a_trace_help_while_the_database_is_locked_is_acked_in_time_and_answered_through_its_response_url(
+    app, tmp_path, fake_slack
+):
+    db = tmp_path / "locked.sqlite3"
+    slack = app(store=Store(db, timeout_s=60))  # the audit log's write waits for the lock, past Slack's 3 s
+    other = sqlite3.connect(db, timeout=FAST_FAIL_S, isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")
+    try:
+        ack = slack.command("help", response_url=f"{fake_slack.base}/response/T0001/1/abc")
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
+    # A late ack is a 404 to Slack: the user reads "dispatch_failed" and the help never comes.
+    assert ack.status == 200 and ack.body == ""
+    reply = fake_slack.wait_for(lambda: fake_slack.calls_to("response_url"))[0].params
+    assert reply["response_type"] == "ephemeral"
+    assert "/trace diagnose" in texts(reply["blocks"])
+    slack.idle()
+    assert slack.fake.posts() == [] and len(fake_slack.calls_to("response_url")) == 1
+
+
 def test_pastes_are_answered_when_the_database_turns_read_only(app, tmp_path):
     slack = app(store=Store(tmp_path / "ro.sqlite3", timeout_s=FAST_FAIL_S))
     # SQLite's own read-only switch on the bot's connection: every write now fails with SQLITE_READONLY,
