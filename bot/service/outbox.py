@@ -8,6 +8,7 @@ import logging
 from pathlib import Path
 from typing import Any, Protocol
 
+from tracebot.service.inbound import FileRef
 from tracebot.sizes import size_text
 
 log = logging.getLogger(__name__)
@@ -76,6 +77,11 @@ class Outbox(Protocol):
 
     def members(self, channel: str) -> set[str] | None:
         """Who is in ``channel``; None when that cannot be known (then only a user's own count)."""
+        ...
+
+    def file_info(self, file_id: str) -> FileRef:
+        """A shared file's name, type, size and URL, asked for by its id (``DownloadRefused`` when the
+        transport will not say)."""
         ...
 
     def download(self, url: str, dest: Path, max_bytes: int) -> int:

@@ -36,7 +36,7 @@ from tracebot.render.slack_maintainers import AUDIT_ROWS, audit_blocks
 from tracebot.result import Diagnosis
 from tracebot.secrets import Scrubber
 from tracebot.service import posting
-from tracebot.service.attachments import FileLimits, about_logs, diagnose_message
+from tracebot.service.attachments import FileLimits, about_logs, diagnose_message, located
 from tracebot.service.dedupe import RecentKeys, delivery_keys
 from tracebot.service.egress import EgressOutbox
 from tracebot.service.inbound import (
@@ -434,6 +434,7 @@ class Service:
 
     def answer(self, msg: Inbound, *, source: str, always: bool, thread_ts: str | None = None) -> str | None:
         """Diagnose ``msg`` and reply in its thread. Returns the reply's ts, or None when silent."""
+        msg = located(self.outbox, msg)
         diagnosis = self.diagnose(msg)
         if not always:  # unprompted: what a reader of the thread needs, not why an image was passed over
             diagnosis.notes = about_logs(msg, diagnosis.notes)

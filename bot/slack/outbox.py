@@ -11,6 +11,7 @@ from urllib.parse import urlparse
 from slack_sdk.errors import SlackApiError
 from slack_sdk.webhook import WebhookClient
 
+from tracebot.service.inbound import FileRef
 from tracebot.service.outbox import (
     Blocks,
     DownloadRefused,
@@ -20,6 +21,7 @@ from tracebot.service.outbox import (
     UploadRefused,
 )
 from tracebot.service.ratelimit import RateLimiter
+from tracebot.slack.inbound import file_ref
 
 log = logging.getLogger(__name__)
 DOWNLOAD_TIMEOUT_S = 30.0
@@ -150,6 +152,12 @@ class SlackOutbox:
 
     def publish_home(self, user: str, view: dict[str, Any]) -> None:
         self.client.views_publish(user_id=user, view=view)
+
+    def file_info(self, file_id: str) -> FileRef:
+        try:
+            return file_ref(self.client.files_info(file=file_id)["file"])
+        except SlackApiError as exc:
+            raise DownloadRefused(f"Slack would not say where it is: {exc.response.get('error')}") from exc
 
     def download(self, url: str, dest: Path, max_bytes: int) -> int:
         if origin(url) not in self.file_origins:

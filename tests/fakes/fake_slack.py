@@ -90,6 +90,7 @@ class FakeSlack:
         self.bot_user_id = bot_user_id
         self.calls: list[Call] = []
         self.files: dict[str, bytes] = {}  # path under /files-pri/ -> content
+        self.file_objects: dict[str, dict[str, Any]] = {}  # files.info: file id -> Slack's file object
         self.redirects: dict[str, str] = {}  # path under /files-pri/ -> where it redirects (302)
         self.uploads: dict[str, dict[str, Any]] = {}  # file_id -> {"filename", "content", "completed"...}
         self.socket_url = ""
@@ -242,6 +243,9 @@ class FakeSlack:
                 return {"ok": False, "error": "invalid_trigger_id"}
             view = p.get("view") or {}
             return {"ok": True, "view": {"id": "V0MODAL", **(json.loads(view) if isinstance(view, str) else view)}}
+        if method == "files.info":
+            found = self.file_objects.get(str(p.get("file")))
+            return {"ok": True, "file": found} if found else {"ok": False, "error": "file_not_found"}
         if method == "conversations.open":
             user = str(p.get("users", ""))
             return {"ok": True, "channel": {"id": "D" + user.removeprefix("U")}}
@@ -298,7 +302,11 @@ class FakeSlack:
                 self.wfile.write(body)
 
             def do_GET(self) -> None:
-                path = urlparse(self.path).path
+                url = urlparse(self.path)
+                path = url.path
+                if path.startswith("/api/"):  # the read methods slack_sdk sends as GET (files.info)
+                    self._api(path[len("/api/") :], b"", {k: v[0] for k, v in parse_qs(url.query).items()})
+                    return
                 if path.startswith("/files-pri/"):
                     key = path[len("/files-pri/") :]
                     if key in fake.redirects:
@@ -335,12 +343,13 @@ class FakeSlack:
                 if not path.startswith("/api/"):
                     self._send(404, b"{}")
                     return
-                method = path[len("/api/") :]
+                self._api(path[len("/api/") :], raw, _parse(raw, self.headers.get("Content-Type", "")))
+
+            def _api(self, method: str, raw: bytes, params: dict[str, Any]) -> None:
                 hold = fake.holds.get(method)
                 if hold is not None and not hold.wait():
                     self.close_connection = True  # dropped: its caller is gone; Slack never saw it
                     return
-                params = _parse(raw, self.headers.get("Content-Type", ""))
                 auth = self.headers.get("Authorization", "")
                 call = Call(method, params, raw, auth)
                 with fake._lock:

@@ -115,6 +115,12 @@ def slack_file(
     }
 
 
+def connect_file(file: dict[str, Any]) -> dict[str, Any]:
+    """``file`` as a message event carries it when it was shared from another organisation (Slack
+    Connect): its id alone, to be looked up with files.info."""
+    return {"id": file["id"], "mode": "file_access", "file_access": "check_file_info", "created": 0, "timestamp": 0, "user": ""}
+
+
 def mention(text: str, **kw: Any) -> dict[str, Any]:
     event = message(f"<@UTRACEBOT> {text}", **kw)
     event["type"] = "app_mention"
