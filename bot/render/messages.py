@@ -43,6 +43,8 @@ MESSAGES: dict[str, dict[str, str]] = {
         "internal_doc": "internal document",
         "pointer": "Same error as above: *{title}*, see <{link}|my earlier answer>.",
         "logs_unread": "I could not read all of the attached log, so I cannot say what went wrong in it:",
+        "failed": ":x: Sorry, I could not diagnose that ({error}); the error is in my log.",
+        "refused": ":x: Sorry, I diagnosed this but Slack refused my answer (Slack said: {reason}); the details are in my log.",
         # the ranks a multi-rank log's triage points at (render/slack.py triage_lead)
         "silent_one": ":mag: Rank {ranks}{more} {how}: look there first.",
         "silent_many": ":mag: Ranks {ranks}{more} {how}: look there first.",
@@ -122,6 +124,8 @@ MESSAGES: dict[str, dict[str, str]] = {
         "internal_doc": "社内文書",
         "pointer": "上と同じエラーです: *{title}*。<{link}|先ほどの回答>を見てください。",
         "logs_unread": "添付のログをすべては読めなかったため、何が起きたのかを判断できません:",
+        "failed": ":x: すみません、診断できませんでした ({error})。エラーの内容はログに残しています。",
+        "refused": ":x: すみません、診断はできましたが Slack が回答を受け付けませんでした (Slack の応答: {reason})。詳細はログに残しています。",
         "silent_one": ":mag: rank {ranks}{more} は{how}。まずそこを見てください。",
         "silent_many": ":mag: rank {ranks}{more} は{how}。まずそこを見てください。",
         "silent_more": " ほか {n} 件",

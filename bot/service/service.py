@@ -28,6 +28,7 @@ from typing import Any
 
 from tracebot.config import Config
 from tracebot.markup import as_slack_sends, plain_text
+from tracebot.matcher.core import language, prose_lines
 from tracebot.plugin_api import Caller
 from tracebot.render import slack as render
 from tracebot.render.messages import msg
@@ -312,15 +313,14 @@ class Service:
             log.exception("answering a %s failed", source)
             self._say_failed(msg, exc)
 
-    def _say_failed(self, msg: Inbound, exc: Exception) -> None:
+    def _say_failed(self, asked: Inbound, exc: Exception) -> None:
+        """The apology, in the language the asker wrote in (a Japanese thread read it in English)."""
+        lang = language(prose_lines(plain_text(asked.text, strip_mentions=True)))
         if isinstance(exc, PostRefused):  # the diagnosis worked; Slack would not take the answer
-            text = (
-                f":x: Sorry, I diagnosed this but Slack refused my answer (Slack said: {render.escape(str(exc))}); "
-                "the details are in my log."
-            )
+            text = msg(lang, "refused", reason=render.escape(str(exc)))
         else:
-            text = f":x: Sorry, I could not diagnose that ({type(exc).__name__}); the error is in my log."
-        self.outbox.post(msg.channel, text, [render.section(text)], thread_ts=msg.thread_root)
+            text = msg(lang, "failed", error=type(exc).__name__)
+        self.outbox.post(asked.channel, text, [render.section(text)], thread_ts=asked.thread_root)
 
     def on_command(self, cmd: SlashCommand) -> render.Rendered | None:
         """``/trace ...`` inside the 3-second ack window. Returns an ephemeral reply, or None when the work
