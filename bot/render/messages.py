@@ -45,6 +45,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "logs_unread": "I could not read all of the attached log, so I cannot say what went wrong in it:",
         "failed": ":x: Sorry, I could not diagnose that ({error}); the error is in my log.",
         "refused": ":x: Sorry, I diagnosed this but Slack refused my answer (Slack said: {reason}); the details are in my log.",
+        "unconfirmed": ":warning: I diagnosed this, but Slack did not confirm my answer ({error}). If it is not in this thread, mention me again.",
         # the ranks a multi-rank log's triage points at (render/slack.py triage_lead)
         "silent_one": ":mag: Rank {ranks}{more} {how}: look there first.",
         "silent_many": ":mag: Ranks {ranks}{more} {how}: look there first.",
@@ -126,6 +127,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "logs_unread": "添付のログをすべては読めなかったため、何が起きたのかを判断できません:",
         "failed": ":x: すみません、診断できませんでした ({error})。エラーの内容はログに残しています。",
         "refused": ":x: すみません、診断はできましたが Slack が回答を受け付けませんでした (Slack の応答: {reason})。詳細はログに残しています。",
+        "unconfirmed": ":warning: 診断はできましたが、Slack から回答の投稿の確認がありませんでした ({error})。このスレッドに回答がなければ、もう一度メンションしてください。",
         "silent_one": ":mag: rank {ranks}{more} は{how}。まずそこを見てください。",
         "silent_many": ":mag: rank {ranks}{more} は{how}。まずそこを見てください。",
         "silent_more": " ほか {n} 件",

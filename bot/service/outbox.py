@@ -42,6 +42,11 @@ class PostRefused(RuntimeError):
     retries; the message is Slack's reason."""
 
 
+class PostUnconfirmed(RuntimeError):
+    """Slack did not answer a post (timeout, connection broken): the message may or may not be in the
+    channel; the message is what went wrong."""
+
+
 class UploadRefused(RuntimeError):
     """Slack would not take a file (uploads disabled, too large, a channel it cannot go to); the message
     is Slack's reason."""

@@ -51,7 +51,7 @@ from tracebot.service.inbox import Inbox, thread_of
 from tracebot.service.jobs import JobPool, PoolBusy
 from tracebot.service.knowledge import KnowledgeHolder
 from tracebot.service.learning import answered_text, maintainer_home, note_unanswered
-from tracebot.service.outbox import NotInChannel, Outbox, PostRefused
+from tracebot.service.outbox import NotInChannel, Outbox, PostRefused, PostUnconfirmed
 from tracebot.service.ratelimit import RateLimiter
 from tracebot.service.records import Records
 from tracebot.service.router import Plan, Router
@@ -318,6 +318,8 @@ class Service:
         lang = language(prose_lines(plain_text(asked.text, strip_mentions=True)))
         if isinstance(exc, PostRefused):  # the diagnosis worked; Slack would not take the answer
             text = msg(lang, "refused", reason=render.escape(str(exc)))
+        elif isinstance(exc, PostUnconfirmed):  # the diagnosis worked; the answer may be posted or not
+            text = msg(lang, "unconfirmed", error=render.escape(str(exc)))
         else:
             text = msg(lang, "failed", error=type(exc).__name__)
         self.outbox.post(asked.channel, text, [render.section(text)], thread_ts=asked.thread_root)

@@ -18,6 +18,7 @@ from tracebot.service.outbox import (
     DownloadTooLarge,
     NotInChannel,
     PostRefused,
+    PostUnconfirmed,
     UploadRefused,
 )
 from tracebot.service.ratelimit import RateLimiter
@@ -102,6 +103,8 @@ class SlackOutbox:
             if exc.response.get("error") in ("not_in_channel", "channel_not_found"):
                 raise NotInChannel(channel) from exc
             raise PostRefused(str(exc.response.get("error") or exc.response.status_code)) from exc
+        except OSError as exc:  # a timeout, a broken connection (URLError is one too): Slack may have posted it
+            raise PostUnconfirmed(type(exc).__name__) from exc
         return str(resp["ts"])
 
     def update(self, channel: str, ts: str, text: str, blocks: Blocks | None = None) -> None:

@@ -27,8 +27,9 @@ class Hold:
     """Calls to one API method wait here, unanswered and unrecorded, until the test lets them go: an
     answer that blocks on something the test controls (never a sleep)."""
 
-    def __init__(self) -> None:
+    def __init__(self, first: int | None = None) -> None:
         self.arrived = 0  # calls that reached the hold, ever
+        self.first = first  # hold only this many calls; later ones are answered at once
         self.active = True
         self._waiting: list[tuple[threading.Event, list[bool]]] = []
         self._cond = threading.Condition()
@@ -36,7 +37,7 @@ class Hold:
     def wait(self) -> bool:
         """Block the call; True when it may go on, False when it was dropped."""
         with self._cond:
-            if not self.active:
+            if not self.active or (self.first is not None and self.arrived >= self.first):
                 return True
             gate, dropped = threading.Event(), [False]
             self._waiting.append((gate, dropped))
@@ -153,9 +154,10 @@ class FakeSlack:
         with ``error``)."""
         self._failures.setdefault(method, []).append((status, retry_after, error))
 
-    def hold(self, method: str) -> Hold:
-        """Make calls to ``method`` wait until the returned :class:`Hold` lets them go or drops them."""
-        self.holds[method] = Hold()
+    def hold(self, method: str, first: int | None = None) -> Hold:
+        """Make calls to ``method`` (the ``first`` ones only, when given) wait until the returned
+        :class:`Hold` lets them go or drops them."""
+        self.holds[method] = Hold(first)
         return self.holds[method]
 
     def stop_holding(self) -> None:

@@ -31,6 +31,7 @@ from tests.slack.tiny_kb import NCCL_LINE, OOM_LINE
 from tracebot.plugin_api import Command, CommandContext, hookimpl
 from tracebot.result import Result
 from tracebot.service.jobs import JobPool
+from tracebot.slack.app import make_client
 from tracebot.slack.inbound import from_message
 from tracebot.store import Store, Work
 from tracebot.store import owner as owners
@@ -139,6 +140,23 @@ def test_a_trace_help_while_the_database_is_locked_is_acked_in_time_and_answered
     assert "/trace diagnose" in texts(reply["blocks"])
     slack.idle()
     assert slack.fake.posts() == [] and len(fake_slack.calls_to("response_url")) == 1
+
+
+def test_an_answer_slack_does_not_confirm_in_time_is_not_called_a_failed_diagnosis(app, tmp_path, fake_slack, kb_dir):
+    client = make_client(make_config(tmp_path, fake_slack, kb_dir))
+    client.timeout = 1  # the bot's wait for Slack's reply to a post; Slack's reply to the answer comes later
+    slack = app(client=client)
+    late = fake_slack.hold("chat.postMessage", first=1)
+    mention = payloads.mention(f"学習中にこのエラーで落ちました。どうすればいいですか？\n{OOM_LINE}")
+    slack.event(mention)
+    said = fake_slack.wait_for(lambda: fake_slack.posts())[0]
+    late.release()  # Slack did post the answer: its reply came after the bot stopped waiting
+    answer = fake_slack.wait_for(lambda: len(fake_slack.posts()) == 2 and fake_slack.posts()[1])
+    assert said["thread_ts"] == answer["thread_ts"] == mention["ts"]
+    assert "テスト: CUDA のメモリ不足" in answer["text"]
+    text = said["text"]
+    assert "Slack から回答の投稿の確認がありませんでした (TimeoutError)" in text, text
+    assert "診断できませんでした" not in text and "could not diagnose" not in text
 
 
 def test_pastes_are_answered_when_the_database_turns_read_only(app, tmp_path):
