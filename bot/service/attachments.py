@@ -96,9 +96,10 @@ def located(outbox: Outbox, msg: Inbound) -> Inbound:
             continue
         try:
             files.append(outbox.file_info(f.id))
-        except DownloadRefused as exc:
+        except Exception as exc:  # a timeout as much as a refusal: the message's text is still answered
             log.warning("could not look up file %s: %s", f.id, exc)
-            files.append(dataclasses.replace(f, unreadable=str(exc)))
+            why = str(exc) if isinstance(exc, DownloadRefused) else f"Slack did not answer: {type(exc).__name__}"
+            files.append(dataclasses.replace(f, unreadable=why))
     return dataclasses.replace(msg, files=files)
 
 

@@ -159,6 +159,21 @@ def test_an_answer_slack_does_not_confirm_in_time_is_not_called_a_failed_diagnos
     assert "診断できませんでした" not in text and "could not diagnose" not in text
 
 
+def test_a_shared_file_whose_look_up_times_out_is_named_and_the_question_still_answered(app, tmp_path, fake_slack, kb_dir):
+    client = make_client(make_config(tmp_path, fake_slack, kb_dir))
+    client.timeout = 1  # files.info's reply never comes within it
+    slack = app(client=client)
+    stuck = fake_slack.hold("files.info", first=1)
+    event = payloads.mention(OOM_LINE)
+    event["files"] = [{"id": "F0SLOW", "mode": "file_access", "file_access": "check_file_info", "created": 0, "timestamp": 0, "user": ""}]
+    slack.event(event)
+    post = fake_slack.wait_for(lambda: fake_slack.posts())[0]
+    stuck.release()
+    shown = texts(post["blocks"])
+    assert "Test: CUDA out of memory" in shown
+    assert "`F0SLOW`: could not be read (Slack did not answer: TimeoutError)" in shown, shown
+
+
 def test_pastes_are_answered_when_the_database_turns_read_only(app, tmp_path):
     slack = app(store=Store(tmp_path / "ro.sqlite3", timeout_s=FAST_FAIL_S))
     # SQLite's own read-only switch on the bot's connection: every write now fails with SQLITE_READONLY,
