@@ -142,6 +142,37 @@ def test_a_trace_help_while_the_database_is_locked_is_acked_in_time_and_answered
     assert slack.fake.posts() == [] and len(fake_slack.calls_to("response_url")) == 1
 
 
+def test_a_trace_that_fails_tells_the_caller_in_its_ack_or_after_it_through_its_response_url(
+    slack_app_failing_audit,
+):
+    slack, fail_now, fail_later = slack_app_failing_audit
+    response_url = f"{slack.fake.base}/response/T0001/1/abc"
+    fail_now.set()  # fails at once: the apology is the ack itself (Slack showed "dispatch_failed" for a 500)
+    quick = slack.command("help", response_url=response_url)
+    assert quick.status == 200 and "Sorry, `/trace` failed (RuntimeError)" in quick.json()["text"]
+    fail_now.clear()
+    late = slack.command("help", response_url=response_url)  # fails once Slack has had its empty ack
+    fail_later.set()
+    assert late.status == 200 and late.body == ""
+    said = slack.fake.wait_for(lambda: slack.fake.calls_to("response_url"))[0].params
+    assert "Sorry, `/trace` failed (RuntimeError)" in said["text"] and said["response_type"] == "ephemeral"
+
+
+@pytest.fixture
+def slack_app_failing_audit(app, monkeypatch) -> tuple[Slack, threading.Event, threading.Event]:
+    """The app whose audit log fails: at once while ``fail_now`` is set, else once ``fail_later`` is."""
+    slack = app()
+    fail_now, fail_later = threading.Event(), threading.Event()
+
+    def broken(*_args: Any, **_kw: Any) -> None:
+        if not fail_now.is_set():
+            fail_later.wait(timeout=60)
+        raise RuntimeError("audit bug")
+
+    monkeypatch.setattr(slack.tracebot, "audit", broken)
+    return slack, fail_now, fail_later
+
+
 def test_an_answer_slack_does_not_confirm_in_time_is_not_called_a_failed_diagnosis(app, tmp_path, fake_slack, kb_dir):
     client = make_client(make_config(tmp_path, fake_slack, kb_dir))
     client.timeout = 1  # the bot's wait for Slack's reply to a post; Slack's reply to the answer comes later
