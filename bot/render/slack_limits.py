@@ -98,5 +98,12 @@ def fit(text: str, blocks: list[Block], rest: str = IN_FILE) -> Fitted:
     return Fitted(text, kept + actions, overflowed or text_cut)
 
 
+def layout_free(text: str, blocks: list[Block]) -> str:
+    """What ``blocks`` say as one mrkdwn text, without their layout and buttons: the message Slack takes
+    when it refuses the blocks themselves. Each text is already mrkdwn (user text escaped in it)."""
+    said = [f["text"] for b in blocks if b.get("type") != "actions" for f in _text_fields(b) if f.get("text")]
+    return "\n".join(said) or text
+
+
 def _note(text: str) -> Block:
     return {"type": "context", "elements": [{"type": "mrkdwn", "text": text}]}

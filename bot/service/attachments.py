@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import tempfile
 import time
@@ -16,7 +17,7 @@ from tracebot.matcher.scan import BINARY_SEEN, file_is_blank, file_is_text
 from tracebot.notes import note
 from tracebot.result import Diagnosis
 from tracebot.service.inbound import FileRef, Inbound
-from tracebot.service.outbox import DownloadTooLarge, Outbox
+from tracebot.service.outbox import DownloadRefused, DownloadTooLarge, Outbox
 from tracebot.sizes import size_text
 
 log = logging.getLogger(__name__)
@@ -81,6 +82,27 @@ def about_logs(msg: Inbound, notes: list[str]) -> list[str]:
     return [n for n in notes if n.startswith(names) and not n.endswith((NOT_A_LOG, BINARY_SEEN))] if names else []
 
 
+def located(outbox: Outbox, msg: Inbound) -> Inbound:
+    """``msg`` with each file Slack sent by its id alone (shared from another organisation through Slack
+    Connect) looked up by that id: its name, type, size and URL. Read without them, a log shared that way
+    was passed over as "not a text or log file", or in silence. A file Slack will not describe keeps
+    why, for its note."""
+    if all(f.url or not f.id for f in msg.files):
+        return msg
+    files = []
+    for f in msg.files:
+        if f.url or not f.id:
+            files.append(f)
+            continue
+        try:
+            files.append(outbox.file_info(f.id))
+        except Exception as exc:  # a timeout as much as a refusal: the message's text is still answered
+            log.warning("could not look up file %s: %s", f.id, exc)
+            why = str(exc) if isinstance(exc, DownloadRefused) else f"Slack did not answer: {type(exc).__name__}"
+            files.append(dataclasses.replace(f, unreadable=why))
+    return dataclasses.replace(msg, files=files)
+
+
 def diagnose_message(
     matcher: Matcher, outbox: Outbox, msg: Inbound, *, threshold: float, limits: FileLimits | None = None
 ) -> Diagnosis:
@@ -95,6 +117,9 @@ def diagnose_message(
     if text:
         parts.append(matcher.diagnose(text, threshold=threshold))
     for f in msg.files:
+        if f.unreadable:
+            notes.append(note("unreadable", file=f.name, error=f.unreadable))
+            continue
         if not is_text_file(f) or not f.url:
             notes.append(note("not_a_log", file=f.name))
             continue

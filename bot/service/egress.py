@@ -14,7 +14,8 @@ from typing import Any
 
 from tracebot.render.slack import Rendered
 from tracebot.secrets import Scrubber, map_strings
-from tracebot.service.outbox import Blocks, Outbox
+from tracebot.service.inbound import FileRef
+from tracebot.service.outbox import Blocks, DownloadRefused, Outbox
 
 _BROADCAST = re.compile(r"<(!(?:here|channel|everyone|group|subteam\^)[^>]*)>")  # group: the legacy @channel
 
@@ -75,6 +76,12 @@ class EgressOutbox:
 
     def publish_home(self, user: str, view: dict[str, Any]) -> None:
         self.inner.publish_home(user, self.data(view))
+
+    def file_info(self, file_id: str) -> FileRef:
+        file_info = getattr(self.inner, "file_info", None)
+        if file_info is None:
+            raise DownloadRefused("this transport cannot look files up")
+        return file_info(file_id)
 
     def download(self, url: str, dest: Path, max_bytes: int) -> int:
         return self.inner.download(url, dest, max_bytes)

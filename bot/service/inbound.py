@@ -13,6 +13,8 @@ class FileRef:
     size: int | None = None
     mimetype: str = ""
     filetype: str = ""
+    id: str | None = None  # Slack's file id: the details of a file sent without them are asked for by it
+    unreadable: str | None = None  # why tracebot could not learn where the file is (Slack's words)
 
 
 @dataclass

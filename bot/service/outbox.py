@@ -8,6 +8,7 @@ import logging
 from pathlib import Path
 from typing import Any, Protocol
 
+from tracebot.service.inbound import FileRef
 from tracebot.sizes import size_text
 
 log = logging.getLogger(__name__)
@@ -39,6 +40,11 @@ def too_large(max_bytes: int) -> str:
 class PostRefused(RuntimeError):
     """Slack would not take a message (``invalid_blocks``, ``msg_too_long``, ``is_archived``...), after its
     retries; the message is Slack's reason."""
+
+
+class PostUnconfirmed(RuntimeError):
+    """Slack did not answer a post (timeout, connection broken): the message may or may not be in the
+    channel; the message is what went wrong."""
 
 
 class UploadRefused(RuntimeError):
@@ -76,6 +82,11 @@ class Outbox(Protocol):
 
     def members(self, channel: str) -> set[str] | None:
         """Who is in ``channel``; None when that cannot be known (then only a user's own count)."""
+        ...
+
+    def file_info(self, file_id: str) -> FileRef:
+        """A shared file's name, type, size and URL, asked for by its id (``DownloadRefused`` when the
+        transport will not say)."""
         ...
 
     def download(self, url: str, dest: Path, max_bytes: int) -> int:

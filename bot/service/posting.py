@@ -6,12 +6,16 @@ import logging
 
 from tracebot.render import slack as render
 from tracebot.render.blocks_text import blocks_to_text
-from tracebot.render.slack_limits import NOT_SHOWN, block_chars, fit
+from tracebot.render.slack_limits import NOT_SHOWN, block_chars, fit, layout_free
 from tracebot.result import Result
-from tracebot.service.outbox import Outbox, UploadRefused
+from tracebot.service.outbox import Outbox, PostRefused, UploadRefused
 
 log = logging.getLogger(__name__)
 PRIVATE_ERRORS = frozenset({"usage", "not_allowed", "not_here"})  # said only to the one who asked
+# Slack's refusals of a message's blocks, not of the message: the same answer goes as text. Slack refuses
+# blocks far under its documented 40,000 characters (msg_blocks_too_long near 13,000), and a block Slack
+# changes its rules for is invalid_blocks.
+BLOCKS_REFUSED = frozenset({"invalid_blocks", "invalid_blocks_format", "msg_blocks_too_long", "msg_too_long"})
 
 
 def is_private(result: Result) -> bool:
@@ -42,7 +46,15 @@ def post(
     """Post within Slack's limits; when something had to be cut, the full text follows as a file."""
     text, blocks = rendered
     f = fit(text, blocks)
-    ts = outbox.post(channel, f.text, f.blocks, thread_ts=thread)
+    try:
+        ts = outbox.post(channel, f.text, f.blocks, thread_ts=thread)
+    except PostRefused as exc:
+        if str(exc) not in BLOCKS_REFUSED or not blocks:
+            raise
+        log.warning("Slack refused an answer's blocks (%s); posting it as text", exc)
+        # one section's worth (the rest in the file): the answer as text, without its buttons
+        f = fit(text, [render.section(layout_free(f.text, f.blocks))])
+        ts = outbox.post(channel, f.blocks[0]["text"]["text"], None, thread_ts=thread)
     if f.overflowed:
         attach(outbox, channel, thread or ts, filename, blocks_to_text(blocks, text).encode("utf-8"), "Full answer")
     return ts

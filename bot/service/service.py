@@ -28,6 +28,7 @@ from typing import Any
 
 from tracebot.config import Config
 from tracebot.markup import as_slack_sends, plain_text
+from tracebot.matcher.core import language, prose_lines
 from tracebot.plugin_api import Caller
 from tracebot.render import slack as render
 from tracebot.render.messages import msg
@@ -36,7 +37,7 @@ from tracebot.render.slack_maintainers import AUDIT_ROWS, audit_blocks
 from tracebot.result import Diagnosis
 from tracebot.secrets import Scrubber
 from tracebot.service import posting
-from tracebot.service.attachments import FileLimits, about_logs, diagnose_message
+from tracebot.service.attachments import FileLimits, about_logs, diagnose_message, located
 from tracebot.service.dedupe import RecentKeys, delivery_keys
 from tracebot.service.egress import EgressOutbox
 from tracebot.service.inbound import (
@@ -50,7 +51,7 @@ from tracebot.service.inbox import Inbox, thread_of
 from tracebot.service.jobs import JobPool, PoolBusy
 from tracebot.service.knowledge import KnowledgeHolder
 from tracebot.service.learning import answered_text, maintainer_home, note_unanswered
-from tracebot.service.outbox import NotInChannel, Outbox, PostRefused
+from tracebot.service.outbox import NotInChannel, Outbox, PostRefused, PostUnconfirmed
 from tracebot.service.ratelimit import RateLimiter
 from tracebot.service.records import Records
 from tracebot.service.router import Plan, Router
@@ -312,15 +313,16 @@ class Service:
             log.exception("answering a %s failed", source)
             self._say_failed(msg, exc)
 
-    def _say_failed(self, msg: Inbound, exc: Exception) -> None:
+    def _say_failed(self, asked: Inbound, exc: Exception) -> None:
+        """The apology, in the language the asker wrote in (a Japanese thread read it in English)."""
+        lang = language(prose_lines(plain_text(asked.text, strip_mentions=True)))
         if isinstance(exc, PostRefused):  # the diagnosis worked; Slack would not take the answer
-            text = (
-                f":x: Sorry, I diagnosed this but Slack refused my answer (Slack said: {render.escape(str(exc))}); "
-                "the details are in my log."
-            )
+            text = msg(lang, "refused", reason=render.escape(str(exc)))
+        elif isinstance(exc, PostUnconfirmed):  # the diagnosis worked; the answer may be posted or not
+            text = msg(lang, "unconfirmed", error=render.escape(str(exc)))
         else:
-            text = f":x: Sorry, I could not diagnose that ({type(exc).__name__}); the error is in my log."
-        self.outbox.post(msg.channel, text, [render.section(text)], thread_ts=msg.thread_root)
+            text = msg(lang, "failed", error=type(exc).__name__)
+        self.outbox.post(asked.channel, text, [render.section(text)], thread_ts=asked.thread_root)
 
     def on_command(self, cmd: SlashCommand) -> render.Rendered | None:
         """``/trace ...`` inside the 3-second ack window. Returns an ephemeral reply, or None when the work
@@ -434,6 +436,7 @@ class Service:
 
     def answer(self, msg: Inbound, *, source: str, always: bool, thread_ts: str | None = None) -> str | None:
         """Diagnose ``msg`` and reply in its thread. Returns the reply's ts, or None when silent."""
+        msg = located(self.outbox, msg)
         diagnosis = self.diagnose(msg)
         if not always:  # unprompted: what a reader of the thread needs, not why an image was passed over
             diagnosis.notes = about_logs(msg, diagnosis.notes)

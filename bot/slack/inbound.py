@@ -7,18 +7,21 @@ from typing import Any
 from tracebot.service.inbound import FileRef, Inbound
 
 
+def file_ref(f: dict[str, Any]) -> FileRef:
+    """One of Slack's file objects. A file shared from another organisation (Slack Connect) comes as its
+    id alone, ``file_access: check_file_info``: no name, type, size nor URL until files.info is asked."""
+    return FileRef(
+        name=str(f.get("name") or f.get("title") or f.get("id") or "file"),
+        url=f.get("url_private_download") or f.get("url_private"),
+        size=f.get("size"),
+        mimetype=str(f.get("mimetype") or ""),
+        filetype=str(f.get("filetype") or ""),
+        id=str(f["id"]) if f.get("id") else None,
+    )
+
+
 def files_of(message: dict[str, Any]) -> list[FileRef]:
-    return [
-        FileRef(
-            name=str(f.get("name") or f.get("title") or f.get("id") or "file"),
-            url=f.get("url_private_download") or f.get("url_private"),
-            size=f.get("size"),
-            mimetype=str(f.get("mimetype") or ""),
-            filetype=str(f.get("filetype") or ""),
-        )
-        for f in message.get("files") or []
-        if isinstance(f, dict)
-    ]
+    return [file_ref(f) for f in message.get("files") or [] if isinstance(f, dict)]
 
 
 def from_message(event: dict[str, Any], event_id: str | None = None) -> Inbound:

@@ -11,15 +11,18 @@ from urllib.parse import urlparse
 from slack_sdk.errors import SlackApiError
 from slack_sdk.webhook import WebhookClient
 
+from tracebot.service.inbound import FileRef
 from tracebot.service.outbox import (
     Blocks,
     DownloadRefused,
     DownloadTooLarge,
     NotInChannel,
     PostRefused,
+    PostUnconfirmed,
     UploadRefused,
 )
 from tracebot.service.ratelimit import RateLimiter
+from tracebot.slack.inbound import file_ref
 
 log = logging.getLogger(__name__)
 DOWNLOAD_TIMEOUT_S = 30.0
@@ -100,6 +103,8 @@ class SlackOutbox:
             if exc.response.get("error") in ("not_in_channel", "channel_not_found"):
                 raise NotInChannel(channel) from exc
             raise PostRefused(str(exc.response.get("error") or exc.response.status_code)) from exc
+        except OSError as exc:  # a timeout, a broken connection (URLError is one too): Slack may have posted it
+            raise PostUnconfirmed(type(exc).__name__) from exc
         return str(resp["ts"])
 
     def update(self, channel: str, ts: str, text: str, blocks: Blocks | None = None) -> None:
@@ -150,6 +155,12 @@ class SlackOutbox:
 
     def publish_home(self, user: str, view: dict[str, Any]) -> None:
         self.client.views_publish(user_id=user, view=view)
+
+    def file_info(self, file_id: str) -> FileRef:
+        try:
+            return file_ref(self.client.files_info(file=file_id)["file"])
+        except SlackApiError as exc:
+            raise DownloadRefused(f"Slack would not say where it is: {exc.response.get('error')}") from exc
 
     def download(self, url: str, dest: Path, max_bytes: int) -> int:
         if origin(url) not in self.file_origins:

@@ -27,8 +27,9 @@ class Hold:
     """Calls to one API method wait here, unanswered and unrecorded, until the test lets them go: an
     answer that blocks on something the test controls (never a sleep)."""
 
-    def __init__(self) -> None:
+    def __init__(self, first: int | None = None) -> None:
         self.arrived = 0  # calls that reached the hold, ever
+        self.first = first  # hold only this many calls; later ones are answered at once
         self.active = True
         self._waiting: list[tuple[threading.Event, list[bool]]] = []
         self._cond = threading.Condition()
@@ -36,7 +37,7 @@ class Hold:
     def wait(self) -> bool:
         """Block the call; True when it may go on, False when it was dropped."""
         with self._cond:
-            if not self.active:
+            if not self.active or (self.first is not None and self.arrived >= self.first):
                 return True
             gate, dropped = threading.Event(), [False]
             self._waiting.append((gate, dropped))
@@ -90,6 +91,7 @@ class FakeSlack:
         self.bot_user_id = bot_user_id
         self.calls: list[Call] = []
         self.files: dict[str, bytes] = {}  # path under /files-pri/ -> content
+        self.file_objects: dict[str, dict[str, Any]] = {}  # files.info: file id -> Slack's file object
         self.redirects: dict[str, str] = {}  # path under /files-pri/ -> where it redirects (302)
         self.uploads: dict[str, dict[str, Any]] = {}  # file_id -> {"filename", "content", "completed"...}
         self.socket_url = ""
@@ -152,9 +154,10 @@ class FakeSlack:
         with ``error``)."""
         self._failures.setdefault(method, []).append((status, retry_after, error))
 
-    def hold(self, method: str) -> Hold:
-        """Make calls to ``method`` wait until the returned :class:`Hold` lets them go or drops them."""
-        self.holds[method] = Hold()
+    def hold(self, method: str, first: int | None = None) -> Hold:
+        """Make calls to ``method`` (the ``first`` ones only, when given) wait until the returned
+        :class:`Hold` lets them go or drops them."""
+        self.holds[method] = Hold(first)
         return self.holds[method]
 
     def stop_holding(self) -> None:
@@ -242,6 +245,9 @@ class FakeSlack:
                 return {"ok": False, "error": "invalid_trigger_id"}
             view = p.get("view") or {}
             return {"ok": True, "view": {"id": "V0MODAL", **(json.loads(view) if isinstance(view, str) else view)}}
+        if method == "files.info":
+            found = self.file_objects.get(str(p.get("file")))
+            return {"ok": True, "file": found} if found else {"ok": False, "error": "file_not_found"}
         if method == "conversations.open":
             user = str(p.get("users", ""))
             return {"ok": True, "channel": {"id": "D" + user.removeprefix("U")}}
@@ -298,7 +304,11 @@ class FakeSlack:
                 self.wfile.write(body)
 
             def do_GET(self) -> None:
-                path = urlparse(self.path).path
+                url = urlparse(self.path)
+                path = url.path
+                if path.startswith("/api/"):  # the read methods slack_sdk sends as GET (files.info)
+                    self._api(path[len("/api/") :], b"", {k: v[0] for k, v in parse_qs(url.query).items()})
+                    return
                 if path.startswith("/files-pri/"):
                     key = path[len("/files-pri/") :]
                     if key in fake.redirects:
@@ -335,12 +345,13 @@ class FakeSlack:
                 if not path.startswith("/api/"):
                     self._send(404, b"{}")
                     return
-                method = path[len("/api/") :]
+                self._api(path[len("/api/") :], raw, _parse(raw, self.headers.get("Content-Type", "")))
+
+            def _api(self, method: str, raw: bytes, params: dict[str, Any]) -> None:
                 hold = fake.holds.get(method)
                 if hold is not None and not hold.wait():
                     self.close_connection = True  # dropped: its caller is gone; Slack never saw it
                     return
-                params = _parse(raw, self.headers.get("Content-Type", ""))
                 auth = self.headers.get("Authorization", "")
                 call = Call(method, params, raw, auth)
                 with fake._lock:

@@ -115,6 +115,12 @@ def slack_file(
     }
 
 
+def connect_file(file: dict[str, Any]) -> dict[str, Any]:
+    """``file`` as a message event carries it when it was shared from another organisation (Slack
+    Connect): its id alone, to be looked up with files.info."""
+    return {"id": file["id"], "mode": "file_access", "file_access": "check_file_info", "created": 0, "timestamp": 0, "user": ""}
+
+
 def mention(text: str, **kw: Any) -> dict[str, Any]:
     event = message(f"<@UTRACEBOT> {text}", **kw)
     event["type"] = "app_mention"
@@ -126,7 +132,13 @@ def home_opened(user: str = "U0ALICE") -> dict[str, Any]:
     return {"type": "app_home_opened", "user": user, "channel": "D0HOME", "tab": "home", "event_ts": new_ts()}
 
 
-def slash(text: str, *, channel: str = "C0TRAIN", user: str = "U0ALICE") -> str:
+def slash(
+    text: str,
+    *,
+    channel: str = "C0TRAIN",
+    user: str = "U0ALICE",
+    response_url: str = "https://hooks.slack.com/commands/T0001/1/abc",
+) -> str:
     return urlencode(
         {
             "token": "legacy-verification-token",
@@ -140,7 +152,7 @@ def slash(text: str, *, channel: str = "C0TRAIN", user: str = "U0ALICE") -> str:
             "text": text,
             "api_app_id": APP,
             "is_enterprise_install": "false",
-            "response_url": "https://hooks.slack.com/commands/T0001/1/abc",
+            "response_url": response_url,
             "trigger_id": f"{next(_seq)}.1.abc",
         }
     )

@@ -287,6 +287,18 @@ def test_a_mention_whose_diagnosis_fails_still_gets_an_apology_in_the_thread(sla
     assert "xoxb" not in post["text"]
 
 
+def test_a_japanese_mention_whose_diagnosis_fails_gets_its_apology_in_japanese(slack, monkeypatch):
+    def broken(text, **_options):
+        raise RuntimeError("matcher bug")
+
+    monkeypatch.setattr(slack.tracebot.knowledge.matcher, "diagnose", broken)
+    event = payloads.mention(f"学習中にこのエラーで落ちました。どうすればいいですか？\n{OOM_LINE}")
+    slack.event(event)
+    post = slack.fake.wait_for(lambda: slack.fake.posts())[0]
+    assert post["thread_ts"] == event["ts"]
+    assert "すみません、診断できませんでした (RuntimeError)" in post["text"] and "Sorry" not in post["text"]
+
+
 def test_app_home_shows_a_viewer_only_diagnoses_from_conversations_they_are_in_or_their_own(slack):
     slack.fake.channel_members = {"C0TRAIN": ["U0ALICE", "U0BOB"], "C0SECRET": ["U0CAROL"]}
     slack.event(payloads.message(OOM_LINE, channel="C0TRAIN", user="U0ALICE"))

@@ -31,6 +31,7 @@ from tests.slack.tiny_kb import NCCL_LINE, OOM_LINE
 from tracebot.plugin_api import Command, CommandContext, hookimpl
 from tracebot.result import Result
 from tracebot.service.jobs import JobPool
+from tracebot.slack.app import make_client
 from tracebot.slack.inbound import from_message
 from tracebot.store import Store, Work
 from tracebot.store import owner as owners
@@ -118,6 +119,90 @@ def test_a_paste_is_answered_while_another_connection_holds_the_write_lock(app, 
     later = paste_in(slack, ["C0LOCK"])
     assert_each_answered_once_in_its_thread(slack, later)
     assert [d.message_ts for d in slack.tracebot.store.recent_diagnoses(limit=1)] == [later[0]["ts"]]
+
+
+def test_a_trace_help_while_the_database_is_locked_is_acked_in_time_and_answered_through_its_response_url(
+    app, tmp_path, fake_slack
+):
+    db = tmp_path / "locked.sqlite3"
+    slack = app(store=Store(db, timeout_s=60))  # the audit log's write waits for the lock, past Slack's 3 s
+    other = sqlite3.connect(db, timeout=FAST_FAIL_S, isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")
+    try:
+        ack = slack.command("help", response_url=f"{fake_slack.base}/response/T0001/1/abc")
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
+    # A late ack is a 404 to Slack: the user reads "dispatch_failed" and the help never comes.
+    assert ack.status == 200 and ack.body == ""
+    reply = fake_slack.wait_for(lambda: fake_slack.calls_to("response_url"))[0].params
+    assert reply["response_type"] == "ephemeral"
+    assert "/trace diagnose" in texts(reply["blocks"])
+    slack.idle()
+    assert slack.fake.posts() == [] and len(fake_slack.calls_to("response_url")) == 1
+
+
+def test_a_trace_that_fails_tells_the_caller_in_its_ack_or_after_it_through_its_response_url(
+    slack_app_failing_audit,
+):
+    slack, fail_now, fail_later = slack_app_failing_audit
+    response_url = f"{slack.fake.base}/response/T0001/1/abc"
+    fail_now.set()  # fails at once: the apology is the ack itself (Slack showed "dispatch_failed" for a 500)
+    quick = slack.command("help", response_url=response_url)
+    assert quick.status == 200 and "Sorry, `/trace` failed (RuntimeError)" in quick.json()["text"]
+    fail_now.clear()
+    late = slack.command("help", response_url=response_url)  # fails once Slack has had its empty ack
+    fail_later.set()
+    assert late.status == 200 and late.body == ""
+    said = slack.fake.wait_for(lambda: slack.fake.calls_to("response_url"))[0].params
+    assert "Sorry, `/trace` failed (RuntimeError)" in said["text"] and said["response_type"] == "ephemeral"
+
+
+@pytest.fixture
+def slack_app_failing_audit(app, monkeypatch) -> tuple[Slack, threading.Event, threading.Event]:
+    """The app whose audit log fails: at once while ``fail_now`` is set, else once ``fail_later`` is."""
+    slack = app()
+    fail_now, fail_later = threading.Event(), threading.Event()
+
+    def broken(*_args: Any, **_kw: Any) -> None:
+        if not fail_now.is_set():
+            fail_later.wait(timeout=60)
+        raise RuntimeError("audit bug")
+
+    monkeypatch.setattr(slack.tracebot, "audit", broken)
+    return slack, fail_now, fail_later
+
+
+def test_an_answer_slack_does_not_confirm_in_time_is_not_called_a_failed_diagnosis(app, tmp_path, fake_slack, kb_dir):
+    client = make_client(make_config(tmp_path, fake_slack, kb_dir))
+    client.timeout = 1  # the bot's wait for Slack's reply to a post; Slack's reply to the answer comes later
+    slack = app(client=client)
+    late = fake_slack.hold("chat.postMessage", first=1)
+    mention = payloads.mention(f"学習中にこのエラーで落ちました。どうすればいいですか？\n{OOM_LINE}")
+    slack.event(mention)
+    said = fake_slack.wait_for(lambda: fake_slack.posts())[0]
+    late.release()  # Slack did post the answer: its reply came after the bot stopped waiting
+    answer = fake_slack.wait_for(lambda: len(fake_slack.posts()) == 2 and fake_slack.posts()[1])
+    assert said["thread_ts"] == answer["thread_ts"] == mention["ts"]
+    assert "テスト: CUDA のメモリ不足" in answer["text"]
+    text = said["text"]
+    assert "Slack から回答の投稿の確認がありませんでした (TimeoutError)" in text, text
+    assert "診断できませんでした" not in text and "could not diagnose" not in text
+
+
+def test_a_shared_file_whose_look_up_times_out_is_named_and_the_question_still_answered(app, tmp_path, fake_slack, kb_dir):
+    client = make_client(make_config(tmp_path, fake_slack, kb_dir))
+    client.timeout = 1  # files.info's reply never comes within it
+    slack = app(client=client)
+    stuck = fake_slack.hold("files.info", first=1)
+    event = payloads.mention(OOM_LINE)
+    event["files"] = [{"id": "F0SLOW", "mode": "file_access", "file_access": "check_file_info", "created": 0, "timestamp": 0, "user": ""}]
+    slack.event(event)
+    post = fake_slack.wait_for(lambda: fake_slack.posts())[0]
+    stuck.release()
+    shown = texts(post["blocks"])
+    assert "Test: CUDA out of memory" in shown
+    assert "`F0SLOW`: could not be read (Slack did not answer: TimeoutError)" in shown, shown
 
 
 def test_pastes_are_answered_when_the_database_turns_read_only(app, tmp_path):

@@ -113,6 +113,28 @@ def test_an_attached_gzipped_log_is_downloaded_with_the_bot_token_and_diagnosed(
     assert "Test: NCCL watchdog timeout" in text and "line 2001" in text
 
 
+def test_a_log_shared_from_another_organisation_is_looked_up_by_its_id_and_diagnosed(slack):
+    # Slack Connect: the event names the file by id only; its name, type and URL come from files.info.
+    log = ("step 100 loss 2.3\n" * 50 + f"[rank5]: {NCCL_LINE}\n").encode()
+    file = payloads.slack_file("train-node7.log", slack.fake.add_file("train-node7.log", log), len(log))
+    slack.fake.file_objects[file["id"]] = file
+    msg = payloads.file_share("", [payloads.connect_file(file)], channel_type="channel")
+    slack.event(msg)
+    post = slack.fake.wait_for(lambda: slack.fake.posts())[0]
+    assert post["thread_ts"] == msg["ts"]
+    assert "Test: NCCL watchdog timeout" in texts(post["blocks"]) and "line 51" in texts(post["blocks"])
+
+
+def test_a_shared_file_slack_will_not_describe_is_said_to_be_unreadable_to_whoever_asked(slack):
+    event = payloads.mention("what killed this run?")
+    event["files"] = [{"id": "F0GONE", "mode": "file_access", "file_access": "check_file_info", "created": 0, "timestamp": 0, "user": ""}]
+    slack.event(event)
+    post = slack.fake.wait_for(lambda: slack.fake.posts())[0]
+    shown = texts(post["blocks"])
+    assert "`F0GONE`: could not be read (Slack would not say where it is: file_not_found)" in shown, shown
+    assert "not a text or log file" not in shown
+
+
 def test_a_shared_log_over_the_size_cap_is_not_downloaded_and_one_note_says_why_it_got_no_answer(slack):
     # Silence would read as "nothing known in it": the log was never read.
     url = slack.fake.add_file("huge.log", OOM_LINE.encode())

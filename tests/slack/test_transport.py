@@ -134,8 +134,23 @@ def test_a_reply_only_the_caller_sees_says_it_was_cut_without_promising_a_file_t
     assert slack.fake.uploads == {} and slack.fake.posts() == []
 
 
-def test_an_answer_slack_refuses_is_not_called_a_failed_diagnosis(slack):
-    slack.fake.fail_next("chat.postMessage", status=200, error="invalid_blocks")  # Slack's refusal: ok false
+def test_an_answer_whose_blocks_slack_refuses_is_posted_as_text_with_its_fix(slack):
+    slack.fake.fail_next("chat.postMessage", status=200, error="msg_blocks_too_long")  # Slack's refusal: ok false
+    mention = payloads.mention(f"学習中にこのエラーで落ちました <!channel>\n{OOM_LINE}")
+    slack.event(mention)
+    slack.idle()
+    posts = [p for p in slack.fake.posts() if p.get("thread_ts") == mention["ts"]]
+    assert len(posts) == 2 and posts[0]["blocks"]  # the refused message, then the same answer as text
+    said = posts[1]["text"]
+    assert not posts[1].get("blocks")
+    assert "テスト: CUDA のメモリ不足" in said and "マイクロバッチ" in said, said
+    assert "Sorry" not in said and "refused" not in said and "<!channel>" not in said
+    assert slack.fake.uploads == {}  # nothing was cut: no file to promise
+
+
+def test_an_answer_slack_refuses_even_as_text_is_not_called_a_failed_diagnosis(slack):
+    for _ in range(2):
+        slack.fake.fail_next("chat.postMessage", status=200, error="invalid_blocks")  # Slack's refusal: ok false
     mention = payloads.mention(OOM_LINE)
     slack.event(mention)
     slack.idle()
