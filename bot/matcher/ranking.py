@@ -29,11 +29,8 @@ def rank_key(m: Match) -> tuple:
     first = m.line_no if m.line_no is not None else 1 << 62
     if m.probability is not None:
         # Ranked by the model: exact evidence of a root cause still comes first, then the likelier answer.
-        exact = m.kind in _STRONG_KINDS
-        # Two exact hits: the author's priority says which is the more specific (a ncclRemoteError beside the
-        # watchdog's teardown lines, which PyTorch prints for any NCCL failure); the model's probability then.
-        return (not m.confident, 0, not (exact and m.role == "root-cause"), not exact,
-                -m.priority if exact else 0, -m.probability, -m.priority, first)
+        exact_root = m.kind in _STRONG_KINDS and m.role == "root-cause"
+        return (not m.confident, 0, not exact_root, -m.probability, -m.priority, first)
     if m.kind in _LINE_KINDS:
         strong = m.kind != "exemplar"
         return (
