@@ -352,7 +352,7 @@ class Matcher:
         says nothing matched."""
         index = self.index.search_index
         sims = index.similarities(query)
-        wanted = {w for w in _SEARCH_WORD.findall(query.lower()) if w not in _FUNCTION_WORDS | _ASKING_WORDS and len(w) > 1}
+        wanted = {w for w in _SEARCH_WORD.findall(query.lower()) if w not in _UNSEARCHED and len(w) > 1}
         cjk = bool(_CJK_CHAR.search(query))
         ranked = sorted(
             ((i, s) for i, s in sims.items()
@@ -769,6 +769,7 @@ _WORDS = re.compile(r"[^\W\d_]{2,}")
 _SEARCH_WORD = re.compile(r"[a-z][a-z0-9_]*")
 # words of a request that say nothing of what it is about ("how to fix", "any help with this error")
 _ASKING_WORDS = frozenset(["fix", "fixed", "fixing", "solve", "solved", "help", "please", "issue", "issues", "problem", "problems", "error", "errors"])
+_UNSEARCHED = _FUNCTION_WORDS | _ASKING_WORDS
 
 
 def _relates(wanted: set[str], words: set[str]) -> bool:
