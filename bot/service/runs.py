@@ -108,7 +108,7 @@ class TraceRuns:
             return self._start_unshared(plan, channel, user, thread_ts)
         if same_channel:
             return _already_running_here(plan, link)
-        label = f"{render.inline_code(f'/trace {plan.label}')}"
+        label = _typed(plan)
         text = f"{label} is already running for someone else; I'll post its result here too when it is done."
         return text, [render.section(text)]
 
@@ -163,7 +163,7 @@ class TraceRuns:
             if not user:
                 raise
             note = (
-                f"I'm not in <#{channel}>, so here is your {render.inline_code(f'/trace {plan.label}')}. "
+                f"I'm not in <#{channel}>, so here is your {_typed(plan)}. "
                 "Invite me there with `/invite @tracebot`."
             )
             dm = self.outbox.open_dm(user)
@@ -261,10 +261,10 @@ class TraceRuns:
             done = render.parent(plan.label, user, f"{emoji} {summary[:300]}")
             steps.append(("parent message", lambda: self.outbox.update(channel, parent_ts, *done)))
         elif line is None and thread_ts is not None:  # failed before anything was posted in the thread
-            text = f":x: {render.inline_code(f'/trace {plan.label}')} {summary}"
+            text = f":x: {_typed(plan)} {summary}"
             steps.append(("failure note", lambda: self.outbox.post(channel, text, [render.section(text)], thread_ts)))
         elif line is None and user:  # the parent message itself was refused: the ack said nothing either
-            text = f":x: I could not post in this channel, so {render.inline_code(f'/trace {plan.label}')} did not run: {summary}"
+            text = f":x: I could not post in this channel, so {_typed(plan)} did not run: {summary}"
             steps.append(("failure note", lambda: self.outbox.ephemeral(channel, user, text, [render.section(text)])))
         for what, step in steps:
             try:
@@ -286,7 +286,7 @@ class TraceRuns:
                 if result is not None:
                     posting.post_result(self.outbox, f.channel, where, result)
                 elif f.thread_ts is not None:
-                    text = f"{render.inline_code(f'/trace {plan.label}')} — {state}"
+                    text = f"{_typed(plan)} — {state}"
                     self.outbox.post(f.channel, text, [render.section(text)], f.thread_ts)
             except Exception:
                 log.exception("could not post /trace %s to %s", plan.label, f.channel)
@@ -295,7 +295,7 @@ class TraceRuns:
 
 
 def _already_running_here(plan: Plan, link: object) -> render.Rendered:
-    label = f"{render.inline_code(f'/trace {plan.label}')}"
+    label = _typed(plan)
     text = f"{label} is already running" + (
         f": <{link}|follow it in its thread>." if link else "; its answer will appear here shortly."
     )
@@ -306,3 +306,8 @@ def _busy(exc: PoolBusy) -> render.Rendered:
     """The reply to a run the pool could not take."""
     text = f":hourglass: {exc}"
     return text, [render.section(text)]
+
+
+def _typed(plan: Plan) -> str:
+    """The command as its caller typed it, as code it cannot break out of (its words are the caller's)."""
+    return render.inline_code(f"/trace {plan.label}")
