@@ -76,19 +76,15 @@ _LABELLED = [
 # name character): a name could start after each "-" of a run, and each start read the rest of the run
 # again, so one 40,000-character word "a-a-a-…" (a slash command, a log line) took 16 s to scrub.
 # Not after "/": a path's last part is no name (``/etc/passwd: No such file`` hid "No").
-_PAIR = re.compile(
+_NAME_AND_SEPARATOR = (
     r"""(?<![A-Za-z0-9_./-])(?P<name>[A-Za-z0-9_.-]++)"""
     r"""(?P<close>\\?["']?)(?P<sep>[ \t]*[:=][ \t]*)"""
-    r"""(?P<open>(?:b?\\?["'])?)(?P<value>[^\s"'\\,;&})\]]+)"""
 )
+_PAIR = re.compile(_NAME_AND_SEPARATOR + r"""(?P<open>(?:b?\\?["'])?)(?P<value>[^\s"'\\,;&})\]]+)""")
 # The same with a quoted value, taken whole to its closing quote: 'PGPASSWORD="correct horse battery"' lost
 # only its first word to the pattern above. Only a closed quote on the same line counts (the value of a name
 # that holds no secret is left for the pattern above, which reads the pairs inside it).
-_QUOTED_PAIR = re.compile(
-    r"""(?<![A-Za-z0-9_./-])(?P<name>[A-Za-z0-9_.-]++)"""
-    r"""(?P<close>\\?["']?)(?P<sep>[ \t]*[:=][ \t]*)"""
-    r"""(?P<open>b?\\?(?P<q>["']))(?P<value>[^"'\n\\]++)(?=\\?(?P=q))"""
-)
+_QUOTED_PAIR = re.compile(_NAME_AND_SEPARATOR + r"""(?P<open>b?\\?(?P<q>["']))(?P<value>[^"'\n\\]++)(?=\\?(?P=q))""")
 _FLAG = re.compile(r"(?<![\w-])(?P<name>--?[A-Za-z][\w-]*)(?P<sep>[ \t]+)(?P<value>[^\s-][^\s]*)")
 
 
