@@ -54,6 +54,7 @@ from tracebot.service.learning import answered_text, maintainer_home, note_unans
 from tracebot.service.outbox import NotInChannel, Outbox, PostRefused, PostUnconfirmed
 from tracebot.service.ratelimit import RateLimiter
 from tracebot.service.records import Records
+from tracebot.service.redelivery import Redelivery
 from tracebot.service.router import Plan, Router
 from tracebot.service.runs import TraceRuns
 from tracebot.store import ChannelSettings, Store, Work
@@ -85,6 +86,7 @@ class Accepted:
 
     keys: list[str]
     work_id: int | None = None
+    again: bool = False  # taken over from a process now gone, which may have posted part of the answer
 
 
 class Service:
@@ -124,6 +126,12 @@ class Service:
         self.limits = FileLimits.from_config(config)  # files read from Slack: sizes and time budget
         self.records = records or Records()
         self.inbox = Inbox(store, self.records, durable=durable)
+        # Work whose answer and apology Slack would not take stays, and is tried again when Slack is back.
+        self.redelivery = Redelivery(
+            self.inbox,
+            lambda fn, label, lane: self.jobs.submit(fn, label=label, lane=lane),
+            give_up_after_s=config.replay_max_age_s,
+        )
         if limiter is not None and jobs.pace is None:
             # Answers wait for their channel's slot in the queue, not on a worker.
             jobs.pace = limiter.delay
@@ -187,11 +195,12 @@ class Service:
     def enqueue(
         self, fn: Callable[[Any], object], label: str, *, channel: str, thread: str | None, accepted: Accepted
     ) -> bool:
-        """Queue an answer in ``channel``'s lane; its inbox row goes when it is done. When it cannot be
-        queued, the delivery's claim is released (a redelivery gets through) and the channel hears that
-        tracebot is shedding load."""
+        """Queue an answer in ``channel``'s lane; its inbox row goes when it is done (not while Slack cannot
+        be reached: :mod:`tracebot.service.redelivery`). When it cannot be queued, the delivery's claim is
+        released (a redelivery gets through) and the channel hears that tracebot is shedding load."""
+        job = self.redelivery.durable(fn, accepted.work_id, label, channel, again=accepted.again)
         try:
-            self.jobs.submit(self.inbox.finishing(fn, accepted.work_id), label=label, lane=channel)
+            self.jobs.submit(job, label=label, lane=channel)
             return True
         except PoolBusy as exc:
             log.warning("shedding load: could not queue %s (%s)", label, exc)
@@ -415,6 +424,7 @@ class Service:
             kb_errors=self.knowledge.errors,
             plugin_errors=self.router.host.load_errors(),
             storage_errors=[str(f) for f in self.records.faults],
+            undelivered=[str(g) for g in self.redelivery.gave_up],
             admin=admin,
         )
         if admin:
@@ -513,15 +523,23 @@ class Service:
             raise
 
     def wait_idle(self, timeout: float = 30.0) -> bool:
-        """True once nothing is queued or running (the console and tests wait for this)."""
+        """True once nothing is queued, running or waiting to be tried again (the console and tests wait
+        for this)."""
         end = time.monotonic() + timeout
-        for _ in range(2):  # a trace run may queue an answer, and an answer never queues a trace run
-            for pool in (self.trace_jobs, self.jobs):
-                if not pool.wait_idle(max(0.0, end - time.monotonic())):
-                    return False
-        return True
+        while True:
+            scheduled, waiting = self.redelivery.scheduled, self.redelivery.waiting
+            for _ in range(2):  # a trace run may queue an answer, and an answer never queues a trace run
+                for pool in (self.trace_jobs, self.jobs):
+                    if not pool.wait_idle(max(0.0, end - time.monotonic())):
+                        return False
+            if not waiting and self.redelivery.scheduled == scheduled:
+                return True
+            if time.monotonic() >= end:
+                return False
+            time.sleep(0.02)  # a retry's timer fires into the pool
 
     def shutdown(self, wait: bool = True) -> None:
+        self.redelivery.stop()
         self.trace_jobs.shutdown(wait=wait)
         self.jobs.shutdown(wait=wait)
 
@@ -566,7 +584,7 @@ class Service:
             self.inbox.done(work.id)
             return
         msg = inbound_from_record(p["msg"])
-        accepted = Accepted([], work.id)
+        accepted = Accepted([], work.id, again=True)
         if work.kind == "auto" and old:
             log.warning("dropped an unanswered paste in %s from %s ago (tracebot was stopped)",
                         msg.channel, _duration(time.time() - work.created_at))
