@@ -209,6 +209,15 @@ class SlackOutbox:
             log.warning("cannot list the members of %s", channel, exc_info=True)
             return None
 
+    def thread_text(self, channel: str, thread_ts: str) -> str:
+        """The text of the thread's first messages, its people's alone ("" when Slack will not say)."""
+        try:
+            page = self.client.conversations_replies(channel=channel, ts=thread_ts, limit=20)
+        except (SlackApiError, OSError) as exc:
+            log.warning("could not read %s/%s: %s", channel, thread_ts, exc)
+            return ""
+        return "\n".join(str(m.get("text") or "") for m in page.get("messages") or [] if not m.get("bot_id"))
+
     def publish_home(self, user: str, view: dict[str, Any]) -> None:
         self.client.views_publish(user_id=user, view=view)
 
