@@ -193,6 +193,12 @@ MESSAGES: dict[str, dict[str, str]] = {
         "note.size_budget_spent": "このメッセージで展開できる {size} を前のファイルで使い切ったため読んでいません",
         "note.unreadable": "読めませんでした ({error})",
         "note.empty": "空 (または空白だけ) で、読む内容がありません (ログはまだ書き込み中でしたか?)",
+        "note.zst_not_read": "Zstandard (.zst) は展開しないため読んでいません。ログはテキスト、.gz、.xz、.bz2、.zip で添付してください",
+        "note.archive_damaged": "{kind} のデータが壊れているか途中で切れています ({size} 展開したところで: {error})。残りは読んでいません",
+        "note.archive_many": "{n} 個のファイルが入っています。最初の {max} 個だけを読みました",
+        "note.archive_nested": "アーカイブの中のアーカイブは展開しないため読んでいません",
+        "note.archive_outside": "名前がアーカイブの外を指しているため読んでいません",
+        "note.archive_encrypted": "暗号化されているため読んでいません",
     },
 }
 
