@@ -4,35 +4,14 @@ what tracebot says about being busy, or about an empty mention, is said in the a
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
-from typing import Any
-
-import pytest
 
 from tests.slack import payloads
-from tests.slack.harness import Slack, make_config, running_app
+from tests.slack.harness import Slack
 from tests.slack.tiny_kb import OOM_LINE
 from tracebot.render.slack import ACTION_HELPFUL
 from tracebot.service.jobs import JobPool
 
 JA_QUESTION = "学習が途中で止まってしまいました。原因が分からないので見てもらえますか？"
-
-
-@pytest.fixture
-def app(tmp_path, fake_slack, kb_dir, plugin_host, monkeypatch) -> Iterator[Any]:
-    monkeypatch.setenv("TRACEBOT_CHANNEL_RATE", "200")
-    monkeypatch.setenv("TRACEBOT_CHANNEL_BURST", "50")
-    host, slow = plugin_host
-    stack: list[Any] = []
-
-    def start(**services: Any) -> Slack:
-        cm = running_app(make_config(tmp_path, fake_slack, kb_dir), fake_slack, host=host, slow=slow, **services)
-        stack.append(cm)
-        return cm.__enter__()
-
-    yield start
-    for cm in reversed(stack):
-        cm.__exit__(None, None, None)
 
 
 def held(slack: Slack, lane: str | None = None) -> threading.Event:
@@ -42,8 +21,8 @@ def held(slack: Slack, lane: str | None = None) -> threading.Event:
     return gate
 
 
-def test_a_click_when_the_job_pool_is_full_tells_the_clicker_to_click_again_in_their_language(app):
-    slack = app(jobs=JobPool(workers=1, max_pending=1))
+def test_a_click_when_the_job_pool_is_full_tells_the_clicker_to_click_again_in_their_language(start_app):
+    slack = start_app(jobs=JobPool(workers=1, max_pending=1))
     gate = held(slack)
     try:
         form = payloads.block_action(
@@ -60,8 +39,8 @@ def test_a_click_when_the_job_pool_is_full_tells_the_clicker_to_click_again_in_t
     assert "もう一度押してください" in told.params["text"], told.params["text"]
 
 
-def test_a_japanese_paste_skipped_under_load_is_told_so_in_japanese(app):
-    slack = app(jobs=JobPool(workers=2, max_pending=50, max_per_lane=1))
+def test_a_japanese_paste_skipped_under_load_is_told_so_in_japanese(start_app):
+    slack = start_app(jobs=JobPool(workers=2, max_pending=50, max_per_lane=1))
     gate = held(slack, "C0FLOOD")
     try:
         assert slack.event(payloads.message(f"{JA_QUESTION}\n{OOM_LINE}", channel="C0FLOOD")).status == 200

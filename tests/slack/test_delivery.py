@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from collections.abc import Iterator
 from dataclasses import asdict
 from typing import Any
 
@@ -18,7 +17,7 @@ import pytest
 from tests.fakes.fake_slack import FakeSlack
 from tests.slack import payloads
 from tests.slack.blocks import texts
-from tests.slack.harness import Slack, make_config, running_app
+from tests.slack.harness import Slack
 from tests.slack.tiny_kb import OOM_LINE
 from tracebot.slack.inbound import from_message
 from tracebot.slack.outbox import POST_METADATA_TYPE
@@ -26,24 +25,6 @@ from tracebot.store import Store, Work
 from tracebot.store import owner as owners
 
 POST = "chat.postMessage"
-
-
-@pytest.fixture
-def app(tmp_path, fake_slack, kb_dir, plugin_host, monkeypatch) -> Iterator[Any]:
-    """``app()`` starts tracebot on the test's database; called again, a second process after a restart."""
-    monkeypatch.setenv("TRACEBOT_CHANNEL_RATE", "200")
-    monkeypatch.setenv("TRACEBOT_CHANNEL_BURST", "50")
-    host, slow = plugin_host
-    stack: list[Any] = []
-
-    def start() -> Slack:
-        cm = running_app(make_config(tmp_path, fake_slack, kb_dir), fake_slack, host=host, slow=slow)
-        stack.append(cm)
-        return cm.__enter__()
-
-    yield start
-    for cm in reversed(stack):
-        cm.__exit__(None, None, None)
 
 
 def answers(fake: FakeSlack, event: dict[str, Any]) -> list[dict[str, Any]]:
@@ -73,8 +54,8 @@ def a_dead_owner() -> str:
     return dead
 
 
-def test_a_mention_slack_takes_neither_the_answer_nor_the_apology_for_is_answered_once_slack_is_back(app):
-    slack = app()
+def test_a_mention_slack_takes_neither_the_answer_nor_the_apology_for_is_answered_once_slack_is_back(start_app):
+    slack = start_app()
     tune(slack, delays_s=(0.05,))
     slack.fake.fail_until_lifted(POST)
     mention = payloads.mention(OOM_LINE)
@@ -87,8 +68,8 @@ def test_a_mention_slack_takes_neither_the_answer_nor_the_apology_for_is_answere
     assert slack.tracebot.store.count("inbox") == 0
 
 
-def test_work_slack_could_not_take_is_answered_by_the_next_start_after_a_restart(app, tmp_path):
-    first = app()
+def test_work_slack_could_not_take_is_answered_by_the_next_start_after_a_restart(start_app, tmp_path):
+    first = start_app()
     tune(first, delays_s=(600.0,))  # its next try would come long after the restart
     first.fake.fail_until_lifted(POST)
     mention = payloads.mention(OOM_LINE)
@@ -103,15 +84,15 @@ def test_work_slack_could_not_take_is_answered_by_the_next_start_after_a_restart
     store.db.conn.commit()
     store.close()
     first.fake.lift(POST)
-    second = app()
+    second = start_app()
     assert second.tracebot.resume() == 1
     second.idle()
     assert len(answers(second.fake, mention)) == 1
     assert second.tracebot.store.count("inbox") == 0
 
 
-def test_an_answer_slack_never_took_is_given_up_after_the_time_work_may_wait_and_shown_to_admins(app):
-    slack = app()
+def test_an_answer_slack_never_took_is_given_up_after_the_time_work_may_wait_and_shown_to_admins(start_app):
+    slack = start_app()
     tune(slack, give_up_after_s=0.0)
     slack.fake.fail_until_lifted(POST)
     mention = payloads.mention(OOM_LINE)
@@ -128,8 +109,8 @@ def test_an_answer_slack_never_took_is_given_up_after_the_time_work_may_wait_and
     assert "gave up on some answers" in texts(home[-1].params["view"]["blocks"])
 
 
-def test_a_post_slack_took_before_answering_500_is_not_posted_twice(app):
-    slack = app()
+def test_a_post_slack_took_before_answering_500_is_not_posted_twice(start_app):
+    slack = start_app()
     slack.fake.fail_next(POST, status=500, error="internal_error", landed=True)
     mention = payloads.mention(OOM_LINE)
     slack.event(mention)
@@ -141,8 +122,8 @@ def test_a_post_slack_took_before_answering_500_is_not_posted_twice(app):
 
 
 @pytest.mark.parametrize("status", [502, 504])
-def test_a_gateway_error_on_a_post_is_tried_again(app, status):
-    slack = app()
+def test_a_gateway_error_on_a_post_is_tried_again(start_app, status):
+    slack = start_app()
     slack.fake.fail_next(POST, status=status, error="bad_gateway")
     mention = payloads.mention(OOM_LINE)
     slack.event(mention)
@@ -151,10 +132,10 @@ def test_a_gateway_error_on_a_post_is_tried_again(app, status):
     assert not apologies(slack.fake)
 
 
-def test_a_restart_after_the_answer_was_posted_does_not_post_it_again(app, tmp_path):
+def test_a_restart_after_the_answer_was_posted_does_not_post_it_again(start_app, tmp_path):
     """A process killed after Slack took its answer but before the inbox row went: the next start looks
     in the thread for the answer, finds it, and posts nothing."""
-    slack = app()
+    slack = start_app()
     mention = payloads.mention(OOM_LINE)
     work_id = slack.tracebot.store.add_work(
         Work("direct", {"msg": asdict(from_message(mention)), "source": "mention"}, a_dead_owner())
