@@ -11,6 +11,7 @@ Past ``give_up_after_s`` the work is dropped: logged, and listed in the App Home
 
 from __future__ import annotations
 
+import heapq
 import logging
 import threading
 import time
@@ -53,8 +54,11 @@ class Redelivery:
         self.give_up_after_s = give_up_after_s
         self.delays_s = delays_s
         self._clock = clock
-        self._lock = threading.Lock()
-        self._timers: set[threading.Timer] = set()
+        self._cond = threading.Condition()
+        # (due, order, action): one thread waits for the earliest, however many messages wait
+        self._due: list[tuple[float, int, Callable[[], None]]] = []
+        self._firing = 0
+        self._thread: threading.Thread | None = None
         self._gave_up: deque[GaveUp] = deque(maxlen=keep)
         self._stopped = False
         self.scheduled = 0  # tries ever scheduled: a change says a job failed while someone waited
@@ -74,12 +78,9 @@ class Redelivery:
             try:
                 result = fn(job)
             except PostUnconfirmed as exc:
-                if self._later(run, attempt + 1, first, label, lane):
-                    log.warning("Slack could not be reached for %s (%s); trying again later", label, exc)
-                    return None
-                self._give_up(label, str(exc))
-                self.inbox.done(work_id)
-                raise
+                log.warning("Slack could not be reached for %s (%s)", label, exc)
+                self._later(run, attempt + 1, first, label, lane, work_id, str(exc))
+                return None
             except BaseException:
                 self.inbox.done(work_id)
                 raise
@@ -91,55 +92,78 @@ class Redelivery:
 
         return run
 
-    def _later(self, run: Callable[..., object], attempt: int, first: float, label: str, lane: str | None) -> bool:
+    def _later(
+        self, run: Callable[..., object], attempt: int, first: float, label: str, lane: str | None, work_id: int, why: str
+    ) -> None:
+        """``run`` again after the attempt's wait; given up (its work done) when that is past the bound."""
         delay = self.delays_s[min(attempt - 1, len(self.delays_s) - 1)] if self.delays_s else 0.0
         if self._clock() + delay - first > self.give_up_after_s:
-            return False
+            self._give_up(label, why)
+            self.inbox.done(work_id)
+            return
 
         def fire() -> None:
             try:
-                if not self._stopped:  # else the row stays for the next start
-                    self.submit(lambda job: run(job, attempt), f"{label} (try {attempt + 1})", lane)
-            except Exception:  # the pool is full or stopping: the row stays for the next start
-                log.exception("could not queue %s again; the next start answers it", label)
-            finally:
-                with self._lock:  # only once it is in the pool: waiting for idle sees it somewhere
-                    self._timers.discard(timer)
+                self.submit(lambda job: run(job, attempt), f"{label} (try {attempt + 1})", lane)
+            except Exception as exc:  # the pool is full: the next wait, as if Slack had failed again
+                log.warning("could not queue %s again (%s)", label, exc)
+                self._later(run, attempt + 1, first, label, lane, work_id, why)
 
-        timer = threading.Timer(delay, fire)
-        timer.daemon = True
-        with self._lock:
+        with self._cond:
             if self._stopped:
-                return True  # stopping: the row stays for the next start
-            self._timers.add(timer)
+                return  # stopping: the row stays for the next start
+            heapq.heappush(self._due, (self._clock() + delay, self.scheduled, fire))
             self.scheduled += 1
-        timer.start()
-        return True
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._loop, name="tracebot-redelivery", daemon=True)
+                self._thread.start()
+            self._cond.notify()
+        log.info("%s: try %d in %.0f s", label, attempt + 1, delay)
+
+    def _loop(self) -> None:
+        with self._cond:
+            while not self._stopped:
+                if not self._due:
+                    self._cond.wait()
+                    continue
+                wait = self._due[0][0] - self._clock()
+                if wait > 0:
+                    self._cond.wait(wait)
+                    continue
+                _due, _order, fire = heapq.heappop(self._due)
+                self._firing += 1  # still waiting until it is in the pool: waiting for idle sees it somewhere
+                self._cond.release()
+                try:
+                    fire()
+                except Exception:
+                    log.exception("trying accepted work again failed")
+                finally:
+                    self._cond.acquire()
+                    self._firing -= 1
 
     def _give_up(self, label: str, reason: str) -> None:
         log.error(
             "gave up on %s: Slack could not be reached for %.0f s to post its answer or an apology (%s)",
             label, self.give_up_after_s, reason,
         )
-        with self._lock:
+        with self._cond:
             self._gave_up.append(GaveUp(label, reason, time.time()))
 
     @property
     def waiting(self) -> int:
         """Work waiting for its next try."""
-        with self._lock:
-            return len(self._timers)
+        with self._cond:
+            return len(self._due) + self._firing
 
     @property
     def gave_up(self) -> list[GaveUp]:
         """The latest work given up on, newest first (the App Home shows it)."""
-        with self._lock:
+        with self._cond:
             return list(reversed(self._gave_up))
 
     def stop(self) -> None:
         """No more tries in this process: what waits stays in the inbox for the next start."""
-        with self._lock:
+        with self._cond:
             self._stopped = True
-            timers, self._timers = self._timers, set()
-        for timer in timers:
-            timer.cancel()
+            self._due.clear()
+            self._cond.notify_all()
