@@ -34,6 +34,13 @@ FORMS: dict[str, str] = {
     "size_budget_spent": "skipped, the earlier files used this message's {size} budget",
     "unreadable": "could not be read ({error})",
     "empty": "empty or blank: there is nothing in it to read (was the log still being written?)",
+    # compressed attachments (tracebot.service.archives)
+    "zst_not_read": "skipped, Zstandard (.zst) is not unpacked; attach the log as text, .gz, .xz, .bz2 or .zip",
+    "archive_damaged": "the {kind} data is damaged or cut short after {size} unpacked ({error}); the rest was not read",
+    "archive_many": "holds {n} files; only the first {max} were read",
+    "archive_nested": "skipped, an archive inside an archive is not unpacked",
+    "archive_outside": "skipped, its name points outside the archive",
+    "archive_encrypted": "skipped, encrypted",
 }
 
 

@@ -48,6 +48,10 @@ MESSAGES: dict[str, dict[str, str]] = {
         "failed": ":x: Sorry, I could not diagnose that ({error}); the error is in my log.",
         "refused": ":x: Sorry, I diagnosed this but Slack refused my answer (Slack said: {reason}); the details are in my log.",
         "unconfirmed": ":warning: I diagnosed this, but Slack did not confirm my answer ({error}). If it is not in this thread, mention me again.",
+        "shedding": ":hourglass: I'm answering too many messages right now, so I skipped this one and may skip "
+        "others here for a minute or two. Post it again in a few minutes, or mention me with it.",
+        "busy_click": ":hourglass: I'm too busy to answer that click right now; click it again in a minute.",
+        "empty_mention": "Paste an error after mentioning me (or attach a log), or try `/trace help`.",
         # the ranks a multi-rank log's triage points at (render/slack.py triage_lead)
         "silent_one": ":mag: Rank {ranks}{more} {how}: look there first.",
         "silent_many": ":mag: Ranks {ranks}{more} {how}: look there first.",
@@ -132,6 +136,10 @@ MESSAGES: dict[str, dict[str, str]] = {
         "failed": ":x: すみません、診断できませんでした ({error})。エラーの内容はログに残しています。",
         "refused": ":x: すみません、診断はできましたが Slack が回答を受け付けませんでした (Slack の応答: {reason})。詳細はログに残しています。",
         "unconfirmed": ":warning: 診断はできましたが、Slack から回答の投稿の確認がありませんでした ({error})。このスレッドに回答がなければ、もう一度メンションしてください。",
+        "shedding": ":hourglass: 今は答えるメッセージが多すぎるため、このメッセージは飛ばしました。この後 1〜2 分は、ここで"
+        "ほかのメッセージも飛ばすかもしれません。数分後にもう一度投稿するか、メンションを付けて送ってください。",
+        "busy_click": ":hourglass: 今は混み合っていて、このボタンに応えられませんでした。1 分ほどしてからもう一度押してください。",
+        "empty_mention": "メンションの後にエラーを貼り付けるか (ログの添付でも構いません)、`/trace help` を試してください。",
         "silent_one": ":mag: rank {ranks}{more} は{how}。まずそこを見てください。",
         "silent_many": ":mag: rank {ranks}{more} は{how}。まずそこを見てください。",
         "silent_more": " ほか {n} 件",
@@ -185,6 +193,12 @@ MESSAGES: dict[str, dict[str, str]] = {
         "note.size_budget_spent": "このメッセージで展開できる {size} を前のファイルで使い切ったため読んでいません",
         "note.unreadable": "読めませんでした ({error})",
         "note.empty": "空 (または空白だけ) で、読む内容がありません (ログはまだ書き込み中でしたか?)",
+        "note.zst_not_read": "Zstandard (.zst) は展開しないため読んでいません。ログはテキスト、.gz、.xz、.bz2、.zip で添付してください",
+        "note.archive_damaged": "{kind} のデータが壊れているか途中で切れています ({size} 展開したところで: {error})。残りは読んでいません",
+        "note.archive_many": "{n} 個のファイルが入っています。最初の {max} 個だけを読みました",
+        "note.archive_nested": "アーカイブの中のアーカイブは展開しないため読んでいません",
+        "note.archive_outside": "名前がアーカイブの外を指しているため読んでいません",
+        "note.archive_encrypted": "暗号化されているため読んでいません",
     },
 }
 

@@ -20,6 +20,7 @@ MORE_ERRORS = "\n… the rest are in tracebot's log"
 KB_PROBLEM = ":warning: The knowledge base has a problem; admins see the details here."
 PLUGIN_PROBLEM = ":warning: A `/trace` plugin did not load; admins see the details here."
 STORAGE_PROBLEM = ":warning: tracebot's storage has a problem (answers are still posted); admins see the details here."
+UNDELIVERED_PROBLEM = ":warning: Slack could not be reached for long enough that tracebot gave up on some answers; admins see the details here."
 
 
 def home_view(
@@ -31,6 +32,7 @@ def home_view(
     plugin_errors: list[str],
     storage_errors: list[str] | None = None,
     admin: bool = False,
+    undelivered: list[str] | None = None,
 ) -> dict[str, Any]:
     """The tab for one viewer; the load and storage errors' details only for an ``admin``."""
     blocks: list[Block] = [{"type": "header", "text": {"type": "plain_text", "text": "tracebot"}}]
@@ -72,9 +74,16 @@ def home_view(
         blocks.append(context("No feedback yet."))
     if admin:
         blocks.extend(_error_details([str(e) for e in kb_errors] + list(plugin_errors), storage_errors or []))
+        if undelivered:
+            blocks.append({"type": "divider"})
+            blocks.append(section(
+                f":warning: *Answers given up on* ({len(undelivered)}, newest first) — Slack could not be reached "
+                "to post them nor to apologise, for as long as work may wait (`TRACEBOT_REPLAY_MAX_AGE_S`)"
+            ))
+            blocks.append(section(fit_section("\n".join(f"• {inline_code(e)}" for e in undelivered), MORE_ERRORS)))
     else:
         problems = [KB_PROBLEM] * bool(kb_errors) + [PLUGIN_PROBLEM] * bool(plugin_errors)
-        problems += [STORAGE_PROBLEM] * bool(storage_errors)
+        problems += [STORAGE_PROBLEM] * bool(storage_errors) + [UNDELIVERED_PROBLEM] * bool(undelivered)
         if problems:
             blocks.append({"type": "divider"})
             blocks.extend(context(line) for line in problems)

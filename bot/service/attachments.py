@@ -16,6 +16,7 @@ from tracebot.matcher.ranking import in_language
 from tracebot.matcher.scan import BINARY_SEEN, file_is_blank, file_is_text
 from tracebot.notes import note
 from tracebot.result import Diagnosis
+from tracebot.service.archives import is_archive, unpack
 from tracebot.service.inbound import FileRef, Inbound
 from tracebot.service.outbox import DownloadRefused, DownloadTooLarge, Outbox
 from tracebot.sizes import size_text
@@ -68,9 +69,12 @@ _NOT_LOG_SUFFIXES = (".json", ".yaml", ".yml", ".py", ".sh", ".csv", ".tsv", ".m
 
 
 def is_log_file(f: FileRef) -> bool:
-    """A text file whose name does not say it is a table, notebook, config, script or archive
-    (``train.log``, ``slurm-4411.out.gz``, a pasted snippet)."""
-    return is_text_file(f) and not f.name.lower().removesuffix(".gz").endswith(_NOT_LOG_SUFFIXES)
+    """A text file (or one compressed alone: ``.gz``, ``.xz``, ``.bz2``, ``.zst``) whose name does not say it
+    is a table, notebook, config, script or archive (``train.log``, ``slurm-4411.out.gz``, a pasted snippet)."""
+    name = f.name.lower()
+    for packed in (".gz", ".xz", ".bz2", ".zst"):
+        name = name.removesuffix(packed)
+    return (is_text_file(f) or is_archive(f.name)) and not name.endswith(_NOT_LOG_SUFFIXES)
 
 
 def about_logs(msg: Inbound, notes: list[str]) -> list[str]:
@@ -103,6 +107,28 @@ def located(outbox: Outbox, msg: Inbound) -> Inbound:
     return dataclasses.replace(msg, files=files)
 
 
+def _read_log(
+    matcher: Matcher, path: Path, name: str, notes: list[str], *, threshold: float, max_inflated: int, deadline: float
+) -> Diagnosis | None:
+    """One log file diagnosed (``name`` in its notes), or None with a note saying why it was not read."""
+    try:
+        if not file_is_text(path, max_inflated=max_inflated):
+            # random or compressed bytes have few NULs: read as a log, their noise matched entries
+            notes.append(note("skipped_not_text", file=name))
+            return None
+        if file_is_blank(path):  # read, it would rank entries against nothing: say it is empty
+            notes.append(note("empty", file=name))
+            return None
+        found = matcher.diagnose_file(path, threshold=threshold, max_inflated_bytes=max_inflated, deadline=deadline)
+    except Exception as exc:  # one unreadable file must not lose the rest of the answer
+        log.warning("could not read %s: %s", name, exc)
+        notes.append(note("unreadable", file=name, error=f"{type(exc).__name__}: {str(exc)[:120]}"))
+        return None
+    notes += [f"{name}: {n}" for n in found.notes]
+    found.notes = []
+    return found
+
+
 def diagnose_message(
     matcher: Matcher, outbox: Outbox, msg: Inbound, *, threshold: float, limits: FileLimits | None = None
 ) -> Diagnosis:
@@ -120,7 +146,8 @@ def diagnose_message(
         if f.unreadable:
             notes.append(note("unreadable", file=f.name, error=f.unreadable))
             continue
-        if not is_text_file(f) or not f.url:
+        archive = is_archive(f.name)
+        if (not archive and not is_text_file(f)) or not f.url:
             notes.append(note("not_a_log", file=f.name))
             continue
         if f.size is not None and f.size > limits.max_file_bytes:
@@ -132,22 +159,9 @@ def diagnose_message(
                          note("size_budget_spent", file=f.name, size=size_text(limits.max_message_inflated_bytes)))
             continue
         with tempfile.TemporaryDirectory(prefix="tracebot-") as tmp:
-            path = Path(tmp) / ("upload.gz" if f.name.lower().endswith(".gz") else "upload.log")
+            path = Path(tmp) / ("upload.gz" if f.name.lower().endswith(".gz") else "upload.bin" if archive else "upload.log")
             try:
                 outbox.download(f.url, path, limits.max_file_bytes)
-                if not file_is_text(path, max_inflated=min(limits.max_inflated_bytes, room)):
-                    # random or compressed bytes have few NULs: read as a log, their noise matched entries
-                    notes.append(note("skipped_not_text", file=f.name))
-                    continue
-                if file_is_blank(path):  # read, it would rank entries against nothing: say it is empty
-                    notes.append(note("empty", file=f.name))
-                    continue
-                found = matcher.diagnose_file(
-                    path,
-                    threshold=threshold,
-                    max_inflated_bytes=min(limits.max_inflated_bytes, room),
-                    deadline=deadline,
-                )
             except DownloadTooLarge as exc:  # Slack did not give its size, or gave a wrong one
                 notes.append(note("too_large", file=f.name, size=size_text(exc.max_bytes)))
                 continue
@@ -155,10 +169,17 @@ def diagnose_message(
                 log.warning("could not read %s: %s", f.name, exc)
                 notes.append(note("unreadable", file=f.name, error=f"{type(exc).__name__}: {str(exc)[:120]}"))
                 continue
-        unpacked += found.bytes_read
-        notes += [f"{f.name}: {note}" for note in found.notes]
-        found.notes = []
-        parts.append(found)
+            logs = [(f.name, path)]
+            if archive:
+                out = unpack(f.name, path, Path(tmp), max_bytes=min(limits.max_inflated_bytes, room), deadline=deadline)
+                notes += out.notes
+                logs = out.files
+            for name, log_path in logs:
+                room = limits.max_message_inflated_bytes - unpacked
+                found = _read_log(matcher, log_path, name, notes, threshold=threshold, max_inflated=min(limits.max_inflated_bytes, room), deadline=deadline)
+                if found is not None:
+                    unpacked += found.bytes_read
+                    parts.append(found)
     combined = in_language(combine(parts), matcher.kb) if parts else Diagnosis(threshold=threshold)
     combined.notes = notes + combined.notes
     return combined

@@ -74,6 +74,11 @@ class EgressOutbox:
         members = getattr(self.inner, "members", None)
         return members(channel) if members is not None else None
 
+    def thread_text(self, channel: str, thread_ts: str) -> str:
+        """The text of a thread's messages ("" when the transport cannot read threads)."""
+        thread_text = getattr(self.inner, "thread_text", None)
+        return thread_text(channel, thread_ts) if thread_text is not None else ""
+
     def publish_home(self, user: str, view: dict[str, Any]) -> None:
         self.inner.publish_home(user, self.data(view))
 

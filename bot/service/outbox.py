@@ -5,6 +5,8 @@ Everything above it (the service, the renderers) is the same for both."""
 from __future__ import annotations
 
 import logging
+from contextvars import ContextVar
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -13,6 +15,26 @@ from tracebot.sizes import size_text
 
 log = logging.getLogger(__name__)
 Blocks = list[dict[str, Any]]
+
+
+@dataclass
+class Delivery:
+    """The accepted work a job is answering. Each message the job posts gets a key from it (the work's id
+    and the post's place in the job), which the transport attaches to the message: a post Slack may have
+    taken before failing is looked for by it before it is sent again, and so is every post of a job run
+    again (after Slack was down, or after a restart), so an answer that landed is not posted twice."""
+
+    work: str
+    again: bool = False  # an earlier run of this job may have posted: look before each post
+    posts: int = 0
+
+    def next_key(self) -> str:
+        self.posts += 1
+        return f"{self.work}.{self.posts}"
+
+
+# Set by the service around a job (one thread runs one job); read by the transport's ``post``.
+DELIVERY: ContextVar[Delivery | None] = ContextVar("tracebot_delivery", default=None)
 
 
 class NotInChannel(RuntimeError):
@@ -43,8 +65,9 @@ class PostRefused(RuntimeError):
 
 
 class PostUnconfirmed(RuntimeError):
-    """Slack did not answer a post (timeout, connection broken): the message may or may not be in the
-    channel; the message is what went wrong."""
+    """Slack did not answer a post (timeout, connection broken), or answered it with a server error through
+    every retry: the message may or may not be in the channel; the message is what went wrong. Slack is
+    unreachable, not refusing: the work is kept and tried again (:mod:`tracebot.service.redelivery`)."""
 
 
 class UploadRefused(RuntimeError):

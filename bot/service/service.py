@@ -54,6 +54,7 @@ from tracebot.service.learning import answered_text, maintainer_home, note_unans
 from tracebot.service.outbox import NotInChannel, Outbox, PostRefused, PostUnconfirmed
 from tracebot.service.ratelimit import RateLimiter
 from tracebot.service.records import Records
+from tracebot.service.redelivery import Redelivery
 from tracebot.service.router import Plan, Router
 from tracebot.service.runs import TraceRuns
 from tracebot.store import ChannelSettings, Store, Work
@@ -78,6 +79,11 @@ def _duration(seconds: float) -> str:
     return f"{seconds / 60:.0f} minutes" if seconds < 7200 else f"{seconds / 3600:.0f} hours"
 
 
+def language_of(asked: Inbound) -> str:
+    """The language ``asked`` is written in: tracebot's own words to its asker are said in it."""
+    return language(prose_lines(plain_text(asked.text, strip_mentions=True)))
+
+
 @dataclass(frozen=True)
 class Accepted:
     """A delivery claimed for this process: its keys, and its inbox row (None: the store could not
@@ -85,6 +91,7 @@ class Accepted:
 
     keys: list[str]
     work_id: int | None = None
+    again: bool = False  # taken over from a process now gone, which may have posted part of the answer
 
 
 class Service:
@@ -124,6 +131,12 @@ class Service:
         self.limits = FileLimits.from_config(config)  # files read from Slack: sizes and time budget
         self.records = records or Records()
         self.inbox = Inbox(store, self.records, durable=durable)
+        # Work whose answer and apology Slack would not take stays, and is tried again when Slack is back.
+        self.redelivery = Redelivery(
+            self.inbox,
+            lambda fn, label, lane: self.jobs.submit(fn, label=label, lane=lane),
+            give_up_after_s=config.replay_max_age_s,
+        )
         if limiter is not None and jobs.pace is None:
             # Answers wait for their channel's slot in the queue, not on a worker.
             jobs.pace = limiter.delay
@@ -185,31 +198,37 @@ class Service:
         self._seen.release(accepted.keys)
 
     def enqueue(
-        self, fn: Callable[[Any], object], label: str, *, channel: str, thread: str | None, accepted: Accepted
+        self,
+        fn: Callable[[Any], object],
+        label: str,
+        *,
+        channel: str,
+        thread: str | None,
+        accepted: Accepted,
+        lang: str = "en",
     ) -> bool:
-        """Queue an answer in ``channel``'s lane; its inbox row goes when it is done. When it cannot be
-        queued, the delivery's claim is released (a redelivery gets through) and the channel hears that
-        tracebot is shedding load."""
+        """Queue an answer in ``channel``'s lane; its inbox row goes when it is done (not while Slack cannot
+        be reached: :mod:`tracebot.service.redelivery`). When it cannot be queued, the delivery's claim is
+        released (a redelivery gets through) and the channel hears that tracebot is shedding load."""
+        job = self.redelivery.durable(fn, accepted.work_id, label, channel, again=accepted.again)
         try:
-            self.jobs.submit(self.inbox.finishing(fn, accepted.work_id), label=label, lane=channel)
+            self.jobs.submit(job, label=label, lane=channel)
             return True
         except PoolBusy as exc:
             log.warning("shedding load: could not queue %s (%s)", label, exc)
             self.release(accepted)
-            self._tell_shedding(channel, thread)
+            self._tell_shedding(channel, thread, lang)
             return False
 
-    def _tell_shedding(self, channel: str, thread: str | None) -> None:
+    def _tell_shedding(self, channel: str, thread: str | None, lang: str) -> None:
+        """Said in the language of the message skipped (the first one, when several are)."""
         now = self._clock()
         with self._shedding_lock:
             last = self._shedding_since.get(channel)
             if last is not None and now - last < SHEDDING_NOTICE_S:
                 return
             self._shedding_since[channel] = now
-        text = (
-            ":hourglass: I'm answering too many messages right now, so I skipped this one and may skip "
-            "others here for a minute or two. Post it again in a few minutes, or mention me with it."
-        )
+        text = msg(lang, "shedding")
         try:
             self.jobs.submit(
                 lambda job: self.outbox.post(channel, text, [render.section(text)], thread_ts=thread),
@@ -236,6 +255,52 @@ class Service:
         accepted = self.accept(keys, "auto", {"msg": asdict(msg)})
         return accepted is not None and self._auto(msg, accepted)
 
+    def on_edit(self, msg: Inbound, edit_ts: str) -> bool:
+        """A message its author edited. Not answered before and now carrying an error: answered as a new
+        message would be. Answered before: the answer is updated in place when the edit changes it. One
+        edit (``edit_ts``) is handled once, however often Slack delivers it. True if work was queued."""
+        direct = msg.channel_type == "im" or mentions(msg.text, self.bot_user_id)
+        text = plain_text(msg.text, strip_mentions=True)
+        words = text.split()
+        if (not text and not msg.files) or (direct and words and words[0].lower() in self.router.command_names()):
+            return False  # nothing to read, or a command: an edit does not run it again
+        if not direct and (
+            not self.config.channels.may_auto_reply(msg.channel) or not self.settings(msg.channel).auto_reply
+        ):
+            return False
+        source = "auto" if not direct else "dm" if msg.channel_type == "im" else "mention"
+        keys = delivery_keys("edit", event_id=msg.event_id, channel=msg.channel, ts=f"{msg.ts}/{edit_ts}")
+        accepted = self.accept(keys, "edit", {"msg": asdict(msg), "source": source})
+        return accepted is not None and self._edit(msg, source, accepted)
+
+    def _edit(self, msg: Inbound, source: str, accepted: Accepted) -> bool:
+        earlier = self.records.attempt(
+            "looking up the answer to an edited message", lambda: self.store.answer_to(msg.channel, msg.ts), None
+        )
+        if earlier is None or not earlier.reply_ts:
+            return self._auto(msg, accepted) if source == "auto" else self._direct(msg, source, accepted)
+        reply_ts = earlier.reply_ts
+        before = (earlier.confident, earlier.matches[0].entry_id if earlier.matches else None)
+        return self.enqueue(
+            lambda job: self._update_answer(msg, source, reply_ts, before),
+            f"edit {msg.channel}/{msg.ts}",
+            channel=msg.channel,
+            thread=msg.thread_root,
+            accepted=accepted,
+        )
+
+    def _update_answer(self, msg: Inbound, source: str, reply_ts: str, before: tuple[bool, str | None]) -> None:
+        """The answer to an edited message, in its place (``chat.update``), when the edit changed it: a
+        second answer under the first would leave the thread saying two things."""
+        msg = located(self.outbox, msg)
+        diagnosis = self.diagnose(msg)
+        if (bool(diagnosis.confident), diagnosis.matches[0].entry_id if diagnosis.matches else None) == before:
+            return
+        thread = msg.thread_root
+        diag_id = self._record(diagnosis, msg, source=source, thread=thread, reply_ts=reply_ts)
+        # Always an answer: one that no longer applies is replaced by one that says nothing known matched.
+        self.outbox.update(msg.channel, reply_ts, *posting.fitted(self._rendered(diagnosis, diag_id, always=True)))
+
     def _auto(self, msg: Inbound, accepted: Accepted) -> bool:
         return self.enqueue(
             lambda job: self._answer_auto(msg),
@@ -243,6 +308,7 @@ class Service:
             channel=msg.channel,
             thread=msg.thread_root,
             accepted=accepted,
+            lang=language_of(msg),
         )
 
     def on_direct(self, msg: Inbound, source: str, keys: list[str] | None = None) -> bool:
@@ -266,13 +332,19 @@ class Service:
             plan = self.router.plan(text, self.caller(msg.user), msg.channel)
             self.audit(plan, text, msg.user, msg.channel, via="mention")
             return self._command_in_thread(plan, msg, accepted)
-        where = {"channel": msg.channel, "thread": msg.thread_root, "accepted": accepted}
+        where = {"channel": msg.channel, "thread": msg.thread_root, "accepted": accepted, "lang": language_of(msg)}
         if not text and not msg.files:
-            hint = "Paste an error after mentioning me (or attach a log), or try `/trace help`."
-            return self.enqueue(
-                lambda job: self.outbox.post(msg.channel, hint, thread_ts=msg.thread_root), "hint", **where
-            )
+            return self.enqueue(lambda job: self._hint(msg), "hint", **where)
         return self.enqueue(lambda job: self._answer_asked(msg, source), f"{source} {msg.channel}/{msg.ts}", **where)
+
+    def _hint(self, asked: Inbound) -> None:
+        """A mention with nothing in it: how to ask, in the language of the thread it was made in (it has
+        no words of its own to tell by)."""
+        lang = "en"
+        if asked.thread_ts:
+            lang = language(prose_lines(plain_text(self.outbox.thread_text(asked.channel, asked.thread_ts), strip_mentions=True)))
+        hint = msg(lang, "empty_mention")
+        self.outbox.post(asked.channel, hint, thread_ts=asked.thread_root)
 
     def _command_in_thread(self, plan: Plan, msg: Inbound, accepted: Accepted) -> bool:
         """``@tracebot job 123``: the command's answer goes in the mention's thread."""
@@ -315,7 +387,7 @@ class Service:
 
     def _say_failed(self, asked: Inbound, exc: Exception) -> None:
         """The apology, in the language the asker wrote in (a Japanese thread read it in English)."""
-        lang = language(prose_lines(plain_text(asked.text, strip_mentions=True)))
+        lang = language_of(asked)
         if isinstance(exc, PostRefused):  # the diagnosis worked; Slack would not take the answer
             text = msg(lang, "refused", reason=render.escape(str(exc)))
         elif isinstance(exc, PostUnconfirmed):  # the diagnosis worked; the answer may be posted or not
@@ -355,6 +427,16 @@ class Service:
             ),
             None,
         )
+
+    def tell_busy(self, click: Click) -> None:
+        """A click the job pool had no room for: its clicker is told so, in the answer's language, rather
+        than the click vanishing (Slack has its ack and will not send it again)."""
+        lang = click.value.split(":")[2] if click.value.count(":") >= 2 else "en"
+        thread = click.thread_ts or click.message_ts
+        try:
+            self.outbox.ephemeral(click.channel, click.user, msg(lang, "busy_click"), None, thread)
+        except Exception:
+            log.exception("could not tell %s that their click in %s was dropped (tracebot too busy)", click.user, click.channel)
 
     def on_click(self, click: Click) -> None:
         diag_id_text, _, rest = click.value.partition(":")
@@ -415,6 +497,7 @@ class Service:
             kb_errors=self.knowledge.errors,
             plugin_errors=self.router.host.load_errors(),
             storage_errors=[str(f) for f in self.records.faults],
+            undelivered=[str(g) for g in self.redelivery.gave_up],
             admin=admin,
         )
         if admin:
@@ -473,25 +556,8 @@ class Service:
                     return posting.post(
                         self.outbox, msg.channel, render.pointer(link, confident[0].title, diagnosis.lang), thread
                     )
-            diag_id = self.records.attempt(
-                "recording a diagnosis",
-                lambda: self.store.record_diagnosis(
-                    channel=msg.channel,
-                    thread_ts=thread,
-                    message_ts=msg.ts,
-                    user=msg.user,
-                    source=source,
-                    matches=diagnosis.matches,
-                    confident=bool(confident),
-                    text=kept,
-                    scrub=self.outbox.scrubber.text,
-                ),
-                None,
-            )
-            rendered = render.answer(diagnosis, diagnosis_id=diag_id, always_answer=always)
-            assert rendered is not None  # always, or something confident
-            if diagnosis.notes:
-                rendered[1].append(render.notes_block(diagnosis.notes, diagnosis.lang))
+            diag_id = self._record(diagnosis, msg, source=source, thread=thread, kept=kept)
+            rendered = self._rendered(diagnosis, diag_id, always=always)
             try:
                 ts = posting.post(self.outbox, msg.channel, rendered, thread, filename="tracebot-diagnosis.txt")
             except NotInChannel:
@@ -504,6 +570,43 @@ class Service:
                 self.records.attempt("recording an answer's ts", lambda: self.store.set_reply_ts(diag_id, ts), None)
             return ts
 
+    def _record(
+        self,
+        diagnosis: Diagnosis,
+        msg: Inbound,
+        *,
+        source: str,
+        thread: str,
+        reply_ts: str | None = None,
+        kept: str | None = None,
+    ) -> int | None:
+        if kept is None:
+            kept = answered_text(msg, diagnosis, self.outbox.scrubber)
+        return self.records.attempt(
+            "recording a diagnosis",
+            lambda: self.store.record_diagnosis(
+                channel=msg.channel,
+                thread_ts=thread,
+                message_ts=msg.ts,
+                user=msg.user,
+                source=source,
+                matches=diagnosis.matches,
+                confident=bool(diagnosis.confident),
+                text=kept,
+                scrub=self.outbox.scrubber.text,
+                reply_ts=reply_ts,
+            ),
+            None,
+        )
+
+    @staticmethod
+    def _rendered(diagnosis: Diagnosis, diag_id: int | None, *, always: bool) -> render.Rendered:
+        rendered = render.answer(diagnosis, diagnosis_id=diag_id, always_answer=always)
+        assert rendered is not None  # always, or something confident
+        if diagnosis.notes:
+            rendered[1].append(render.notes_block(diagnosis.notes, diagnosis.lang))
+        return rendered
+
     def submit(self, fn: object, label: str, lane: str | None = None) -> None:
         """Queue quick work (a click, the App Home) on the job pool."""
         try:
@@ -513,15 +616,23 @@ class Service:
             raise
 
     def wait_idle(self, timeout: float = 30.0) -> bool:
-        """True once nothing is queued or running (the console and tests wait for this)."""
+        """True once nothing is queued, running or waiting to be tried again (the console and tests wait
+        for this)."""
         end = time.monotonic() + timeout
-        for _ in range(2):  # a trace run may queue an answer, and an answer never queues a trace run
-            for pool in (self.trace_jobs, self.jobs):
-                if not pool.wait_idle(max(0.0, end - time.monotonic())):
-                    return False
-        return True
+        while True:
+            scheduled, waiting = self.redelivery.scheduled, self.redelivery.waiting
+            for _ in range(2):  # a trace run may queue an answer, and an answer never queues a trace run
+                for pool in (self.trace_jobs, self.jobs):
+                    if not pool.wait_idle(max(0.0, end - time.monotonic())):
+                        return False
+            if not waiting and self.redelivery.scheduled == scheduled:
+                return True
+            if time.monotonic() >= end:
+                return False
+            time.sleep(0.02)  # a retry's timer fires into the pool
 
     def shutdown(self, wait: bool = True) -> None:
+        self.redelivery.stop()
         self.trace_jobs.shutdown(wait=wait)
         self.jobs.shutdown(wait=wait)
 
@@ -561,16 +672,18 @@ class Service:
         if work.kind == "trace":
             self._resume_trace(work, old)
             return
-        if work.kind not in ("auto", "direct"):  # written by another version: not guessed at
+        if work.kind not in ("auto", "direct", "edit"):  # written by another version: not guessed at
             log.warning("dropped work %s of a kind this version does not answer (%.40r)", work.id, work.kind)
             self.inbox.done(work.id)
             return
         msg = inbound_from_record(p["msg"])
-        accepted = Accepted([], work.id)
+        accepted = Accepted([], work.id, again=True)
         if work.kind == "auto" and old:
             log.warning("dropped an unanswered paste in %s from %s ago (tracebot was stopped)",
                         msg.channel, _duration(time.time() - work.created_at))
             self.inbox.done(work.id)
+        elif work.kind == "edit":
+            self._edit(msg, p["source"], accepted)
         elif work.kind == "auto":
             self._auto(msg, accepted)
         elif old:

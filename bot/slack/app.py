@@ -13,13 +13,16 @@ from slack_bolt import App, BoltContext
 from slack_bolt.logger.messages import warning_client_prioritized_and_token_skipped
 from slack_sdk import WebClient
 from slack_sdk.http_retry.builtin_handlers import RateLimitErrorRetryHandler, ServerErrorRetryHandler
+from slack_sdk.http_retry.request import HttpRequest
+from slack_sdk.http_retry.response import HttpResponse
+from slack_sdk.http_retry.state import RetryState
 
 from tracebot.config import Config
 from tracebot.service.build import build_service
 from tracebot.service.ratelimit import RateLimiter
 from tracebot.service.service import Service
 from tracebot.slack.listeners import register_all
-from tracebot.slack.outbox import SlackOutbox
+from tracebot.slack.outbox import SERVER_ERRORS, SlackOutbox
 
 log = logging.getLogger(__name__)
 API_TIMEOUT_S = 30
@@ -48,10 +51,24 @@ def make_client(config: Config) -> WebClient:
     client = WebClient(**kwargs)
     # Slack answers 429 with Retry-After; the SDK handler waits that long and tries again.
     client.retry_handlers.append(RateLimitErrorRetryHandler(max_retry_count=3))
-    # A 500 or 503 is Slack's own passing trouble: without a retry, one of them on chat.postMessage turns
-    # a finished diagnosis into "Sorry, I could not diagnose that". Slack documents 5xx as retryable.
-    client.retry_handlers.append(ServerErrorRetryHandler(max_retry_count=2))
+    # A 500, 502, 503 or 504 is Slack's own passing trouble (Slack documents 5xx as retryable). Not for
+    # chat.postMessage: a post that failed may have landed, and the outbox looks before it posts again.
+    client.retry_handlers.append(_ServerErrors(max_retry_count=2))
     return client
+
+
+class _ServerErrors(ServerErrorRetryHandler):
+    """Retries every method but chat.postMessage on Slack's server errors; the SDK's own handler left 502
+    and 504 out, and retried a post that may have landed (an answer posted twice)."""
+
+    def _can_retry(
+        self, *, state: RetryState, request: HttpRequest, response: HttpResponse | None = None, error: Exception | None = None
+    ) -> bool:
+        return (
+            response is not None
+            and response.status_code in SERVER_ERRORS
+            and not request.url.rstrip("/").endswith("/chat.postMessage")
+        )
 
 
 def build_app(

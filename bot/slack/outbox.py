@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import time
 import urllib.request
 from pathlib import Path
 from typing import Any
@@ -13,6 +14,7 @@ from slack_sdk.webhook import WebhookClient
 
 from tracebot.service.inbound import FileRef
 from tracebot.service.outbox import (
+    DELIVERY,
     Blocks,
     DownloadRefused,
     DownloadTooLarge,
@@ -30,6 +32,12 @@ MAX_REDIRECTS = 3
 # Where Slack serves files (``url_private_download``); the bot token goes nowhere else.
 SLACK_FILE_ORIGINS = frozenset({("https", "files.slack.com", 443)})
 _DEFAULT_PORTS = {"https": 443, "http": 80}
+# Slack's passing server errors: retried. chat.postMessage is retried here, by the outbox, which first
+# looks whether the failed post landed anyway; every other method by the client (make_client).
+SERVER_ERRORS = frozenset({500, 502, 503, 504})
+POST_RETRY_WAITS_S = (0.5, 1.5)  # between the tries of a post Slack answered with a server error
+POST_METADATA_TYPE = "tracebot_post"  # the message metadata's event_type; its payload says which post
+THREAD_PAGES = 5  # pages of conversations.replies read looking for a post (200 messages each)
 
 Origin = tuple[str, str, int]
 
@@ -89,23 +97,71 @@ class SlackOutbox:
     def post(
         self, channel: str, text: str, blocks: Blocks | None = None, thread_ts: str | None = None
     ) -> str:
-        self.limiter.acquire(channel)
+        """Post a message. One that belongs to accepted work (:data:`DELIVERY`) carries its key in the
+        message's metadata; a server error is tried again after a look in the thread for that key, so a
+        post Slack took before failing is not posted twice (nor is one an earlier run of the job posted)."""
+        delivery = DELIVERY.get()
+        key = delivery.next_key() if delivery is not None else None
+        if key is not None and thread_ts is not None and delivery is not None and delivery.again:
+            found = self._posted(channel, thread_ts, key)
+            if found is not None:
+                log.info("post %s is already in %s/%s (an earlier try landed); not posted again", key, channel, thread_ts)
+                return found
+        extra: dict[str, Any] = {}
+        if key is not None:
+            extra["metadata"] = {"event_type": POST_METADATA_TYPE, "event_payload": {"post": key}}
+        for attempt in range(len(POST_RETRY_WAITS_S) + 1):
+            self.limiter.acquire(channel)
+            try:
+                resp = self.client.chat_postMessage(
+                    channel=channel,
+                    text=text,
+                    blocks=blocks,
+                    thread_ts=thread_ts,
+                    unfurl_links=False,
+                    unfurl_media=False,
+                    **extra,
+                )
+                return str(resp["ts"])
+            except SlackApiError as exc:
+                status = exc.response.status_code
+                if exc.response.get("error") in ("not_in_channel", "channel_not_found"):
+                    raise NotInChannel(channel) from exc
+                if status not in SERVER_ERRORS:
+                    raise PostRefused(str(exc.response.get("error") or status)) from exc
+                # Slack answered, so the request is over: if it posted before failing, the thread says so.
+                found = self._posted(channel, thread_ts, key) if key is not None and thread_ts is not None else None
+                if found is not None:
+                    log.warning("Slack answered %s to a post it had taken (%s); not posted again", status, key)
+                    return found
+                if attempt == len(POST_RETRY_WAITS_S):
+                    raise PostUnconfirmed(f"HTTP {status}") from exc
+                log.warning("Slack answered %s to a post in %s; trying again", status, channel)
+                time.sleep(POST_RETRY_WAITS_S[attempt])
+            except OSError as exc:  # a timeout, a broken connection (URLError is one too): Slack may have posted it
+                # Not tried again: the first request may still be on its way, and land after a second.
+                raise PostUnconfirmed(type(exc).__name__) from exc
+        raise AssertionError("unreachable")
+
+    def _posted(self, channel: str, thread_ts: str, key: str) -> str | None:
+        """The ts of tracebot's message carrying ``key`` in the thread, if it is there. A thread Slack
+        will not read (or cannot be reached to read) counts as "not there": the post is tried."""
+        cursor = None
         try:
-            resp = self.client.chat_postMessage(
-                channel=channel,
-                text=text,
-                blocks=blocks,
-                thread_ts=thread_ts,
-                unfurl_links=False,
-                unfurl_media=False,
-            )
-        except SlackApiError as exc:
-            if exc.response.get("error") in ("not_in_channel", "channel_not_found"):
-                raise NotInChannel(channel) from exc
-            raise PostRefused(str(exc.response.get("error") or exc.response.status_code)) from exc
-        except OSError as exc:  # a timeout, a broken connection (URLError is one too): Slack may have posted it
-            raise PostUnconfirmed(type(exc).__name__) from exc
-        return str(resp["ts"])
+            for _ in range(THREAD_PAGES):
+                page = self.client.conversations_replies(
+                    channel=channel, ts=thread_ts, include_all_metadata=True, limit=200, cursor=cursor
+                )
+                for m in page.get("messages") or []:
+                    meta = m.get("metadata") or {}
+                    if meta.get("event_type") == POST_METADATA_TYPE and (meta.get("event_payload") or {}).get("post") == key:
+                        return str(m["ts"])
+                cursor = (page.get("response_metadata") or {}).get("next_cursor")
+                if not cursor:
+                    return None
+        except (SlackApiError, OSError) as exc:
+            log.warning("could not read %s/%s to look for post %s: %s", channel, thread_ts, key, exc)
+        return None
 
     def update(self, channel: str, ts: str, text: str, blocks: Blocks | None = None) -> None:
         self.client.chat_update(channel=channel, ts=ts, text=text, blocks=blocks or [])
@@ -152,6 +208,15 @@ class SlackOutbox:
         except SlackApiError:
             log.warning("cannot list the members of %s", channel, exc_info=True)
             return None
+
+    def thread_text(self, channel: str, thread_ts: str) -> str:
+        """The text of the thread's first messages, its people's alone ("" when Slack will not say)."""
+        try:
+            page = self.client.conversations_replies(channel=channel, ts=thread_ts, limit=20)
+        except (SlackApiError, OSError) as exc:
+            log.warning("could not read %s/%s: %s", channel, thread_ts, exc)
+            return ""
+        return "\n".join(str(m.get("text") or "") for m in page.get("messages") or [] if not m.get("bot_id"))
 
     def publish_home(self, user: str, view: dict[str, Any]) -> None:
         self.client.views_publish(user_id=user, view=view)

@@ -26,7 +26,8 @@ from tracebot.authoring.from_thread import ThreadMessage, fix_choices, one_line,
 from tracebot.authoring.log_window import NotText, error_window
 from tracebot.matcher.signals import error_signature
 from tracebot.render.slack import code, escape, section
-from tracebot.service.attachments import is_text_file
+from tracebot.service.attachments import is_text_file, located
+from tracebot.service.inbound import Inbound
 from tracebot.service.outbox import DownloadRefused, too_large
 from tracebot.service.posting import attach
 from tracebot.service.service import Service
@@ -109,7 +110,12 @@ def _attached_error(service: Service, root: ThreadMessage) -> tuple[str, list[st
     each file before it was not used. Only that window is kept: the log is streamed, never held whole."""
     limit = service.config.max_file_bytes
     notes: list[str] = []
-    for f in files_of({"files": root.files}):
+    # A log shared from another organisation (Slack Connect) comes by its id alone: looked up as answers do.
+    shared = located(service.outbox, Inbound(channel="", user=None, ts="", files=files_of({"files": root.files})))
+    for f in shared.files:
+        if f.unreadable:
+            notes.append(f"{f.name}: could not be read ({f.unreadable})")
+            continue
         if not is_text_file(f) or not f.url:
             notes.append(f"{f.name}: not a text or log file")
             continue

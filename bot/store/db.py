@@ -375,6 +375,14 @@ class Store:
         )
         return _to_record(rows[0]) if rows else None
 
+    def answer_to(self, channel: str, message_ts: str) -> DiagnosisRecord | None:
+        """The latest posted answer to the message ``message_ts`` in ``channel`` (an edited message's)."""
+        rows = self.query(
+            "SELECT * FROM diagnoses WHERE channel = ? AND message_ts = ? AND reply_ts IS NOT NULL ORDER BY id DESC LIMIT 1",
+            [channel, message_ts],
+        )
+        return _to_record(rows[0]) if rows else None
+
     def recent_diagnoses(self, channel: str | None = None, limit: int = 10) -> list[DiagnosisRecord]:
         where, params = ("WHERE channel = ?", [channel]) if channel else ("", [])
         rows = self.query(f"SELECT * FROM diagnoses {where} ORDER BY id DESC LIMIT ?", [*params, limit])

@@ -114,7 +114,7 @@ def _m004_inbox(db: sqlite_utils.Database) -> None:
     db["inbox"].create(
         {
             "id": int,
-            "kind": str,  # "auto", "direct", "trace"
+            "kind": str,  # "auto", "direct", "edit", "trace"
             "payload": str,  # JSON: the message (user content) or the command, and where to reply
             "owner": str,  # the process answering it (store/owner.py); a dead owner's rows are replayed
             "thread": str,  # a /trace run's parent message, once posted
@@ -125,11 +125,18 @@ def _m004_inbox(db: sqlite_utils.Database) -> None:
     )
 
 
+def _m005_answers_by_message(db: sqlite_utils.Database) -> None:
+    # An edited message's answer is found by the message (Store.answer_to): every edit in a channel
+    # tracebot reads asks, and a table of a year's diagnoses is not scanned for each.
+    db["diagnoses"].create_index(["channel", "message_ts"], if_not_exists=True)
+
+
 MIGRATIONS: list[Migration] = [
     ("001_initial", _m001_initial),
     ("002_learning", _m002_learning),
     ("003_audit", _m003_audit),
     ("004_inbox", _m004_inbox),
+    ("005_answers_by_message", _m005_answers_by_message),
 ]
 
 

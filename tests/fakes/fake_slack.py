@@ -5,6 +5,11 @@ methods tracebot calls with the shapes Slack documents (``ok``, ``ts``, ``permal
 bearer token, serves files at ``url_private_download`` URLs (bearer token required, as Slack does),
 implements the three steps of ``files_upload_v2`` (``files.getUploadURLExternal``, the POST to the
 returned ``upload_url``, ``files.completeUploadExternal``), and can answer ``429`` with ``Retry-After``.
+
+What the bot posts stays in its thread, as in Slack: ``conversations.replies`` returns it (its message
+``metadata`` only with ``include_all_metadata``, as Slack documents), and ``chat.update`` changes it. A
+failure can be made to come after the call took effect (``fail_next(..., landed=True)``: Slack posted the
+message, then its answer was lost in a 500), or to last until the test lifts it (``fail_until_lifted``).
 """
 
 from __future__ import annotations
@@ -100,7 +105,10 @@ class FakeSlack:
         self.channel_members: dict[str, list[str]] = {}  # conversations.members; unlisted: nobody but tracebot
         # Slack serves its sign-in page, with 200, at a file URL when the token lacks the files:read scope
         self.files_scope = True
-        self._failures: dict[str, list[tuple[int, int, str]]] = {}
+        # (channel, thread root ts) -> what the bot posted in that thread, as Slack keeps it
+        self.posted: dict[tuple[str, str], list[dict[str, Any]]] = {}
+        self._failures: dict[str, list[tuple[int, int, str, bool]]] = {}
+        self._outage: dict[str, int] = {}  # method -> the status every call gets until lifted
         self.holds: dict[str, Hold] = {}
         self._lock = threading.Lock()
         self._ts = itertools.count(1)
@@ -149,10 +157,27 @@ class FakeSlack:
             ]
         return "\n".join([self.all_recorded_text(), *uploads])
 
-    def fail_next(self, method: str, status: int = 429, retry_after: int = 1, error: str = "ratelimited") -> None:
+    def fail_next(
+        self, method: str, status: int = 429, retry_after: int = 1, error: str = "ratelimited", *, landed: bool = False
+    ) -> None:
         """The next call to ``method`` fails with ``status`` (``200``: Slack's own refusal, ``ok: false``
-        with ``error``)."""
-        self._failures.setdefault(method, []).append((status, retry_after, error))
+        with ``error``). ``landed``: the call took effect first (the message is in the channel), and only
+        its answer is the failure."""
+        self._failures.setdefault(method, []).append((status, retry_after, error, landed))
+
+    def fail_until_lifted(self, method: str, status: int = 503) -> None:
+        """Every call to ``method`` fails with ``status`` (Slack down) until :meth:`lift`."""
+        with self._lock:
+            self._outage[method] = status
+
+    def lift(self, method: str) -> None:
+        with self._lock:
+            self._outage.pop(method, None)
+
+    def thread_replies(self, channel: str, root: str) -> list[dict[str, Any]]:
+        """What the bot posted in a thread and is there now (edited messages as edited)."""
+        with self._lock:
+            return list(self.posted.get((channel, root), []))
 
     def hold(self, method: str, first: int | None = None) -> Hold:
         """Make calls to ``method`` (the ``first`` ones only, when given) wait until the returned
@@ -210,19 +235,28 @@ class FakeSlack:
             if p.get("channel") in self.not_in:
                 return {"ok": False, "error": "not_in_channel"}
             ts = self._next_ts()
-            return {
-                "ok": True,
-                "channel": p.get("channel"),
+            message = {
+                "type": "message",
+                "text": p.get("text", ""),
+                "user": self.bot_user_id,
+                "bot_id": "B0001",
                 "ts": ts,
-                "message": {
-                    "type": "message",
-                    "text": p.get("text", ""),
-                    "user": self.bot_user_id,
-                    "ts": ts,
-                    "thread_ts": p.get("thread_ts"),
-                },
+                "thread_ts": p.get("thread_ts"),
             }
+            if p.get("blocks"):
+                message["blocks"] = p["blocks"]
+            metadata = p.get("metadata")
+            if isinstance(metadata, str):
+                metadata = json.loads(metadata)
+            if metadata:
+                message["metadata"] = metadata
+            self.posted.setdefault((str(p.get("channel")), str(p.get("thread_ts") or ts)), []).append(message)
+            return {"ok": True, "channel": p.get("channel"), "ts": ts, "message": message}
         if method == "chat.update":
+            for messages in self.posted.values():
+                for m in messages:
+                    if m["ts"] == p.get("ts"):
+                        m.update({"text": p.get("text", ""), "blocks": p.get("blocks") or [], "edited": {"ts": self._next_ts()}})
             return {"ok": True, "channel": p.get("channel"), "ts": p.get("ts"), "text": p.get("text", "")}
         if method == "chat.postEphemeral":
             return {"ok": True, "message_ts": self._next_ts()}
@@ -236,10 +270,19 @@ class FakeSlack:
         if method == "conversations.replies":
             if p.get("channel") in self.not_in:
                 return {"ok": False, "error": "not_in_channel"}
-            messages = self.threads.get((str(p.get("channel")), str(p.get("ts"))))
+            where = (str(p.get("channel")), str(p.get("ts")))
+            posted = self.posted.get(where, [])
+            messages = self.threads.get(where)
+            if messages is None and posted:  # a user's message the bot answered: Slack has it as the root
+                messages = [{"type": "message", "ts": where[1], "thread_ts": where[1]}]
             if messages is None:
                 return {"ok": False, "error": "thread_not_found"}
-            return {"ok": True, "messages": messages, "has_more": False}
+            root_too = [m for m in posted if m["ts"] == where[1]]  # the bot's own top-level post
+            replies = [m for m in posted if m["ts"] != where[1]]
+            every = [*root_too, *messages, *replies] if not root_too else [*root_too, *replies]
+            if str(p.get("include_all_metadata")).lower() not in ("true", "1"):
+                every = [{k: v for k, v in m.items() if k != "metadata"} for m in every]
+            return {"ok": True, "messages": every, "has_more": False}
         if method == "views.open":
             if not p.get("trigger_id"):
                 return {"ok": False, "error": "invalid_trigger_id"}
@@ -358,8 +401,12 @@ class FakeSlack:
                     fake.calls.append(call)
                     failures = fake._failures.get(method)
                     failure = failures.pop(0) if failures else None
+                    if failure is None and method in fake._outage:
+                        failure = (fake._outage[method], 1, "service_unavailable", False)
+                    if failure is not None and failure[3]:  # it took effect; only the answer is lost
+                        call.response = fake._answer(method, params)
                 if failure is not None:
-                    status, retry_after, error = failure
+                    status, retry_after, error, _landed = failure
                     self._send(
                         status,
                         json.dumps({"ok": False, "error": error}).encode(),

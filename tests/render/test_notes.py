@@ -8,7 +8,8 @@ import pytest
 from tracebot.notes import FORMS, note, read_note
 from tracebot.render.messages import LANGS, MESSAGES, say_note
 
-VALUES = {"size": "256 MB", "limit": "1.5 GB", "error": "OSError: [Errno 5] Input/output error: 'a: b'"}
+VALUES = {"size": "256 MB", "limit": "1.5 GB", "error": "OSError: [Errno 5] Input/output error: 'a: b'", "kind": ".xz",
+          "n": "25", "max": "20"}
 
 
 def test_every_note_has_a_form_in_every_language():

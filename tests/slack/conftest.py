@@ -3,8 +3,9 @@ requests, and its WebClient pointed at the fake Slack Web API (``tests/fakes/fak
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -49,3 +50,22 @@ def slack(tmp_path: Path, fake_slack: FakeSlack, kb_dir: Path, plugin_host, monk
     host, slow = plugin_host
     with running_app(make_config(tmp_path, fake_slack, kb_dir), fake_slack, host=host, slow=slow) as app:
         yield app
+
+
+@pytest.fixture
+def start_app(tmp_path: Path, fake_slack: FakeSlack, kb_dir: Path, plugin_host, monkeypatch) -> Iterator[Callable[..., Slack]]:
+    """``start_app(jobs=...)`` starts tracebot on the test's database, with parts of the service given;
+    called again, a second process on the same database (a restart)."""
+    monkeypatch.setenv("TRACEBOT_CHANNEL_RATE", "200")
+    monkeypatch.setenv("TRACEBOT_CHANNEL_BURST", "50")
+    host, slow = plugin_host
+    stack: list[Any] = []
+
+    def start(**services: Any) -> Slack:
+        cm = running_app(make_config(tmp_path, fake_slack, kb_dir), fake_slack, host=host, slow=slow, **services)
+        stack.append(cm)
+        return cm.__enter__()
+
+    yield start
+    for cm in reversed(stack):
+        cm.__exit__(None, None, None)

@@ -82,6 +82,26 @@ def message(
     return event
 
 
+def edited(original: dict[str, Any], text: str, *, edit_ts: str | None = None) -> dict[str, Any]:
+    """The ``message_changed`` event Slack sends when the author of ``original`` changes its text to
+    ``text`` (docs.slack.dev/reference/events/message/message_changed): the message as it is now, with
+    who edited it and when, and the message as it was."""
+    edit_ts = edit_ts or new_ts()
+    now = {k: v for k, v in original.items() if k not in ("channel", "channel_type", "event_ts")}
+    now.update({"text": text, "edited": {"user": original["user"], "ts": edit_ts}})
+    return {
+        "type": "message",
+        "subtype": "message_changed",
+        "hidden": True,
+        "channel": original["channel"],
+        "channel_type": original.get("channel_type", "channel"),
+        "message": now,
+        "previous_message": {k: v for k, v in original.items() if k not in ("channel", "channel_type", "event_ts")},
+        "event_ts": edit_ts,
+        "ts": edit_ts,
+    }
+
+
 def file_share(text: str, files: list[dict[str, Any]], **kw: Any) -> dict[str, Any]:
     event = message(text, **kw)
     event.update({"subtype": "file_share", "files": files, "upload": False, "display_as_bot": False})

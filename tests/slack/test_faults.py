@@ -51,23 +51,12 @@ class FailedJobPlugin:
 
 
 @pytest.fixture
-def app(tmp_path, fake_slack, kb_dir, plugin_host, monkeypatch) -> Iterator[Any]:
+def app(start_app, plugin_host) -> Iterator[Any]:
     """Start the app on a given store and job pool: ``app(store=..., jobs=...)``."""
-    monkeypatch.setenv("TRACEBOT_CHANNEL_RATE", "200")
-    monkeypatch.setenv("TRACEBOT_CHANNEL_BURST", "50")
-    host, slow = plugin_host
+    host, _slow = plugin_host
     failed = FailedJobPlugin()
     host.register(failed, name="test-failedjob")
-    stack: list[Any] = []
-
-    def start(**services: Any) -> Slack:
-        cm = running_app(make_config(tmp_path, fake_slack, kb_dir), fake_slack, host=host, slow=slow, **services)
-        stack.append(cm)
-        return cm.__enter__()
-
-    yield start
-    for cm in reversed(stack):
-        cm.__exit__(None, None, None)
+    yield start_app
     host.unregister(failed)
 
 

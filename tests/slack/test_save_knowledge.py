@@ -165,6 +165,16 @@ def test_when_the_root_message_only_attaches_a_log_the_draft_is_made_from_the_lo
     assert "ValueError: shard index 11 out of range" in draft and "my job died" not in draft
 
 
+def test_a_log_shared_from_another_organisation_is_looked_up_and_drafted_from(slack):
+    # Slack Connect: the thread's root names its file by id alone; files.info says where it is, as for answers.
+    log = "\n".join([f"step {i} loss 0.{i}" for i in range(50)] + ERROR.splitlines()[1:] + ["exiting"]).encode()
+    file = payloads.slack_file("train.log", slack.fake.add_file("train.log", log), len(log))
+    slack.fake.file_objects[file["id"]] = file
+    _submit_with_attachment(slack, payloads.connect_file(file))
+    upload = slack.fake.wait_for(lambda: [u for u in slack.fake.uploads.values() if u.get("completed")])[0]
+    assert "ValueError: shard index 11 out of range" in upload["content"].decode()
+
+
 def test_saving_the_same_thread_twice_posts_the_draft_again_but_leaves_the_first_branch_alone(slack, repo):
     _, _, reply = _thread(slack)
     for attempt in (1, 2):

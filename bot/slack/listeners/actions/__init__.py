@@ -9,6 +9,7 @@ from slack_bolt import Ack, App, BoltContext
 
 from tracebot.render.slack import ACTIONS
 from tracebot.service.inbound import Click
+from tracebot.service.jobs import PoolBusy
 
 ACTION_IDS = re.compile("^(" + "|".join(ACTIONS) + ")$")
 
@@ -26,7 +27,10 @@ def on_feedback(ack: Ack, body: dict[str, Any], action: dict[str, Any], context:
         thread_ts=container.get("thread_ts") or message.get("thread_ts"),
     )
     tracebot = context["service"]
-    tracebot.submit(lambda job: tracebot.on_click(click), f"click {click.action_id}")
+    try:
+        tracebot.submit(lambda job: tracebot.on_click(click), f"click {click.action_id}")
+    except PoolBusy:
+        tracebot.tell_busy(click)
 
 
 def register(app: App) -> None:

@@ -1,0 +1,150 @@
+"""Slack down, Slack flaky: an accepted message is answered once Slack takes posts again, exactly once.
+
+The real Bolt app over signed HTTP against the fake Slack Web API, made to answer chat.postMessage with
+server errors: for a while (an outage through every try of the answer and of the apology), once after
+the post took effect (a 500 that lost Slack's answer, not the message), or with a 502/504 (a gateway).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from dataclasses import asdict
+from typing import Any
+
+import pytest
+
+from tests.fakes.fake_slack import FakeSlack
+from tests.slack import payloads
+from tests.slack.blocks import texts
+from tests.slack.harness import Slack
+from tests.slack.tiny_kb import OOM_LINE
+from tracebot.slack.inbound import from_message
+from tracebot.slack.outbox import POST_METADATA_TYPE
+from tracebot.store import Store, Work
+from tracebot.store import owner as owners
+
+POST = "chat.postMessage"
+
+
+def answers(fake: FakeSlack, event: dict[str, Any]) -> list[dict[str, Any]]:
+    """tracebot's answers in the thread of ``event``, as they are in Slack now."""
+    return [m for m in fake.thread_replies(event["channel"], event["ts"]) if "Test: CUDA out of memory" in texts(m.get("blocks"))]
+
+
+def apologies(fake: FakeSlack) -> list[str]:
+    return [p["text"] for p in fake.posts() if p["text"].startswith((":x:", ":warning:"))]
+
+
+def tune(slack: Slack, **settings: Any) -> None:
+    """Shorter waits between tries (or a shorter time before giving up) than a deployment's. Set only
+    where tracebot has them, so that run against a tracebot without retries, the test fails on what the
+    user sees, not on the setting."""
+    redelivery = getattr(slack.tracebot, "redelivery", None)
+    for name, value in settings.items():
+        if redelivery is not None:
+            setattr(redelivery, name, value)
+
+
+def a_dead_owner() -> str:
+    proc = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE)
+    dead = owners.token(proc.pid)
+    proc.kill()
+    proc.wait(timeout=10)
+    return dead
+
+
+def test_a_mention_slack_takes_neither_the_answer_nor_the_apology_for_is_answered_once_slack_is_back(start_app):
+    slack = start_app()
+    tune(slack, delays_s=(0.05,))
+    slack.fake.fail_until_lifted(POST)
+    mention = payloads.mention(OOM_LINE)
+    assert slack.event(mention).status == 200
+    # the answer's three tries and the apology's three: Slack was down through all of them
+    slack.fake.wait_for(lambda: len(slack.fake.calls_to(POST)) >= 6, timeout=30)
+    slack.fake.lift(POST)
+    slack.idle()
+    assert len(answers(slack.fake, mention)) == 1
+    assert slack.tracebot.store.count("inbox") == 0
+
+
+def test_work_slack_could_not_take_is_answered_by_the_next_start_after_a_restart(start_app, tmp_path):
+    first = start_app()
+    tune(first, delays_s=(600.0,))  # its next try would come long after the restart
+    first.fake.fail_until_lifted(POST)
+    mention = payloads.mention(OOM_LINE)
+    first.event(mention)
+    first.fake.wait_for(lambda: len(first.fake.calls_to(POST)) >= 6, timeout=30)
+    first.listeners.wait_idle(20)
+    first.tracebot.jobs.wait_idle(20)
+    first.tracebot.shutdown()  # stopped while Slack was down
+    store = Store(tmp_path / "tracebot.sqlite3")
+    assert store.count("inbox") == 1, "the message is still owed an answer"
+    store.db.execute("UPDATE inbox SET owner = ?", [a_dead_owner()])  # its process is gone
+    store.db.conn.commit()
+    store.close()
+    first.fake.lift(POST)
+    second = start_app()
+    assert second.tracebot.resume() == 1
+    second.idle()
+    assert len(answers(second.fake, mention)) == 1
+    assert second.tracebot.store.count("inbox") == 0
+
+
+def test_an_answer_slack_never_took_is_given_up_after_the_time_work_may_wait_and_shown_to_admins(start_app):
+    slack = start_app()
+    tune(slack, give_up_after_s=0.0)
+    slack.fake.fail_until_lifted(POST)
+    mention = payloads.mention(OOM_LINE)
+    slack.event(mention)
+    slack.idle()
+    assert slack.tracebot.store.count("inbox") == 0
+    slack.fake.lift(POST)
+    slack.event(payloads.home_opened("U0ADMIN"))
+    home = slack.fake.wait_for(lambda: slack.fake.calls_to("views.publish"))[-1].params["view"]["blocks"]
+    shown = texts(home)
+    assert "Answers given up on" in shown and f"mention C0TRAIN/{mention['ts']}" in shown, shown
+    slack.event(payloads.home_opened("U0ALICE"))
+    home = slack.fake.wait_for(lambda: len(slack.fake.calls_to("views.publish")) == 2 and slack.fake.calls_to("views.publish"))
+    assert "gave up on some answers" in texts(home[-1].params["view"]["blocks"])
+
+
+def test_a_post_slack_took_before_answering_500_is_not_posted_twice(start_app):
+    slack = start_app()
+    slack.fake.fail_next(POST, status=500, error="internal_error", landed=True)
+    mention = payloads.mention(OOM_LINE)
+    slack.event(mention)
+    slack.idle()
+    assert len(answers(slack.fake, mention)) == 1
+    assert not apologies(slack.fake)
+    looked = slack.fake.calls_to("conversations.replies")
+    assert looked and str(looked[0].params.get("include_all_metadata")).lower() in ("true", "1")
+
+
+@pytest.mark.parametrize("status", [502, 504])
+def test_a_gateway_error_on_a_post_is_tried_again(start_app, status):
+    slack = start_app()
+    slack.fake.fail_next(POST, status=status, error="bad_gateway")
+    mention = payloads.mention(OOM_LINE)
+    slack.event(mention)
+    slack.idle()
+    assert len(answers(slack.fake, mention)) == 1
+    assert not apologies(slack.fake)
+
+
+def test_a_restart_after_the_answer_was_posted_does_not_post_it_again(start_app, tmp_path):
+    """A process killed after Slack took its answer but before the inbox row went: the next start looks
+    in the thread for the answer, finds it, and posts nothing."""
+    slack = start_app()
+    mention = payloads.mention(OOM_LINE)
+    work_id = slack.tracebot.store.add_work(
+        Work("direct", {"msg": asdict(from_message(mention)), "source": "mention"}, a_dead_owner())
+    )
+    slack.fake.posted[("C0TRAIN", mention["ts"])] = [{
+        "type": "message", "user": "UTRACEBOT", "bot_id": "B0001", "ts": "1763000001.000001", "thread_ts": mention["ts"],
+        "text": "the answer", "metadata": {"event_type": POST_METADATA_TYPE, "event_payload": {"post": f"w{work_id}.1"}},
+    }]
+    assert slack.tracebot.resume() == 1
+    slack.idle()
+    assert slack.fake.posts() == [], "the answer was in the thread already"
+    assert slack.tracebot.store.count("inbox") == 0

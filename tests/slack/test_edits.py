@@ -1,0 +1,64 @@
+"""Edited messages: an edit that adds an error is answered, an edit that changes the error changes the
+answer in place, and no edit is answered twice (Slack redelivers events it had no ack for in time)."""
+
+from __future__ import annotations
+
+from tests.slack import payloads
+from tests.slack.blocks import texts
+from tests.slack.tiny_kb import NCCL_LINE, OOM_LINE
+
+OOM_TITLE, NCCL_TITLE = "Test: CUDA out of memory", "Test: NCCL watchdog timeout"
+
+
+def replies_to(slack, message) -> list[dict]:
+    """What tracebot has in the message's thread now (edits applied)."""
+    return slack.fake.thread_replies(message["channel"], message["ts"])
+
+
+def test_a_message_edited_to_add_an_error_is_answered_once_however_often_slack_delivers_the_edit(slack):
+    first = payloads.message("training died again, pasting the log in a sec")
+    slack.event(first)
+    slack.idle()
+    assert not slack.fake.posts(), "nothing known in it: no answer"
+    edit = payloads.edited(first, f"training died again:\n{OOM_LINE}")
+    assert slack.event(edit, event_id="Ev0EDIT1").status == 200
+    slack.idle()
+    assert slack.event(edit, event_id="Ev0EDIT1", headers={"X-Slack-Retry-Num": "1"}).status == 200
+    assert slack.event(edit, event_id="Ev0EDIT2").status == 200  # the same edit under another event id
+    slack.idle()
+    (answer,) = replies_to(slack, first)
+    assert OOM_TITLE in texts(answer["blocks"])
+
+
+def test_an_edit_that_changes_the_error_updates_the_answer_instead_of_posting_another(slack):
+    first = payloads.message(OOM_LINE)
+    slack.event(first)
+    slack.idle()
+    (answer,) = replies_to(slack, first)
+    assert OOM_TITLE in texts(answer["blocks"])
+    slack.event(payloads.edited(first, NCCL_LINE))
+    slack.idle()
+    (answer,) = replies_to(slack, first)
+    shown = texts(answer["blocks"])
+    assert NCCL_TITLE in shown and OOM_TITLE not in shown, shown
+    assert len(slack.fake.posts()) == 1, "the answer was changed, not posted again"
+
+
+def test_an_edit_that_leaves_the_answer_as_it_was_changes_nothing(slack):
+    first = payloads.message(OOM_LINE)
+    slack.event(first)
+    slack.idle()
+    slack.event(payloads.edited(first, f"{OOM_LINE}\n(on node 7)"))
+    slack.idle()
+    assert len(slack.fake.posts()) == 1 and not slack.fake.calls_to("chat.update")
+
+
+def test_a_link_unfurled_into_a_message_is_not_an_edit(slack):
+    first = payloads.message(OOM_LINE)
+    slack.event(first)
+    slack.idle()
+    unfurl = payloads.edited(first, NCCL_LINE)
+    del unfurl["message"]["edited"]  # Slack changed the message (an attachment), its author did not
+    slack.event(unfurl)
+    slack.idle()
+    assert len(slack.fake.posts()) == 1 and not slack.fake.calls_to("chat.update")
