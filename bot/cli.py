@@ -318,7 +318,14 @@ def cmd_kb_search(args: argparse.Namespace) -> int:
 
 
 def cmd_kb_eval(args: argparse.Namespace) -> int:
-    from tracebot.authoring.evaluate import CaseError, cross_validate, evaluate, format_report, load_cases
+    from tracebot.authoring.evaluate import (
+        CaseError,
+        cross_validate,
+        evaluate,
+        format_report,
+        load_cases,
+        unknown_expected,
+    )
 
     try:  # before the knowledge base is loaded: a mistyped path is told at once
         cases = load_cases(Path(args.cases))
@@ -326,6 +333,10 @@ def cmd_kb_eval(args: argparse.Namespace) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     kb, matcher = _kb(args)
+    for entry_id, named_by in unknown_expected(cases, {e.id for e in kb.entries}).items():
+        shown = ", ".join(named_by[:3]) + (f" and {len(named_by) - 3} more" if len(named_by) > 3 else "")
+        print(f"warning: {args.cases}: no entry '{entry_id}' in the knowledge base (named by {shown}): "
+              "a case expecting it can only miss", file=sys.stderr)
     try:
         if args.cv:
             if matcher.model is None:
