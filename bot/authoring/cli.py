@@ -18,6 +18,7 @@ from tracebot.config import DEFAULT_THRESHOLD, Config
 # `tracebot diagnose` must not pay for the authoring tools.
 
 DEFAULT_DRAFTS_DIR = "knowledge-drafts"
+MAX_THREAD_BYTES = 64 << 20  # a saved thread (conversations.replies of 1,000 messages is a few MB)
 
 
 def _knowledge(args: argparse.Namespace) -> Path:
@@ -74,15 +75,30 @@ def cmd_kb_new_from_thread(args: argparse.Namespace) -> int:
         save_configured,
         thread_error,
     )
+    from tracebot.authoring.inputs import NotAFile, read_input
 
     try:
-        data = json.loads(Path(args.from_thread).read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        print(f"error: cannot read {args.from_thread}: {exc}", file=sys.stderr)
+        blob = read_input(args.from_thread, MAX_THREAD_BYTES)
+        if len(blob) > MAX_THREAD_BYTES:
+            raise NotAFile(f"larger than {MAX_THREAD_BYTES >> 20} MB, more than a saved thread")
+        data = json.loads(blob.decode("utf-8"))
+    except FileNotFoundError:
+        data, why = None, "no such file"
+    except (NotAFile, ValueError) as exc:  # a FIFO, a directory, not UTF-8, not JSON
+        data, why = None, str(exc)
+    else:
+        raw = data.get("messages") if isinstance(data, dict) else data
+        why = "" if isinstance(raw, list) else (
+            "not a Slack thread: the JSON of conversations.replies ({\"messages\": [...]}) or a list of messages")
+    if why:
+        print(f"error: cannot read {args.from_thread}: {why}", file=sys.stderr)
         return 2
-    raw = data.get("messages", []) if isinstance(data, dict) else data
     messages = [ThreadMessage.from_slack(m) for m in raw if isinstance(m, dict)]
     replies = fix_choices(messages)
+    if not replies:
+        print(f"error: {args.from_thread}: the thread has no replies to pick as the fix (its first message is the "
+              "error, a reply the fix)", file=sys.stderr)
+        return 2
     if not args.fix or not 1 <= args.fix <= len(replies):
         print("which reply fixed it? run again with --fix N:", file=sys.stderr)
         for n, m in enumerate(replies, 1):
@@ -187,7 +203,11 @@ def cmd_kb_export_feedback(args: argparse.Namespace) -> int:
     except StoreError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    write_cases(cases, Path(args.out))
+    try:
+        write_cases(cases, Path(args.out))
+    except OSError as exc:  # a folder named as the file, a read-only place: said, not a traceback
+        print(f"error: cannot write {args.out}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
     helpful = sum(1 for c in cases if c["expected"])
     print(
         f"wrote {len(cases)} case(s) to {args.out}: {helpful} helpful, {len(cases) - helpful} 'not this'; "

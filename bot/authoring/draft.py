@@ -15,6 +15,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from tracebot.authoring.inputs import NotAFile, read_input
 from tracebot.knowledge.entry import ID_RE, MAX_EXAMPLE_CHARS, MAX_PATTERN_CHARS
 from tracebot.knowledge.loader import entry_files, parse_entry_text
 
@@ -337,11 +338,12 @@ def read_snippet(source: str, stdin: object = None) -> str:
         stream = stdin if stdin is not None else sys.stdin
         data = stream.read(MAX_SNIPPET_READ)  # type: ignore[attr-defined]
     else:
-        try:
-            with open(source, "rb") as fh:
-                data = fh.read(MAX_SNIPPET_READ)
-        except OSError as exc:
-            raise DraftError(f"cannot read {source}: {exc.strerror or exc}") from exc
+        try:  # a FIFO (or a device) given by mistake is refused, not waited on
+            data = read_input(source, MAX_SNIPPET_READ)[:MAX_SNIPPET_READ]
+        except FileNotFoundError:
+            raise DraftError(f"cannot read {source}: no such file") from None
+        except NotAFile as exc:
+            raise DraftError(f"cannot read {source}: {exc}") from None
     text = to_text(data)
     if not text.strip():
         raise DraftError(f"{'stdin' if source == '-' else source} is empty: paste the error text you saw")

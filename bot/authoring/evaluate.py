@@ -10,15 +10,13 @@ null cases that are not in also_ok) and, for long multi-rank logs, how often the
 from __future__ import annotations
 
 import copy
-import errno
 import json
-import os
 import random
-import stat
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tracebot.authoring.inputs import NotAFile, open_input, read_input
 from tracebot.matcher import Matcher
 
 LONG_LOG_LINES = 200
@@ -121,27 +119,17 @@ MAX_CASES_BYTES = 256 << 20  # the largest corpus here is under 1 MB; a stray lo
 
 
 def _read_cases_text(path: Path) -> str:
-    """A cases file's text; :class:`CaseError` says why not. Opened without waiting (a FIFO given by mistake
-    would wait for a writer forever, saying nothing) and checked to be a regular file of a sane size first."""
+    """A cases file's text; :class:`CaseError` says why not (:func:`~tracebot.authoring.inputs.read_input`:
+    a FIFO given by mistake is refused, not waited on)."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+        data = read_input(path, MAX_CASES_BYTES)
     except FileNotFoundError:
         raise CaseError(f"{path}: no such cases file") from None
-    except OSError as exc:  # no permission: the reason in words, not "[Errno 13]"
-        raise CaseError(f"{path}: {exc.strerror or exc}") from None
-    with open(fd, "rb") as f:
-        info = os.fstat(fd)
-        if stat.S_ISDIR(info.st_mode):
-            raise CaseError(f"{path}: {os.strerror(errno.EISDIR)}; give the cases file (JSON lines) in it")
-        if not stat.S_ISREG(info.st_mode):
-            raise CaseError(f"{path}: not a regular file (a FIFO, socket or device); cases are a JSON lines file")
-        if info.st_size > MAX_CASES_BYTES:
-            raise CaseError(f"{path}: {info.st_size >> 20} MB; a cases file is JSON lines of at most "
-                            f"{MAX_CASES_BYTES >> 20} MB (is it a log? give it as a case's \"file\")")
-        try:
-            data = f.read(MAX_CASES_BYTES + 1)
-        except OSError as exc:
-            raise CaseError(f"{path}: {exc.strerror or exc}") from None
+    except NotAFile as exc:
+        raise CaseError(f"{path}: {exc}") from None
+    if len(data) > MAX_CASES_BYTES:
+        raise CaseError(f"{path}: more than {MAX_CASES_BYTES >> 20} MB; a cases file is JSON lines (is it a log? "
+                        'give it as a case\'s "file")')
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -219,10 +207,12 @@ def read_fixture(path: Path, limit: int | None = None) -> bytes:
     limit = MAX_FIXTURE_BYTES if limit is None else limit
 
     try:
-        with gzip.open(path, "rb") if path.suffix == ".gz" else path.open("rb") as f:
+        with open_input(path) as raw, gzip.GzipFile(fileobj=raw) if path.suffix == ".gz" else raw as f:
             data = f.read(limit + 1)
     except FileNotFoundError:
         raise CaseError(f"{path}: no such log fixture") from None
+    except NotAFile as exc:  # a FIFO named as a case's file would wait for a writer, saying nothing
+        raise CaseError(f"{path}: {exc}") from None
     except OSError as exc:  # also gzip.BadGzipFile
         raise CaseError(f"{path}: {exc.strerror or exc}") from None
     except (EOFError, zlib.error) as exc:
