@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tracebot.authoring.inputs import NotAFile, read_input
-from tracebot.knowledge.entry import ID_RE, MAX_EXAMPLE_CHARS, MAX_PATTERN_CHARS
+from tracebot.knowledge.entry import ID_RE, MAX_EXAMPLE_CHARS, MAX_PATTERN_CHARS, Entry
 from tracebot.knowledge.loader import entry_files, parse_entry_text
 
 # The matcher's own masks, applied in the matcher's order, so a draft generalises over exactly the
@@ -313,6 +313,17 @@ def existing_entry(kb_root: Path, entry_id: str) -> Path | None:
 
 def write_draft(kb_root: Path, entry_id: str, text: str, area: str = "") -> Path:
     """Write a draft to ``kb_root/[area/]ID.yaml``; refuses bad ids and never overwrites an entry."""
+    target, _ = checked_draft(kb_root, entry_id, text, area)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with target.open("x", encoding="utf-8") as fh:
+        fh.write(text)
+    return target
+
+
+def checked_draft(kb_root: Path, entry_id: str, text: str, area: str = "", shown: str = "") -> tuple[Path, Entry]:
+    """Where the draft ``text`` of ``entry_id`` goes in ``kb_root`` and the entry it loads as (named as
+    ``shown`` in its problems, default its path); :class:`DraftError` when the id or area is not a name,
+    an entry already has the id, or the draft does not load back."""
     if not ID_RE.match(entry_id):
         raise DraftError(f"entry id {entry_id!r} must be lower-case letters, digits and dashes ([a-z0-9-]+)")
     if area and not ID_RE.match(area):
@@ -321,13 +332,10 @@ def write_draft(kb_root: Path, entry_id: str, text: str, area: str = "") -> Path
     if found is not None:
         raise DraftError(f"entry '{entry_id}' already exists: {found} (pick another id or edit that file)")
     target = kb_root / area / f"{entry_id}.yaml" if area else kb_root / f"{entry_id}.yaml"
-    _, errors = parse_entry_text(text, str(target), target)
-    if errors:  # a draft we cannot read back is our bug, not the author's: say so instead of writing it
+    entry, errors = parse_entry_text(text, shown or str(target), target)
+    if errors or entry is None:  # a draft we cannot read back is our bug, not the author's: say so instead of writing it
         raise DraftError("internal error: the draft does not load: " + "; ".join(map(str, errors)))
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with target.open("x", encoding="utf-8") as fh:
-        fh.write(text)
-    return target
+    return target, entry
 
 
 def read_snippet(source: str, stdin: object = None) -> str:

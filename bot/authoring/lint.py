@@ -92,13 +92,14 @@ def example_problems(kb: KnowledgeBase, matcher: Matcher) -> list[LoadError]:
     return problems
 
 
-def silence_problems(kb: KnowledgeBase, matcher: Matcher) -> list[LoadError]:
-    """Each text of ``silence.yaml`` that some entry answers confidently (it must get no answer at all)."""
+def silence_problems(kb: KnowledgeBase, matcher: Matcher, only: str | None = None) -> list[LoadError]:
+    """Each text of ``silence.yaml`` that some entry (``only`` that one, when given) answers confidently (it
+    must get no answer at all)."""
     where = str(kb.root / SILENCE_FILE) if kb.root else SILENCE_FILE
     problems = []
     for s in kb.silence:
         best = matcher.diagnose(s.text).best
-        if best is not None and best.confident:
+        if best is not None and best.confident and only in (None, best.entry_id):
             problems.append(
                 LoadError(where, s.line, f"silence text ({s.kind}) confidently answered by {best.entry_id} "
                                          f"({best.kind} {best.signature!r}, score {best.score})")
@@ -168,6 +169,18 @@ def platform_problems(kb: KnowledgeBase) -> list[LoadError]:
         for name in e.platform
         if name not in known
     ]
+
+
+def entry_problems(matcher: Matcher, entry: Entry) -> list[LoadError]:
+    """What :func:`lint` says about ``entry`` alone, in the knowledge base ``matcher`` was built over (which
+    holds it): its TODOs and platform, whether it answers on healthy logs, its own examples and the silence
+    texts it answers. For a draft checked against the live knowledge base without copying it (Save as
+    knowledge); what the draft does to the other entries' examples is :func:`~tracebot.authoring.compare`'s."""
+    one = KnowledgeBase([entry], matcher.kb.root, matcher.kb.silence)
+    problems = todo_problems(one) + platform_problems(one)
+    for check in EXTRA_CHECKS:
+        problems += [p for p in check(matcher.kb, matcher) if p.path == _where(entry)]
+    return problems + example_problems(one, matcher) + silence_problems(matcher.kb, matcher, only=entry.id)
 
 
 def lint(root: Path, *, examples: bool = True) -> tuple[KnowledgeBase, list[LoadError]]:
