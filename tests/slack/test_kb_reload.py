@@ -257,3 +257,16 @@ def test_a_regex_lint_refuses_is_refused_by_a_reload_too_naming_its_file_and_lin
     said = [str(e) for e in holder.errors]
     assert any(s.startswith(f"{root.name}/cuda/test-flux-capacitor.yaml:{line}: regex '(a+)+b' repeats a group that "
                             "itself repeats ((a+)+)") for s in said), said
+
+
+def test_a_folder_that_becomes_unreadable_keeps_the_last_good_knowledge_base_and_is_named(tmp_path, monkeypatch):
+    from tests.kb.test_loader import _unreadable
+
+    root = write_tiny_kb(tmp_path / "kb")
+    holder = KnowledgeHolder(root)
+    good = holder.current
+    _unreadable(monkeypatch, root / "cuda")  # a deploy that left cuda/ to another user, mode 0700
+    assert holder.reload_if_changed()
+    assert holder.current.kb is good.kb and holder.current.rejected
+    assert holder.matcher.diagnose(OOM_LINE).best.entry_id == "test-cuda-oom", "still answers from the last good"
+    assert [str(e) for e in holder.errors] == ["kb/cuda:1: folder cannot be read (Permission denied): no entry in it was loaded"]
