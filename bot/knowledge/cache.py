@@ -96,7 +96,11 @@ def tree_hash(root: Path, extra: Iterable[bytes] = ()) -> str:
         h.update(len(part).to_bytes(8, "little") + part)
     top = os.fspath(root)
     digests = _Digests(root)
-    for name in sorted(_file_names(top)):
+    unreadable: list[str] = []
+    names = _file_names(top, unreadable=unreadable)
+    for name in sorted(unreadable):  # a folder that cannot be read is a state of its own, not an absent one
+        h.update(len(name).to_bytes(8, "little") + name.encode() + b"\0unreadable")
+    for name in sorted(names):
         path = os.path.join(top, name)
         try:
             st = os.lstat(path)
@@ -117,15 +121,19 @@ def tree_hash(root: Path, extra: Iterable[bytes] = ()) -> str:
     return h.hexdigest()[:24]
 
 
-def _file_names(top: str, rel: str = "") -> list[str]:
+def _file_names(top: str, rel: str = "", unreadable: list[str] | None = None) -> list[str]:
     """The names (relative to ``top``) of what ``os.walk(top)`` lists as files: everything but folders,
-    links to folders included (neither followed nor listed); an unreadable folder is skipped. Plain
-    strings and ``scandir`` (``os.walk``'s joins and ``relpath`` were a third of a warm ``tree_hash``)."""
+    links to folders included (neither followed nor listed); an unreadable folder is skipped, its name added
+    to ``unreadable`` (the loader names it as a problem: a key that left it out would be the key of a
+    knowledge base without that folder, whose cached load has no such problem). Plain strings and
+    ``scandir`` (``os.walk``'s joins and ``relpath`` were a third of a warm ``tree_hash``)."""
     names: list[str] = []
     try:
         with os.scandir(os.path.join(top, rel) if rel else top) as found:
             listed = list(found)
     except OSError:
+        if unreadable is not None:
+            unreadable.append(rel)
         return names
     for entry in listed:
         name = rel + entry.name
@@ -136,7 +144,7 @@ def _file_names(top: str, rel: str = "") -> list[str]:
         if not folder:
             names.append(name)
         elif not entry.is_symlink():
-            names += _file_names(top, name + os.sep)
+            names += _file_names(top, name + os.sep, unreadable)
     return names
 
 
