@@ -25,6 +25,15 @@ def _knowledge(args: argparse.Namespace) -> Path:
     return Path(args.knowledge) if getattr(args, "knowledge", None) else Config.from_env().knowledge_dir
 
 
+def _from_here(path: Path) -> Path:
+    """``path`` relative to the working directory when it is under it (``knowledge/cuda/x.yaml``, as
+    CONTRIBUTING.md shows and an editor opens it), else as it is."""
+    try:
+        return path.relative_to(Path.cwd())
+    except ValueError:
+        return path
+
+
 def cmd_kb_new(args: argparse.Namespace) -> int:
     from tracebot.authoring.draft import (
         DraftError,
@@ -50,12 +59,12 @@ def cmd_kb_new(args: argparse.Namespace) -> int:
     except DraftError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    print(f"wrote {path}")
+    print(f"wrote {_from_here(path)}")
     if snippet:
         for sig in pick_signatures(snippet):
             print(f"  signature from line {sig.line_no}: {sig.regex}")
         _say_who_answers(kb_root, path, snippet)
-    entry, _ = parse_entry_file(path)
+    entry, _ = parse_entry_file(_from_here(path))  # its TODOs are named as the author opens the file
     if entry is not None:
         todos = todo_problems(KnowledgeBase([entry]))
         print(f"still to do ({len(todos)}; `tracebot kb lint` lists them until they are filled in):")
