@@ -406,3 +406,20 @@ def test_a_second_draft_asked_for_while_one_is_being_made_waits_its_turn_by_sayi
     assert (told["user"], told["channel"]) == ("U0CAROL", "C0INFRA")
     assert "I'm drafting another entry from a thread right now" in told["text"]
     assert len(_drafts(slack)) == 1
+
+
+def test_a_secret_on_the_error_line_is_left_out_of_the_drafts_signature_and_id_not_quoted_as_redacted(kb_dir):
+    # The error is scrubbed before drafting, as it must be; the signature then quoted "\[redacted\]", which no
+    # paste ever contains, so the draft could answer only its own example, and its id read "...-redacted-...".
+    import re
+
+    from tracebot.authoring.from_thread import save_from_thread
+    from tracebot.knowledge.loader import parse_entry_text
+
+    line = "PermissionError: token={} was rejected by the checkpoint gateway"
+    saved = save_from_thread(kb_root=kb_dir, error=line.format("ghp_" + "a1B2c3D4e5" * 4), fix="rotate the token",
+                             permalink="https://fake.slack.com/archives/C1/p1")
+    assert "ghp_a1B2" not in saved.yaml and "redacted" not in saved.entry_id
+    entry, _ = parse_entry_text(saved.yaml, "draft.yaml")
+    assert entry is not None and entry.regex and "redacted" not in entry.regex[0]
+    assert re.search(entry.regex[0], line.format("ghp_" + "Z9y8X7w6V5" * 4), re.IGNORECASE)
