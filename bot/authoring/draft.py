@@ -25,6 +25,7 @@ from tracebot.matcher.normalize import HEX, IP, LONG_ID, NUMBER, PATH, clean, ma
 from tracebot.matcher.signals import GLOG_PREFIX as _GLOG_PREFIX
 from tracebot.matcher.signals import NOISE as _NOISE
 from tracebot.matcher.signals import line_score
+from tracebot.secrets import REDACTED
 
 MAX_SIGNATURES = 3
 REGEX_SOURCE_CHARS = 160  # a signature covers the start of a long line: enough to be specific
@@ -35,6 +36,9 @@ CONTEXT_LINES = 15  # kept around the chosen lines of a long paste
 TODO = "TODO"
 
 _MASKS: list[tuple[re.Pattern[str], str]] = [
+    # what the scrubber took out (a thread's token, a password): the draft is made from scrubbed text, and a
+    # literal "\[redacted\]" would match no paste, only the draft's own example
+    (re.compile(re.escape(REDACTED)), r"\S+"),
     (HEX, r"0x[0-9a-f]+"),
     (IP, r"[0-9a-f.:\[\]]+"),
     (PATH, r"\S+"),

@@ -27,7 +27,7 @@ from tracebot.knowledge.loader import KnowledgeBase, load_knowledge_base
 from tracebot.markup import plain_text
 from tracebot.matcher import Matcher
 from tracebot.matcher.signals import error_signature
-from tracebot.secrets import Scrubber, for_keeping
+from tracebot.secrets import REDACTED, Scrubber, for_keeping
 
 AREA = "slack"  # drafts from threads go to knowledge/slack/ until a maintainer files them
 MAX_ID_WORDS = 6
@@ -133,7 +133,8 @@ class SavedDraft:
 def entry_id_for(error: str, kb_root: Path) -> str:
     """An id from the error's masked signature (``valueerror-shard-index-out-of-range``), unused so far."""
     signature = error_signature(error, min_score=1) or error
-    words = [w for w in _WORD.findall(re.sub(r"<\w+>", " ", signature.lower())) if len(w) > 1]
+    unmasked = re.sub(r"<\w+>", " ", signature.replace(REDACTED, " ").lower())  # nor a scrubbed secret's marker
+    words = [w for w in _WORD.findall(unmasked) if len(w) > 1]
     base = "-".join(words[:MAX_ID_WORDS]) or "slack-thread"
     entry_id, n = base, 2
     while existing_entry(kb_root, entry_id) is not None:
