@@ -270,3 +270,20 @@ def test_a_folder_that_becomes_unreadable_keeps_the_last_good_knowledge_base_and
     assert holder.current.kb is good.kb and holder.current.rejected
     assert holder.matcher.diagnose(OOM_LINE).best.entry_id == "test-cuda-oom", "still answers from the last good"
     assert [str(e) for e in holder.errors] == ["kb/cuda:1: folder cannot be read (Permission denied): no entry in it was loaded"]
+
+
+def test_an_edit_that_only_moves_a_problem_the_knowledge_base_already_had_is_taken_up(tmp_path):
+    # The problems a knowledge base in use already has must not block later reloads; they were compared with
+    # their line numbers, so a line added above one (a fix step, in the same file) made it "new" and every
+    # later edit was refused while tracebot kept answering from the older text.
+    root = write_tiny_kb(tmp_path / "kb")
+    oom = root / "cuda" / "test-cuda-oom.yaml"
+    oom.write_text(ENTRIES["cuda/test-cuda-oom.yaml"].lstrip() + "related: [test-no-such-entry]\n")
+    holder = KnowledgeHolder(root)
+    assert [e.message for e in holder.errors] == ["related entry 'test-no-such-entry' does not exist"]
+    oom.write_text(oom.read_text().replace("fix:\n", "fix:\n  - \"Free the cache with `torch.cuda.empty_cache()`.\"\n", 1))
+    _touch_later(oom)
+    assert holder.reload_if_changed()
+    assert not holder.current.rejected
+    assert holder.kb.get("test-cuda-oom").fix[0] == "Free the cache with `torch.cuda.empty_cache()`."
+    assert [e.message for e in holder.errors] == ["related entry 'test-no-such-entry' does not exist"]
