@@ -83,3 +83,15 @@ def test_export_feedback_to_a_place_it_cannot_write_says_so_in_one_line(tmp_path
     assert main(["kb", "export-feedback", "--db", str(db), "--out", str(out)]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"error: cannot write {out}: ") and len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("kind", ["folder", "fifo", "missing"])
+def test_kb_import_names_what_it_was_given_instead_of_calling_everything_missing(tmp_path: Path, capsys, kind: str):
+    doc = tmp_path / "runbook.md"
+    if kind == "folder":
+        doc.mkdir()
+    elif kind == "fifo":
+        os.mkfifo(doc)
+    said = {"folder": "a directory", "fifo": "not a regular file", "missing": "no such file"}[kind]
+    assert main(["kb", "import", str(doc), "--out", str(tmp_path / "drafts")]) == 2
+    assert capsys.readouterr().err.startswith(f"error: {doc}: {said}; kb import reads a document")
