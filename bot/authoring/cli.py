@@ -162,8 +162,9 @@ def cmd_kb_import(args: argparse.Namespace) -> int:
     status = 0
     total = 0
     for doc in map(Path, args.docs):
-        if not doc.is_file():
-            print(f"error: {doc}: no such file", file=sys.stderr)
+        if not doc.is_file():  # said as it is: a folder or a FIFO given by mistake is no missing file
+            why = "no such file" if not doc.exists() else "a directory" if doc.is_dir() else "not a regular file"
+            print(f"error: {doc}: {why}; kb import reads a document (Markdown or text)", file=sys.stderr)
             status = 2
             continue
         try:
