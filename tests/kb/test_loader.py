@@ -164,3 +164,13 @@ def test_a_folder_of_entries_that_cannot_be_read_is_named_not_skipped_in_silence
     kb, errors = load_knowledge_base(root)
     assert [e.id for e in kb.entries] == ["good"]
     assert [str(e) for e in errors] == ["kb/nccl:1: folder cannot be read (Permission denied): no entry in it was loaded"]
+
+
+def test_a_file_given_as_the_knowledge_folder_is_called_a_file_not_missing(tmp_path: Path, capsys):
+    from tracebot.cli import main
+
+    given = tmp_path / "cuda-oom.yaml"  # `--knowledge knowledge/cuda/cuda-oom.yaml`: one entry meant
+    given.write_text("id: cuda-oom\n")
+    assert problems(given) == [f"{given}:1: not a directory: give the knowledge folder"]
+    assert main(["kb", "lint", "--knowledge", str(given), "--no-examples"]) == 1
+    assert f"{given}:1: not a directory" in capsys.readouterr().out
