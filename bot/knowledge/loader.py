@@ -605,7 +605,8 @@ def _load(
     errors: list[LoadError] = []
     entries: list[Entry] = []
     if not root.is_dir():
-        return KnowledgeBase([], root), [LoadError(str(root), 1, "knowledge directory not found")]
+        what = "not a directory: give the knowledge folder" if root.exists() else "knowledge directory not found"
+        return KnowledgeBase([], root), [LoadError(str(root), 1, what)]
     ids: dict[str, str] = {}
     docs, errors = load_documents(root)
     files, unreadable = _listing(root)
