@@ -135,6 +135,27 @@ def held_out_warnings(kb: KnowledgeBase, matcher: Matcher, folds: int = HELD_OUT
     return warnings
 
 
+def _same_text(text: str) -> str:
+    return " ".join(text.split()).casefold()
+
+
+def silence_collisions(kb: KnowledgeBase) -> list[LoadError]:
+    """Each ``examples.match`` or ``todo_match`` that is also a text of ``silence.yaml``, at the example's line:
+    one text cannot be an entry's answer and no answer at all. The model trains on both, and without this the
+    only sign was the silence text's own line, in a file the author of the entry never touched."""
+    silent = {_same_text(s.text): s.line for s in kb.silence}
+    out = []
+    for e in kb.entries:
+        for kind, texts in (("match", e.examples_match), ("todo_match", e.examples_todo)):
+            for i, text in enumerate(texts):
+                line = silent.get(_same_text(text))
+                if line is not None:
+                    out.append(LoadError(_where(e), e.line_of(f"examples.{kind}.{i}"),
+                                         f"examples.{kind}[{i}] is also a silence text ({SILENCE_FILE}:{line}), a text "
+                                         f"no entry may answer: keep it in one of the two places"))
+    return out
+
+
 def todo_problems(kb: KnowledgeBase) -> list[LoadError]:
     out = []
     for e in kb.entries:
@@ -177,7 +198,7 @@ def entry_problems(matcher: Matcher, entry: Entry) -> list[LoadError]:
     texts it answers. For a draft checked against the live knowledge base without copying it (Save as
     knowledge); what the draft does to the other entries' examples is :func:`~tracebot.authoring.compare`'s."""
     one = KnowledgeBase([entry], matcher.kb.root, matcher.kb.silence)
-    problems = todo_problems(one) + platform_problems(one)
+    problems = todo_problems(one) + platform_problems(one) + silence_collisions(one)
     for check in EXTRA_CHECKS:
         problems += [p for p in check(matcher.kb, matcher) if p.path == _where(entry)]
     return problems + example_problems(one, matcher) + silence_problems(matcher.kb, matcher, only=entry.id)
@@ -185,7 +206,7 @@ def entry_problems(matcher: Matcher, entry: Entry) -> list[LoadError]:
 
 def lint(root: Path, *, examples: bool = True) -> tuple[KnowledgeBase, list[LoadError]]:
     kb, problems = load_knowledge_base(root)
-    problems = list(problems) + todo_problems(kb) + platform_problems(kb)
+    problems = list(problems) + todo_problems(kb) + platform_problems(kb) + silence_collisions(kb)
     if kb.entries:
         matcher = Matcher(kb)
         # An entry's own faults first: a refused regex steals other entries' examples and silence texts,
