@@ -95,3 +95,23 @@ def test_kb_import_names_what_it_was_given_instead_of_calling_everything_missing
     said = {"folder": "a directory", "fifo": "not a regular file", "missing": "no such file"}[kind]
     assert main(["kb", "import", str(doc), "--out", str(tmp_path / "drafts")]) == 2
     assert capsys.readouterr().err.startswith(f"error: {doc}: {said}; kb import reads a document")
+
+
+def test_kb_new_from_the_same_thread_again_leaves_the_draft_being_edited_alone(tmp_path: Path, capsys, monkeypatch):
+    from tests.slack.tiny_kb import write_tiny_kb
+
+    monkeypatch.delenv("TRACEBOT_CONFIG", raising=False)
+    kb = write_tiny_kb(tmp_path / "knowledge")
+    thread = tmp_path / "thread.json"
+    thread.write_text(json.dumps({"messages": [
+        {"ts": "1.1", "user": "U0ERIN", "text": "ValueError: shard index 11 out of range for dataset with 8 shards"},
+        {"ts": "1.2", "user": "U0CAROL", "text": "--num-shards must match the dataset"},
+    ]}))
+    args = ["kb", "new", "--from-thread", str(thread), "--fix", "1", "--knowledge", str(kb), "--out", str(tmp_path)]
+    assert main(args) == 0
+    draft = tmp_path / "valueerror-shard-index-out-of-range.yaml"
+    draft.write_text(draft.read_text().replace("TODO: why this happens, in your own words", "Sharded with 16."))
+    capsys.readouterr()
+    assert main(args) == 2
+    assert f"error: {draft} is already there" in capsys.readouterr().err
+    assert "Sharded with 16." in draft.read_text()
