@@ -128,12 +128,12 @@ def cmd_kb_new_from_thread(args: argparse.Namespace) -> int:
     out = Path(args.out or ".") / f"{saved.entry_id}.yaml"
     try:  # a folder not made yet is made, as `kb import` makes its drafts folder
         out.parent.mkdir(parents=True, exist_ok=True)
-        with out.open("x", encoding="utf-8") as f:  # never over a draft being edited (the same thread again)
+        if out.exists() or out.is_symlink():  # never over a draft being edited (the same thread again)
+            print(f"error: {out} is already there (a draft of this thread being edited?); nothing was written: "
+                  "move it, or give --out another folder", file=sys.stderr)
+            return 2
+        with out.open("x", encoding="utf-8") as f:
             f.write(saved.yaml)
-    except FileExistsError:
-        print(f"error: {out} is already there (a draft of this thread being edited?); nothing was written: "
-              "move it, or give --out another folder", file=sys.stderr)
-        return 2
     except OSError as exc:
         print(f"error: cannot write the draft to {out}: {exc.strerror or exc}", file=sys.stderr)
         return 2
