@@ -68,7 +68,8 @@ class Drafting:
                         "model, so one at a time). Try again in a minute.")
             if len(recent) >= MAX_DRAFTS_PER_USER:
                 wait = max(1, round((recent[0] + DRAFT_WINDOW_S - now) / 60))
-                return (f"You saved {len(recent)} threads as knowledge in the last {DRAFT_WINDOW_S / 60:.0f} "
+                threads = f"{len(recent)} thread{'s' if len(recent) != 1 else ''}"
+                return (f"You saved {threads} as knowledge in the last {DRAFT_WINDOW_S / 60:.0f} "
                         f"minutes, the most one person may. Try again in {wait} minute{'s' if wait > 1 else ''}.")
             self._busy = True
             recent.append(now)

@@ -373,7 +373,7 @@ def test_a_person_saving_threads_faster_than_drafts_can_be_made_is_told_when_to_
     _submit(slack, reply)  # the same person again, at once: each draft retrains the model on the channel's lane
     told = slack.fake.wait_for(lambda: [c.params for c in slack.fake.calls_to("chat.postEphemeral")])[0]
     slack.idle()
-    assert told["user"] == "U0BOB" and "You saved 1 threads as knowledge in the last 10 minutes" in told["text"]
+    assert told["user"] == "U0BOB" and "You saved 1 thread as knowledge in the last 10 minutes" in told["text"]
     assert "Try again in 10 minutes." in told["text"]
     assert len(_drafts(slack)) == 1
     _submit(slack, reply, user="U0CAROL")  # someone else is not held back by it
