@@ -174,3 +174,14 @@ def test_a_file_given_as_the_knowledge_folder_is_called_a_file_not_missing(tmp_p
     assert problems(given) == [f"{given}:1: not a directory: give the knowledge folder"]
     assert main(["kb", "lint", "--knowledge", str(given), "--no-examples"]) == 1
     assert f"{given}:1: not a directory" in capsys.readouterr().out
+
+
+def test_a_link_to_a_folder_of_entries_is_named_not_followed_nor_skipped_in_silence(tmp_path: Path):
+    # never followed (it could lead anywhere the service user can read), and before this never said either:
+    # an author who linked a folder of entries in saw none of them answer, and `kb lint` said ok
+    root = write_kb(tmp_path / "kb", [entry_dict("good")])
+    write_kb(tmp_path / "elsewhere", [entry_dict("linked")])
+    (root / "team").symlink_to(tmp_path / "elsewhere")
+    kb, errors = load_knowledge_base(root)
+    assert [e.id for e in kb.entries] == ["good"]
+    assert [str(e) for e in errors] == ["kb/team:1: a symbolic link to a folder: not followed: no entry in it was loaded"]

@@ -287,3 +287,13 @@ def test_an_edit_that_only_moves_a_problem_the_knowledge_base_already_had_is_tak
     assert not holder.current.rejected
     assert holder.kb.get("test-cuda-oom").fix[0] == "Free the cache with `torch.cuda.empty_cache()`."
     assert [e.message for e in holder.errors] == ["related entry 'test-no-such-entry' does not exist"]
+
+
+def test_a_folder_linked_in_while_the_bot_runs_is_named_and_keeps_the_last_good_knowledge_base(tmp_path):
+    root = write_tiny_kb(tmp_path / "kb")
+    holder = KnowledgeHolder(root)
+    good = holder.current
+    (root / "team").symlink_to(root / "cuda")  # a link's target is never read: it could lead anywhere
+    assert holder.reload_if_changed(), "a new link is a change"
+    assert holder.current.kb is good.kb and holder.current.rejected
+    assert [str(e) for e in holder.errors] == ["kb/team:1: a symbolic link to a folder: not followed: no entry in it was loaded"]
