@@ -134,11 +134,11 @@ _last_tree: ContextVar[tuple[Path, tuple[bytes, ...], str] | None] = ContextVar(
 
 
 def _file_names(top: str, rel: str = "", unreadable: list[str] | None = None) -> list[str]:
-    """The names (relative to ``top``) of what ``os.walk(top)`` lists as files: everything but folders,
-    links to folders included (neither followed nor listed); an unreadable folder is skipped, its name added
-    to ``unreadable`` (the loader names it as a problem: a key that left it out would be the key of a
-    knowledge base without that folder, whose cached load has no such problem). Plain strings and
-    ``scandir`` (``os.walk``'s joins and ``relpath`` were a third of a warm ``tree_hash``)."""
+    """The names (relative to ``top``) of everything but folders, links to folders included (listed, so that
+    their targets are hashed; never followed); an unreadable folder is skipped, its name added to
+    ``unreadable``. The loader names both as problems, so the key must tell them from a tree without them,
+    whose cached load has no such problem. Plain strings and ``scandir`` (``os.walk``'s joins and
+    ``relpath`` were a third of a warm ``tree_hash``)."""
     names: list[str] = []
     try:
         with os.scandir(os.path.join(top, rel) if rel else top) as found:
@@ -153,9 +153,9 @@ def _file_names(top: str, rel: str = "", unreadable: list[str] | None = None) ->
             folder = entry.is_dir()
         except OSError:
             folder = False
-        if not folder:
+        if not folder or entry.is_symlink():  # a link to a folder: its target is hashed, it is never entered
             names.append(name)
-        elif not entry.is_symlink():
+        else:
             names += _file_names(top, name + os.sep, unreadable)
     return names
 

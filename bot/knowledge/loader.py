@@ -474,22 +474,27 @@ def entry_files(root: Path) -> list[Path]:
 
 def _listing(root: Path) -> tuple[list[Path], list[tuple[Path, str]]]:
     """The entry files under ``root`` (links too, even dangling ones, so that the loader can say it refuses
-    them; links to folders are neither followed nor entered), and each folder that could not be read, with
-    why: ``Path.rglob`` skipped an unreadable folder in silence, and every entry in it went missing from the
-    answers with no problem named."""
-    unreadable: list[tuple[Path, str]] = []
+    them), and each folder whose entries are not read, with why: one that could not be listed (``Path.rglob``
+    skipped it in silence, and every entry in it went missing from the answers with no problem named), or a
+    link to a folder (never followed: it could lead anywhere the service user can read; said, so that an
+    author who linked a folder of entries in hears why none of them answers)."""
+    skipped: list[tuple[Path, str]] = []
 
     def said(exc: OSError) -> None:
-        unreadable.append((Path(exc.filename), exc.strerror or str(exc)))
+        skipped.append((Path(exc.filename), f"folder cannot be read ({exc.strerror or exc})"))
 
     found = []
     for top, folders, files in os.walk(root, onerror=said):
+        for name in folders:
+            p = Path(top, name)
+            if p.is_symlink() and not name.endswith(".yaml"):  # (one named like an entry is refused as a file)
+                skipped.append((p, "a symbolic link to a folder: not followed"))
         for name in [*files, *(f for f in folders if f.endswith(".yaml"))]:
             p = Path(top, name)
             if name.endswith(".yaml") and not name.startswith(".") and (p.is_file() or p.is_symlink()):
                 found.append(p)
     skip = (root / SOURCES_FILE, root / SILENCE_FILE)
-    return sorted(p for p in found if p not in skip), unreadable
+    return sorted(p for p in found if p not in skip), sorted(skipped)
 
 
 def load_documents(root: Path) -> tuple[dict[str, dict[str, str]], list[LoadError]]:
@@ -609,9 +614,8 @@ def _load(
         return KnowledgeBase([], root), [LoadError(str(root), 1, what)]
     ids: dict[str, str] = {}
     docs, errors = load_documents(root)
-    files, unreadable = _listing(root)
-    errors += [LoadError(_shown_path(folder, root), 1, f"folder cannot be read ({why}): no entry in it was loaded")
-               for folder, why in unreadable]
+    files, skipped = _listing(root)
+    errors += [LoadError(_shown_path(folder, root), 1, f"{why}: no entry in it was loaded") for folder, why in skipped]
     for shown, (entry, errs) in _parse_files(root, files, files_key):
         errors += errs
         if entry is None or errs:

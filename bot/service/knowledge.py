@@ -115,7 +115,10 @@ class KnowledgeHolder:
             return snap
         for path in self.directory.rglob("*"):
             try:
-                if path.is_file():
+                if path.is_symlink():  # never followed by the loader, which names it: its making or retargeting counts
+                    st = path.lstat()
+                    snap[str(path)] = (st.st_mtime_ns, st.st_size)
+                elif path.is_file():
                     st = path.stat()
                     snap[str(path)] = (st.st_mtime_ns, st.st_size)
             except OSError:  # deleted between listing and stat: the next scan sees it gone
