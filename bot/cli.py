@@ -38,6 +38,7 @@ if TYPE_CHECKING:
 # service, the plugins or the Slack app (a cold start is part of every CI log classification).
 
 MAX_STDIN_BYTES = 512 << 20
+MAX_BATCH_BYTES = 512 << 20  # a --batch file, read whole before any case is answered
 
 
 def _kb(args: argparse.Namespace, *, helper: bool = True) -> tuple[KnowledgeBase, Matcher]:
@@ -194,7 +195,13 @@ def _read_batch(path: Path) -> list[dict[str, Any]] | None:
     before the knowledge base is loaded: a typo is told at once)."""
     why = _not_a_file(path)
     try:
-        text = "" if why else path.read_bytes().decode("utf-8")
+        data = b""
+        if not why:
+            with path.open("rb") as f:
+                data = f.read(MAX_BATCH_BYTES + 1)
+        if len(data) > MAX_BATCH_BYTES:  # read whole, a file given by mistake (a core, a disk image) took the memory
+            why = f"larger than {MAX_BATCH_BYTES >> 20} MB; a --batch file is JSON lines of pasted texts (a log goes alone)"
+        text = "" if why else data.decode("utf-8")
     except OSError as exc:
         why = str(exc.strerror or exc)
     except UnicodeDecodeError as exc:
