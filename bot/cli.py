@@ -196,10 +196,11 @@ def _read_batch(path: Path) -> list[dict[str, Any]] | None:
     why = _not_a_file(path)
     try:
         data = b""
-        if not why:
+        if not why and path.stat().st_size <= MAX_BATCH_BYTES:
             with path.open("rb") as f:
-                data = f.read(MAX_BATCH_BYTES + 1)
-        if len(data) > MAX_BATCH_BYTES:  # read whole, a file given by mistake (a core, a disk image) took the memory
+                data = f.read(MAX_BATCH_BYTES + 1)  # (bounded too: a file still being written)
+        if not why and (len(data) > MAX_BATCH_BYTES or path.stat().st_size > MAX_BATCH_BYTES):
+            # read whole, a file given by mistake (a core, a disk image) took the memory: told by its size, unread
             why = f"larger than {MAX_BATCH_BYTES >> 20} MB; a --batch file is JSON lines of pasted texts (a log goes alone)"
         text = "" if why else data.decode("utf-8")
     except OSError as exc:
