@@ -38,6 +38,7 @@ if TYPE_CHECKING:
 # service, the plugins or the Slack app (a cold start is part of every CI log classification).
 
 MAX_STDIN_BYTES = 512 << 20
+MAX_BATCH_BYTES = 512 << 20  # a --batch file, read whole before any case is answered
 
 
 def _kb(args: argparse.Namespace, *, helper: bool = True) -> tuple[KnowledgeBase, Matcher]:
@@ -194,7 +195,14 @@ def _read_batch(path: Path) -> list[dict[str, Any]] | None:
     before the knowledge base is loaded: a typo is told at once)."""
     why = _not_a_file(path)
     try:
-        text = "" if why else path.read_bytes().decode("utf-8")
+        data = b""
+        if not why and path.stat().st_size <= MAX_BATCH_BYTES:
+            with path.open("rb") as f:
+                data = f.read(MAX_BATCH_BYTES + 1)  # (bounded too: a file still being written)
+        if not why and (len(data) > MAX_BATCH_BYTES or path.stat().st_size > MAX_BATCH_BYTES):
+            # read whole, a file given by mistake (a core, a disk image) took the memory: told by its size, unread
+            why = f"larger than {MAX_BATCH_BYTES >> 20} MB; a --batch file is JSON lines of pasted texts (a log goes alone)"
+        text = "" if why else data.decode("utf-8")
     except OSError as exc:
         why = str(exc.strerror or exc)
     except UnicodeDecodeError as exc:
@@ -318,7 +326,14 @@ def cmd_kb_search(args: argparse.Namespace) -> int:
 
 
 def cmd_kb_eval(args: argparse.Namespace) -> int:
-    from tracebot.authoring.evaluate import CaseError, cross_validate, evaluate, format_report, load_cases
+    from tracebot.authoring.evaluate import (
+        CaseError,
+        cross_validate,
+        evaluate,
+        format_report,
+        load_cases,
+        unknown_expected,
+    )
 
     try:  # before the knowledge base is loaded: a mistyped path is told at once
         cases = load_cases(Path(args.cases))
@@ -326,6 +341,10 @@ def cmd_kb_eval(args: argparse.Namespace) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     kb, matcher = _kb(args)
+    for entry_id, named_by in unknown_expected(cases, {e.id for e in kb.entries}).items():
+        shown = ", ".join(named_by[:3]) + (f" and {len(named_by) - 3} more" if len(named_by) > 3 else "")
+        print(f"warning: {args.cases}: no entry '{entry_id}' in the knowledge base (named by {shown}): "
+              "a case expecting it can only miss", file=sys.stderr)
     try:
         if args.cv:
             if matcher.model is None:

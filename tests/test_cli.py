@@ -476,3 +476,17 @@ def test_kb_eval_refuses_a_gzip_log_fixture_that_unpacks_past_its_limit(tmp_path
     assert cli.main(["kb", "eval", str(cases)]) == 2
     said = capsys.readouterr().err
     assert f"error: {tmp_path / 'bomb.log.gz'}: unpacks to more than 1 MB; a case's log fixture must be smaller" in said
+
+
+def test_a_batch_file_too_large_to_be_one_is_refused_before_it_is_read_whole(tmp_path: Path, capsys, monkeypatch):
+    # `--batch` read the whole file into memory before looking at a line: a core dump or disk image given by
+    # mistake took the machine's memory
+    from tracebot import cli
+
+    monkeypatch.setattr(cli, "MAX_BATCH_BYTES", 1 << 20, raising=False)
+    batch = tmp_path / "cases.jsonl"
+    line = json.dumps({"id": "x", "text": "CUDA out of memory"}) + "\n"
+    batch.write_text(line * ((2 << 20) // len(line)))
+    assert cli.main(["diagnose", "--batch", str(batch), "--json"]) == 2
+    out = capsys.readouterr()
+    assert out.out == "" and f"error: {batch}: larger than 1 MB; a --batch file is JSON lines" in out.err

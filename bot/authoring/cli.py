@@ -18,10 +18,20 @@ from tracebot.config import DEFAULT_THRESHOLD, Config
 # `tracebot diagnose` must not pay for the authoring tools.
 
 DEFAULT_DRAFTS_DIR = "knowledge-drafts"
+MAX_THREAD_BYTES = 64 << 20  # a saved thread (conversations.replies of 1,000 messages is a few MB)
 
 
 def _knowledge(args: argparse.Namespace) -> Path:
     return Path(args.knowledge) if getattr(args, "knowledge", None) else Config.from_env().knowledge_dir
+
+
+def _from_here(path: Path) -> Path:
+    """``path`` relative to the working directory when it is under it (``knowledge/cuda/x.yaml``, as
+    CONTRIBUTING.md shows and an editor opens it), else as it is."""
+    try:
+        return path.relative_to(Path.cwd())
+    except ValueError:
+        return path
 
 
 def cmd_kb_new(args: argparse.Namespace) -> int:
@@ -49,12 +59,12 @@ def cmd_kb_new(args: argparse.Namespace) -> int:
     except DraftError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    print(f"wrote {path}")
+    print(f"wrote {_from_here(path)}")
     if snippet:
         for sig in pick_signatures(snippet):
             print(f"  signature from line {sig.line_no}: {sig.regex}")
         _say_who_answers(kb_root, path, snippet)
-    entry, _ = parse_entry_file(path)
+    entry, _ = parse_entry_file(_from_here(path))  # its TODOs are named as the author opens the file
     if entry is not None:
         todos = todo_problems(KnowledgeBase([entry]))
         print(f"still to do ({len(todos)}; `tracebot kb lint` lists them until they are filled in):")
@@ -74,15 +84,30 @@ def cmd_kb_new_from_thread(args: argparse.Namespace) -> int:
         save_configured,
         thread_error,
     )
+    from tracebot.authoring.inputs import NotAFile, read_input
 
     try:
-        data = json.loads(Path(args.from_thread).read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        print(f"error: cannot read {args.from_thread}: {exc}", file=sys.stderr)
+        blob = read_input(args.from_thread, MAX_THREAD_BYTES)
+        if len(blob) > MAX_THREAD_BYTES:
+            raise NotAFile(f"larger than {MAX_THREAD_BYTES >> 20} MB, more than a saved thread")
+        data = json.loads(blob.decode("utf-8"))
+    except FileNotFoundError:
+        data, why = None, "no such file"
+    except (NotAFile, ValueError) as exc:  # a FIFO, a directory, not UTF-8, not JSON
+        data, why = None, str(exc)
+    else:
+        raw = data.get("messages") if isinstance(data, dict) else data
+        why = "" if isinstance(raw, list) else (
+            "not a Slack thread: the JSON of conversations.replies ({\"messages\": [...]}) or a list of messages")
+    if why:
+        print(f"error: cannot read {args.from_thread}: {why}", file=sys.stderr)
         return 2
-    raw = data.get("messages", []) if isinstance(data, dict) else data
     messages = [ThreadMessage.from_slack(m) for m in raw if isinstance(m, dict)]
     replies = fix_choices(messages)
+    if not replies:
+        print(f"error: {args.from_thread}: the thread has no replies to pick as the fix (its first message is the "
+              "error, a reply the fix)", file=sys.stderr)
+        return 2
     if not args.fix or not 1 <= args.fix <= len(replies):
         print("which reply fixed it? run again with --fix N:", file=sys.stderr)
         for n, m in enumerate(replies, 1):
@@ -103,7 +128,12 @@ def cmd_kb_new_from_thread(args: argparse.Namespace) -> int:
     out = Path(args.out or ".") / f"{saved.entry_id}.yaml"
     try:  # a folder not made yet is made, as `kb import` makes its drafts folder
         out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(saved.yaml, encoding="utf-8")
+        if out.exists() or out.is_symlink():  # never over a draft being edited (the same thread again)
+            print(f"error: {out} is already there (a draft of this thread being edited?); nothing was written: "
+                  "move it, or give --out another folder", file=sys.stderr)
+            return 2
+        with out.open("x", encoding="utf-8") as f:
+            f.write(saved.yaml)
     except OSError as exc:
         print(f"error: cannot write the draft to {out}: {exc.strerror or exc}", file=sys.stderr)
         return 2
@@ -137,8 +167,9 @@ def cmd_kb_import(args: argparse.Namespace) -> int:
     status = 0
     total = 0
     for doc in map(Path, args.docs):
-        if not doc.is_file():
-            print(f"error: {doc}: no such file", file=sys.stderr)
+        if not doc.is_file():  # said as it is: a folder or a FIFO given by mistake is no missing file
+            why = "no such file" if not doc.exists() else "a directory" if doc.is_dir() else "not a regular file"
+            print(f"error: {doc}: {why}; kb import reads a document (Markdown or text)", file=sys.stderr)
             status = 2
             continue
         try:
@@ -187,7 +218,11 @@ def cmd_kb_export_feedback(args: argparse.Namespace) -> int:
     except StoreError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    write_cases(cases, Path(args.out))
+    try:
+        write_cases(cases, Path(args.out))
+    except OSError as exc:  # a folder named as the file, a read-only place: said, not a traceback
+        print(f"error: cannot write {args.out}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
     helpful = sum(1 for c in cases if c["expected"])
     print(
         f"wrote {len(cases)} case(s) to {args.out}: {helpful} helpful, {len(cases) - helpful} 'not this'; "

@@ -186,12 +186,15 @@ def _example_winner(matcher: Matcher, text: str) -> str:
     return best.entry_id if best is not None and best.confident else "(nothing)"
 
 
-def stolen_examples(before_kb: KnowledgeBase, after_kb: KnowledgeBase) -> list[Steal]:
-    """Examples (``examples.match``) that their entry won before and another entry wins now.
+def stolen_examples(
+    before_kb: KnowledgeBase, after_kb: KnowledgeBase, before_m: Matcher | None = None, after_m: Matcher | None = None
+) -> list[Steal]:
+    """Examples (``examples.match``) that their entry won before and another entry wins now, answered by
+    ``before_m`` and ``after_m`` (built from the knowledge bases when not given).
 
     An example of a new entry that an existing entry wins counts too: the new entry would never answer.
     """
-    before_m, after_m = Matcher(before_kb), Matcher(after_kb)
+    before_m, after_m = before_m or Matcher(before_kb), after_m or Matcher(after_kb)
     steals = []
     for e in after_kb.entries:
         old = before_kb.get(e.id)
@@ -232,17 +235,31 @@ def compare_dirs(
     """Run ``cases`` against two knowledge directories: ``base_dir`` (before) and ``kb_dir`` (after)."""
     before_kb, base_errors = load_knowledge_base(base_dir)
     after_kb, head_errors = load_knowledge_base(kb_dir)
-    before = evaluate(Matcher(before_kb, threshold=threshold), cases)
-    after = evaluate(Matcher(after_kb, threshold=threshold), cases)
+    before_m, after_m = Matcher(before_kb, threshold=threshold), Matcher(after_kb, threshold=threshold)
+    return compare_matchers(before_m, after_m, cases, base_ref=base_ref, base_sha=base_sha,
+                            errors=(base_errors, head_errors))
+
+
+def compare_matchers(
+    before_m: Matcher,
+    after_m: Matcher,
+    cases: list[Case],
+    *,
+    base_ref: str,
+    base_sha: str = "",
+    errors: tuple[list[LoadError], list[LoadError]] = ([], []),
+) -> Comparison:
+    """Run ``cases`` against two built matchers (each over its knowledge base, ``matcher.kb``), as
+    :func:`compare_dirs` does; ``errors``: each knowledge base's load problems, before and after."""
+    before, after = evaluate(before_m, cases), evaluate(after_m, cases)
     return Comparison(
         base_ref,
         base_sha,
         before,
         after,
         case_changes(before, after),
-        stolen_examples(before_kb, after_kb),
-        base_errors,
-        head_errors,
+        stolen_examples(before_m.kb, after_m.kb, before_m, after_m),
+        *errors,
     )
 
 

@@ -15,7 +15,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from tracebot.knowledge.entry import ID_RE, MAX_EXAMPLE_CHARS, MAX_PATTERN_CHARS
+from tracebot.authoring.inputs import NotAFile, read_input
+from tracebot.knowledge.entry import ID_RE, MAX_EXAMPLE_CHARS, MAX_PATTERN_CHARS, Entry
 from tracebot.knowledge.loader import entry_files, parse_entry_text
 
 # The matcher's own masks, applied in the matcher's order, so a draft generalises over exactly the
@@ -24,6 +25,7 @@ from tracebot.matcher.normalize import HEX, IP, LONG_ID, NUMBER, PATH, clean, ma
 from tracebot.matcher.signals import GLOG_PREFIX as _GLOG_PREFIX
 from tracebot.matcher.signals import NOISE as _NOISE
 from tracebot.matcher.signals import line_score
+from tracebot.secrets import REDACTED
 
 MAX_SIGNATURES = 3
 REGEX_SOURCE_CHARS = 160  # a signature covers the start of a long line: enough to be specific
@@ -34,6 +36,9 @@ CONTEXT_LINES = 15  # kept around the chosen lines of a long paste
 TODO = "TODO"
 
 _MASKS: list[tuple[re.Pattern[str], str]] = [
+    # what the scrubber took out (a thread's token, a password): the draft is made from scrubbed text, and a
+    # literal "\[redacted\]" would match no paste, only the draft's own example
+    (re.compile(re.escape(REDACTED)), r"\S+"),
     (HEX, r"0x[0-9a-f]+"),
     (IP, r"[0-9a-f.:\[\]]+"),
     (PATH, r"\S+"),
@@ -312,6 +317,17 @@ def existing_entry(kb_root: Path, entry_id: str) -> Path | None:
 
 def write_draft(kb_root: Path, entry_id: str, text: str, area: str = "") -> Path:
     """Write a draft to ``kb_root/[area/]ID.yaml``; refuses bad ids and never overwrites an entry."""
+    target, _ = checked_draft(kb_root, entry_id, text, area)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with target.open("x", encoding="utf-8") as fh:
+        fh.write(text)
+    return target
+
+
+def checked_draft(kb_root: Path, entry_id: str, text: str, area: str = "", shown: str = "") -> tuple[Path, Entry]:
+    """Where the draft ``text`` of ``entry_id`` goes in ``kb_root`` and the entry it loads as (named as
+    ``shown`` in its problems, default its path); :class:`DraftError` when the id or area is not a name,
+    an entry already has the id, or the draft does not load back."""
     if not ID_RE.match(entry_id):
         raise DraftError(f"entry id {entry_id!r} must be lower-case letters, digits and dashes ([a-z0-9-]+)")
     if area and not ID_RE.match(area):
@@ -320,13 +336,10 @@ def write_draft(kb_root: Path, entry_id: str, text: str, area: str = "") -> Path
     if found is not None:
         raise DraftError(f"entry '{entry_id}' already exists: {found} (pick another id or edit that file)")
     target = kb_root / area / f"{entry_id}.yaml" if area else kb_root / f"{entry_id}.yaml"
-    _, errors = parse_entry_text(text, str(target), target)
-    if errors:  # a draft we cannot read back is our bug, not the author's: say so instead of writing it
+    entry, errors = parse_entry_text(text, shown or str(target), target)
+    if errors or entry is None:  # a draft we cannot read back is our bug, not the author's: say so instead of writing it
         raise DraftError("internal error: the draft does not load: " + "; ".join(map(str, errors)))
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with target.open("x", encoding="utf-8") as fh:
-        fh.write(text)
-    return target
+    return target, entry
 
 
 def read_snippet(source: str, stdin: object = None) -> str:
@@ -337,11 +350,12 @@ def read_snippet(source: str, stdin: object = None) -> str:
         stream = stdin if stdin is not None else sys.stdin
         data = stream.read(MAX_SNIPPET_READ)  # type: ignore[attr-defined]
     else:
-        try:
-            with open(source, "rb") as fh:
-                data = fh.read(MAX_SNIPPET_READ)
-        except OSError as exc:
-            raise DraftError(f"cannot read {source}: {exc.strerror or exc}") from exc
+        try:  # a FIFO (or a device) given by mistake is refused, not waited on
+            data = read_input(source, MAX_SNIPPET_READ)[:MAX_SNIPPET_READ]
+        except FileNotFoundError:
+            raise DraftError(f"cannot read {source}: no such file") from None
+        except NotAFile as exc:
+            raise DraftError(f"cannot read {source}: {exc}") from None
     text = to_text(data)
     if not text.strip():
         raise DraftError(f"{'stdin' if source == '-' else source} is empty: paste the error text you saw")

@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tracebot.authoring.inputs import NotAFile, open_input, read_input
 from tracebot.matcher import Matcher
 
 LONG_LOG_LINES = 200
@@ -82,15 +83,7 @@ def load_cases(path: Path) -> list[Case]:
     """The labelled cases of a JSONL file; :class:`CaseError` says why a file or a line cannot be used."""
     cases = []
     seen: set[str] = set()
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise CaseError(f"{path}: no such cases file") from None
-    except OSError as exc:  # a directory, no permission: the reason in words, not "[Errno 21]"
-        raise CaseError(f"{path}: {exc.strerror or exc}") from None
-    except UnicodeDecodeError as exc:
-        raise CaseError(f"{path}: not UTF-8 text (byte offset {exc.start}); cases are JSON lines") from None
-    for no, line in enumerate(text.splitlines(), 1):
+    for no, line in enumerate(_read_cases_text(path).splitlines(), 1):
         if not line.strip():
             continue
         try:
@@ -99,6 +92,9 @@ def load_cases(path: Path) -> list[Case]:
             raise CaseError(f"{path}:{no}: not JSON: {exc.msg}") from exc
         if not isinstance(raw, dict) or "id" not in raw or ("text" not in raw and "file" not in raw):
             raise CaseError(f"{path}:{no}: a case needs 'id' and 'text' (or 'file')")
+        wrong = _wrong_field(raw)
+        if wrong:
+            raise CaseError(f"{path}:{no}: {wrong}")
         cid = str(raw["id"])
         if cid in seen:
             raise CaseError(f"{path}:{no}: duplicate case id {cid!r}")
@@ -111,12 +107,69 @@ def load_cases(path: Path) -> list[Case]:
                 list(raw.get("also_ok") or []),
                 raw.get("text"),
                 file,
-                raw.get("kind", ""),
+                raw.get("kind") or "",
                 str(raw.get("source") or ""),
                 list(raw.get("not_ok") or []),
             )
         )
     return cases
+
+
+MAX_CASES_BYTES = 256 << 20  # the largest corpus here is under 1 MB; a stray log given by mistake is not read
+
+
+def _read_cases_text(path: Path) -> str:
+    """A cases file's text; :class:`CaseError` says why not (:func:`~tracebot.authoring.inputs.read_input`:
+    a FIFO given by mistake is refused, not waited on)."""
+    try:
+        data = read_input(path, MAX_CASES_BYTES)
+    except FileNotFoundError:
+        raise CaseError(f"{path}: no such cases file") from None
+    except NotAFile as exc:
+        raise CaseError(f"{path}: {exc}") from None
+    if len(data) > MAX_CASES_BYTES:
+        raise CaseError(f"{path}: more than {MAX_CASES_BYTES >> 20} MB; a cases file is JSON lines (is it a log? "
+                        'give it as a case\'s "file")')
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise CaseError(f"{path}: not UTF-8 text (byte offset {exc.start}); cases are JSON lines") from None
+
+
+def _wrong_field(raw: dict[str, Any]) -> str:
+    """What is wrong with a case's fields' types, in words ("" when nothing): a number where a list of ids
+    belongs stopped ``kb eval`` with a traceback, a list where the text belongs deep inside the matcher."""
+    for name in ("text", "file", "kind", "source"):
+        if raw.get(name) is not None and not isinstance(raw[name], str):
+            return f"'{name}' must be a string, not {_json_kind(raw[name])}"
+    if raw.get("expected") is not None and not isinstance(raw["expected"], str):
+        return f"'expected' must be an entry id or null, not {_json_kind(raw['expected'])}"
+    for name in ("also_ok", "not_ok"):
+        value = raw.get(name)
+        if value is not None and not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
+            return f"'{name}' must be a list of entry ids ([\"id\", ...]), not {_json_kind(value)}"
+    if isinstance(raw["id"], (dict, list)):
+        return f"'id' must be a string, not {_json_kind(raw['id'])}"
+    return ""
+
+
+def _json_kind(value: object) -> str:
+    if isinstance(value, bool):
+        return "true/false"
+    return {dict: "an object", list: "a list", str: "a string", int: "a number", float: "a number"}.get(
+        type(value), "null" if value is None else type(value).__name__
+    )
+
+
+def unknown_expected(cases: list[Case], known: set[str]) -> dict[str, list[str]]:
+    """Entry ids the cases name (``expected``, ``also_ok``, ``not_ok``) that ``known`` lacks, with the cases
+    naming each: a typo in a label is otherwise only a miss among the misses."""
+    out: dict[str, list[str]] = {}
+    for c in cases:
+        for entry_id in dict.fromkeys([c.expected, *c.also_ok, *c.not_ok]):
+            if entry_id is not None and entry_id not in known:
+                out.setdefault(entry_id, []).append(c.id)
+    return out
 
 
 def run_case(matcher: Matcher, case: Case) -> CaseResult:
@@ -154,10 +207,12 @@ def read_fixture(path: Path, limit: int | None = None) -> bytes:
     limit = MAX_FIXTURE_BYTES if limit is None else limit
 
     try:
-        with gzip.open(path, "rb") if path.suffix == ".gz" else path.open("rb") as f:
+        with open_input(path) as raw, gzip.GzipFile(fileobj=raw) if path.suffix == ".gz" else raw as f:
             data = f.read(limit + 1)
     except FileNotFoundError:
         raise CaseError(f"{path}: no such log fixture") from None
+    except NotAFile as exc:  # a FIFO named as a case's file would wait for a writer, saying nothing
+        raise CaseError(f"{path}: {exc}") from None
     except OSError as exc:  # also gzip.BadGzipFile
         raise CaseError(f"{path}: {exc.strerror or exc}") from None
     except (EOFError, zlib.error) as exc:

@@ -3,8 +3,8 @@
 Transport-neutral: the Slack shortcut and ``tracebot kb new --from-thread`` both hand over plain text
 (the error, the fix, the thread's permalink). The draft is made as ``kb new --from`` makes one
 (signatures masked, the error as its first ``examples.match``), with the fix reply as its first fix
-step and the permalink as a source; it is linted and compared (``kb eval --compare``) on a temporary
-copy of the knowledge base, so the live one never changes. Where a git checkout of the knowledge
+step and the permalink as a source; it is linted and compared (``kb eval --compare``) beside the live
+knowledge base, in memory, so the live one never changes. Where a git checkout of the knowledge
 repository is configured (``knowledge_repo: {path, knowledge, push, remote, cases}`` in TRACEBOT_CONFIG),
 the draft is committed on a new branch with git plumbing (the checkout's working tree and index are
 left alone) and pushed only when ``push: true``.
@@ -13,20 +13,21 @@ left alone) and pushed only when ``push: true``.
 from __future__ import annotations
 
 import re
-import shutil
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tracebot.authoring.compare import Comparison, _git, compare_dirs, format_comparison
-from tracebot.authoring.draft import DraftError, draft_from_snippet, existing_entry, write_draft
+from tracebot.authoring.compare import Comparison, _git, compare_matchers, format_comparison
+from tracebot.authoring.draft import DraftError, checked_draft, draft_from_snippet, existing_entry
 from tracebot.authoring.evaluate import Case, load_cases
-from tracebot.authoring.lint import lint
+from tracebot.authoring.lint import entry_problems
 from tracebot.config import Config
+from tracebot.knowledge.loader import KnowledgeBase, load_knowledge_base
 from tracebot.markup import plain_text
+from tracebot.matcher import Matcher
 from tracebot.matcher.signals import error_signature
-from tracebot.secrets import Scrubber, for_keeping
+from tracebot.secrets import REDACTED, Scrubber, for_keeping
 
 AREA = "slack"  # drafts from threads go to knowledge/slack/ until a maintainer files them
 MAX_ID_WORDS = 6
@@ -132,7 +133,8 @@ class SavedDraft:
 def entry_id_for(error: str, kb_root: Path) -> str:
     """An id from the error's masked signature (``valueerror-shard-index-out-of-range``), unused so far."""
     signature = error_signature(error, min_score=1) or error
-    words = [w for w in _WORD.findall(re.sub(r"<\w+>", " ", signature.lower())) if len(w) > 1]
+    unmasked = re.sub(r"<\w+>", " ", signature.replace(REDACTED, " ").lower())  # nor a scrubbed secret's marker
+    words = [w for w in _WORD.findall(unmasked) if len(w) > 1]
     base = "-".join(words[:MAX_ID_WORDS]) or "slack-thread"
     entry_id, n = base, 2
     while existing_entry(kb_root, entry_id) is not None:
@@ -173,14 +175,16 @@ def save_from_thread(
         fix=[fix] if fix.strip() else [],
         note="Drafted by tracebot from a Slack thread; finish the TODOs, then file it under its area.",
     )
-    with tempfile.TemporaryDirectory(prefix="tracebot-thread-") as tmp:
-        copy = Path(tmp) / "knowledge"
-        shutil.copytree(kb_root, copy)
-        path = write_draft(copy, entry_id, text, AREA)
-        _, problems = lint(copy)
-        mine = [str(p).replace(str(copy), "knowledge") for p in problems if str(path) in str(p)]
-        cases = _cases(cases_path, entry_id, error)
-        comparison = compare_dirs(kb_root, copy, cases, base_ref="live")
+    # The draft is checked beside the live knowledge base in memory: a copy of the folder per click cost
+    # its size in disk and time, and failed on what the loader only reports (a dangling link, a FIFO).
+    before_kb, before_errors = load_knowledge_base(kb_root)
+    _, entry = checked_draft(kb_root, entry_id, text, AREA, shown=f"knowledge/{AREA}/{entry_id}.yaml")
+    entry.path = Path("knowledge", AREA, f"{entry_id}.yaml")  # as the problems name it
+    after_kb = KnowledgeBase([*before_kb.entries, entry], before_kb.root, before_kb.silence)
+    before_m, after_m = Matcher(before_kb), Matcher(after_kb)
+    mine = [str(p) for p in entry_problems(after_m, entry)]
+    comparison = compare_matchers(before_m, after_m, _cases(cases_path, entry_id, error), base_ref="live",
+                                  errors=(before_errors, before_errors))
     saved = SavedDraft(entry_id, text, mine, comparison)
     if repo is not None:
         commit_draft(repo, saved)

@@ -92,13 +92,14 @@ def example_problems(kb: KnowledgeBase, matcher: Matcher) -> list[LoadError]:
     return problems
 
 
-def silence_problems(kb: KnowledgeBase, matcher: Matcher) -> list[LoadError]:
-    """Each text of ``silence.yaml`` that some entry answers confidently (it must get no answer at all)."""
+def silence_problems(kb: KnowledgeBase, matcher: Matcher, only: str | None = None) -> list[LoadError]:
+    """Each text of ``silence.yaml`` that some entry (``only`` that one, when given) answers confidently (it
+    must get no answer at all)."""
     where = str(kb.root / SILENCE_FILE) if kb.root else SILENCE_FILE
     problems = []
     for s in kb.silence:
         best = matcher.diagnose(s.text).best
-        if best is not None and best.confident:
+        if best is not None and best.confident and only in (None, best.entry_id):
             problems.append(
                 LoadError(where, s.line, f"silence text ({s.kind}) confidently answered by {best.entry_id} "
                                          f"({best.kind} {best.signature!r}, score {best.score})")
@@ -132,6 +133,27 @@ def held_out_warnings(kb: KnowledgeBase, matcher: Matcher, folds: int = HELD_OUT
                     )
                 )
     return warnings
+
+
+def _same_text(text: str) -> str:
+    return " ".join(text.split()).casefold()
+
+
+def silence_collisions(kb: KnowledgeBase) -> list[LoadError]:
+    """Each ``examples.match`` or ``todo_match`` that is also a text of ``silence.yaml``, at the example's line:
+    one text cannot be an entry's answer and no answer at all. The model trains on both, and without this the
+    only sign was the silence text's own line, in a file the author of the entry never touched."""
+    silent = {_same_text(s.text): s.line for s in kb.silence}
+    out = []
+    for e in kb.entries:
+        for kind, texts in (("match", e.examples_match), ("todo_match", e.examples_todo)):
+            for i, text in enumerate(texts):
+                line = silent.get(_same_text(text))
+                if line is not None:
+                    out.append(LoadError(_where(e), e.line_of(f"examples.{kind}.{i}"),
+                                         f"examples.{kind}[{i}] is also a silence text ({SILENCE_FILE}:{line}), a text "
+                                         f"no entry may answer: keep it in one of the two places"))
+    return out
 
 
 def todo_problems(kb: KnowledgeBase) -> list[LoadError]:
@@ -170,9 +192,21 @@ def platform_problems(kb: KnowledgeBase) -> list[LoadError]:
     ]
 
 
+def entry_problems(matcher: Matcher, entry: Entry) -> list[LoadError]:
+    """What :func:`lint` says about ``entry`` alone, in the knowledge base ``matcher`` was built over (which
+    holds it): its TODOs and platform, whether it answers on healthy logs, its own examples and the silence
+    texts it answers. For a draft checked against the live knowledge base without copying it (Save as
+    knowledge); what the draft does to the other entries' examples is :func:`~tracebot.authoring.compare`'s."""
+    one = KnowledgeBase([entry], matcher.kb.root, matcher.kb.silence)
+    problems = todo_problems(one) + platform_problems(one) + silence_collisions(one)
+    for check in EXTRA_CHECKS:
+        problems += [p for p in check(matcher.kb, matcher) if p.path == _where(entry)]
+    return problems + example_problems(one, matcher) + silence_problems(matcher.kb, matcher, only=entry.id)
+
+
 def lint(root: Path, *, examples: bool = True) -> tuple[KnowledgeBase, list[LoadError]]:
     kb, problems = load_knowledge_base(root)
-    problems = list(problems) + todo_problems(kb) + platform_problems(kb)
+    problems = list(problems) + todo_problems(kb) + platform_problems(kb) + silence_collisions(kb)
     if kb.entries:
         matcher = Matcher(kb)
         # An entry's own faults first: a refused regex steals other entries' examples and silence texts,

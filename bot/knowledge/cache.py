@@ -21,6 +21,7 @@ import struct
 import tempfile
 import time
 from collections.abc import Callable, Iterable
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -90,13 +91,21 @@ def tree_hash(root: Path, extra: Iterable[bytes] = ()) -> str:
     ``root`` (an edit, a new file, a rename, a removal) gives another hash.
 
     Each file's digest is read from the last call's when the file's status is exactly what it was then
-    (:class:`_Digests`): a warm start at 1,000 entries read and hashed every file again (~0.025 s)."""
+    (:class:`_Digests`): a warm start at 1,000 entries read and hashed every file again (~0.025 s).
+
+    The call is remembered (in this thread's context) so that :func:`cached`, given the hash as its key, can
+    hash the tree again once its value is built, and not keep a value read from another tree."""
+    extra = tuple(extra)
     h = hashlib.sha256()
     for part in extra:
         h.update(len(part).to_bytes(8, "little") + part)
     top = os.fspath(root)
     digests = _Digests(root)
-    for name in sorted(_file_names(top)):
+    unreadable: list[str] = []
+    names = _file_names(top, unreadable=unreadable)
+    for name in sorted(unreadable):  # a folder that cannot be read is a state of its own, not an absent one
+        h.update(len(name).to_bytes(8, "little") + name.encode() + b"\0unreadable")
+    for name in sorted(names):
         path = os.path.join(top, name)
         try:
             st = os.lstat(path)
@@ -114,18 +123,29 @@ def tree_hash(root: Path, extra: Iterable[bytes] = ()) -> str:
             digests.learn(name, st, digest)
         h.update(len(name).to_bytes(8, "little") + name.encode() + digest)
     digests.keep()
-    return h.hexdigest()[:24]
+    key = h.hexdigest()[:24]
+    _last_tree.set((root, extra, key))
+    return key
 
 
-def _file_names(top: str, rel: str = "") -> list[str]:
-    """The names (relative to ``top``) of what ``os.walk(top)`` lists as files: everything but folders,
-    links to folders included (neither followed nor listed); an unreadable folder is skipped. Plain
-    strings and ``scandir`` (``os.walk``'s joins and ``relpath`` were a third of a warm ``tree_hash``)."""
+# The latest tree_hash of this thread: (root, extra, hash). contextvars, not a global: a reload on one thread
+# and a Save as knowledge on another hash the same folder.
+_last_tree: ContextVar[tuple[Path, tuple[bytes, ...], str] | None] = ContextVar("tracebot_last_tree", default=None)
+
+
+def _file_names(top: str, rel: str = "", unreadable: list[str] | None = None) -> list[str]:
+    """The names (relative to ``top``) of everything but folders, links to folders included (listed, so that
+    their targets are hashed; never followed); an unreadable folder is skipped, its name added to
+    ``unreadable``. The loader names both as problems, so the key must tell them from a tree without them,
+    whose cached load has no such problem. Plain strings and ``scandir`` (``os.walk``'s joins and
+    ``relpath`` were a third of a warm ``tree_hash``)."""
     names: list[str] = []
     try:
         with os.scandir(os.path.join(top, rel) if rel else top) as found:
             listed = list(found)
     except OSError:
+        if unreadable is not None:
+            unreadable.append(rel)
         return names
     for entry in listed:
         name = rel + entry.name
@@ -133,10 +153,10 @@ def _file_names(top: str, rel: str = "") -> list[str]:
             folder = entry.is_dir()
         except OSError:
             folder = False
-        if not folder:
+        if not folder or entry.is_symlink():  # a link to a folder: its target is hashed, it is never entered
             names.append(name)
-        elif not entry.is_symlink():
-            names += _file_names(top, name + os.sep)
+        else:
+            names += _file_names(top, name + os.sep, unreadable)
     return names
 
 
@@ -222,12 +242,21 @@ def cached(kind: str, key: str, build: Callable[[], T]) -> T:
     Written to a temporary file and renamed into place, so a reader (another process, another
     thread) sees a whole file or none, and concurrent writers of the same key just replace each
     other's identical result. Older files of the same ``kind`` beyond the newest :data:`KEEP` are
-    removed: each edit of the knowledge base leaves one behind."""
+    removed: each edit of the knowledge base leaves one behind.
+
+    When ``key`` is the :func:`tree_hash` this thread just took, the tree is hashed again once the value is
+    built, and a value built while the tree changed (an entry saved while the bot reloads) is returned but
+    not kept: under the key of the tree before the edit it would be served again whenever the files return
+    to that state (the edit reverted), with the edit's text in it."""
     value = lookup(kind, key)
     if value is None:
+        tree = _last_tree.get()
         try:
             value = build()
-            store(kind, key, value)
+            if tree is None or tree[2] != key or tree_hash(tree[0], tree[1]) == key:
+                store(kind, key, value)
+            else:
+                log.info("%s changed while it was read: its %s is not cached", tree[0], kind)
         finally:  # a build that failed after :func:`prewrite`
             path = cache_file(kind, key)
             early = _early.pop(path, None) if path is not None else None

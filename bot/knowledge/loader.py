@@ -469,12 +469,32 @@ SOURCES_FILE = "sources.yaml"  # beside the entry folders: the documents entries
 
 
 def entry_files(root: Path) -> list[Path]:
-    return sorted(
-        p
-        for p in root.rglob("*.yaml")
-        # links too, even dangling ones, so that the loader can say it refuses them
-        if (p.is_file() or p.is_symlink()) and not p.name.startswith(".") and p not in (root / SOURCES_FILE, root / SILENCE_FILE)
-    )
+    return _listing(root)[0]
+
+
+def _listing(root: Path) -> tuple[list[Path], list[tuple[Path, str]]]:
+    """The entry files under ``root`` (links too, even dangling ones, so that the loader can say it refuses
+    them), and each folder whose entries are not read, with why: one that could not be listed (``Path.rglob``
+    skipped it in silence, and every entry in it went missing from the answers with no problem named), or a
+    link to a folder (never followed: it could lead anywhere the service user can read; said, so that an
+    author who linked a folder of entries in hears why none of them answers)."""
+    skipped: list[tuple[Path, str]] = []
+
+    def said(exc: OSError) -> None:
+        skipped.append((Path(exc.filename), f"folder cannot be read ({exc.strerror or exc})"))
+
+    found = []
+    for top, folders, files in os.walk(root, onerror=said):
+        for name in folders:
+            p = Path(top, name)
+            if p.is_symlink() and not name.endswith(".yaml"):  # (one named like an entry is refused as a file)
+                skipped.append((p, "a symbolic link to a folder: not followed"))
+        for name in [*files, *(f for f in folders if f.endswith(".yaml"))]:
+            p = Path(top, name)
+            if name.endswith(".yaml") and not name.startswith(".") and (p.is_file() or p.is_symlink()):
+                found.append(p)
+    skip = (root / SOURCES_FILE, root / SILENCE_FILE)
+    return sorted(p for p in found if p not in skip), sorted(skipped)
 
 
 def load_documents(root: Path) -> tuple[dict[str, dict[str, str]], list[LoadError]]:
@@ -590,10 +610,13 @@ def _load(
     errors: list[LoadError] = []
     entries: list[Entry] = []
     if not root.is_dir():
-        return KnowledgeBase([], root), [LoadError(str(root), 1, "knowledge directory not found")]
+        what = "not a directory: give the knowledge folder" if root.exists() else "knowledge directory not found"
+        return KnowledgeBase([], root), [LoadError(str(root), 1, what)]
     ids: dict[str, str] = {}
     docs, errors = load_documents(root)
-    for shown, (entry, errs) in _parse_files(root, files_key):
+    files, skipped = _listing(root)
+    errors += [LoadError(_shown_path(folder, root), 1, f"{why}: no entry in it was loaded") for folder, why in skipped]
+    for shown, (entry, errs) in _parse_files(root, files, files_key):
         errors += errs
         if entry is None or errs:
             continue
@@ -622,15 +645,17 @@ def _load(
     return KnowledgeBase(entries, root, silence), errors
 
 
-def _parse_files(root: Path, files_key: str | None) -> Iterator[tuple[str, tuple[Entry | None, list[LoadError]]]]:
-    """(path as shown, :func:`parse_entry_file`'s result) for every entry file, each as soon as it is
+def _parse_files(
+    root: Path, files: list[Path], files_key: str | None
+) -> Iterator[tuple[str, tuple[Entry | None, list[LoadError]]]]:
+    """(path as shown, :func:`parse_entry_file`'s result) for every entry file of ``files``, each as soon as it is
     parsed. With ``files_key``, a file whose bytes were parsed before (the last load of this directory) is
     not parsed again: editing one entry of a thousand parses one file. The results are kept (once the
     last is given) as parsed: :func:`_cite_documents` gives the knowledge base copies of the entries it
     fills in documents' titles in (``sources.yaml`` may change on its own)."""
     before = (lookup("files", files_key) if files_key else None) or {}
     now: dict[str, tuple[bytes, tuple[Entry | None, list[LoadError]]]] = {}
-    for path in entry_files(root):
+    for path in files:
         shown = _shown_path(path, root)
         raw, problem = _read_limited(path, shown)
         if problem is not None:  # a link, too large or unreadable

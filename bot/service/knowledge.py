@@ -12,6 +12,7 @@ import dataclasses
 import logging
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,6 +40,12 @@ class Loaded:
     version: int = 1
     rejected: bool = False  # the latest attempt broke something new; ``kb`` is the last good one
     accepted_errors: list[Any] = field(default_factory=list)  # errors the knowledge base in use has
+
+
+def _problem(error: Any) -> tuple[str, str]:
+    """A load problem without its line: its file and what is wrong (a ``LoadError``; a loader's own
+    failure is a string)."""
+    return (str(getattr(error, "path", "")), str(getattr(error, "message", error)))
 
 
 class _FromCache:
@@ -108,7 +115,10 @@ class KnowledgeHolder:
             return snap
         for path in self.directory.rglob("*"):
             try:
-                if path.is_file():
+                if path.is_symlink():  # never followed by the loader, which names it: its making or retargeting counts
+                    st = path.lstat()
+                    snap[str(path)] = (st.st_mtime_ns, st.st_size)
+                elif path.is_file():
                     st = path.stat()
                     snap[str(path)] = (st.st_mtime_ns, st.st_size)
             except OSError:  # deleted between listing and stat: the next scan sees it gone
@@ -125,10 +135,11 @@ class KnowledgeHolder:
         for err in errors:
             log.error("knowledge base: %s", err)
         # Problems the knowledge base in use already has (e.g. a dangling "related" id) must not block
-        # every later reload; only a change that breaks something new is refused.
-        known = {str(e) for e in previous.accepted_errors} if previous else set()
+        # every later reload; only a change that breaks something new is refused. A problem is the same one
+        # wherever its line moved to (an edit above it in its file moves it, and breaks nothing).
+        known = Counter(map(_problem, previous.accepted_errors)) if previous else Counter()
         empty = kb is None or not kb.entries  # a bot with no entries answers nothing: never accepted
-        if previous is not None and (empty or {str(e) for e in errors} - known):
+        if previous is not None and (empty or Counter(map(_problem, errors)) - known):
             log.error("keeping the last good knowledge base (%d entries)", len(previous.kb.entries))
             return dataclasses.replace(previous, errors=list(errors), rejected=True)
         if empty:

@@ -12,9 +12,12 @@ from __future__ import annotations
 import json
 import logging
 import tempfile
+import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+from weakref import WeakKeyDictionary
 
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
@@ -39,6 +42,53 @@ VIEW_ID = "tracebot_save_knowledge_modal"
 FIX_BLOCK, FIX_ACTION = "fix", "fix_reply"
 MAX_OPTIONS = 100  # Slack's limit for a static_select
 NOT_A_MEMBER = {"not_in_channel", "channel_not_found"}
+# A draft retrains the ranking model and answers every entry's examples: seconds of a core and a model's
+# memory, on the channel's lane, where the channel's answers wait behind it. So one draft at a time, and each
+# person at most MAX_DRAFTS_PER_USER of them within DRAFT_WINDOW_S.
+MAX_DRAFTS_PER_USER = 3
+DRAFT_WINDOW_S = 600.0
+
+
+class Drafting:
+    """Who may start a draft now (:meth:`begin`), for one running service."""
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self._lock = threading.Lock()
+        self._busy = False
+        self._started: dict[str, list[float]] = {}  # per user, when their drafts in the window began
+        self._clock = clock
+
+    def begin(self, user: str) -> str:
+        """"" when ``user`` may draft now (then :meth:`end` must follow), else why not, in words."""
+        with self._lock:
+            now = self._clock()
+            recent = [t for t in self._started.get(user, []) if now - t < DRAFT_WINDOW_S]
+            self._started[user] = recent
+            if self._busy:
+                return ("I'm drafting another entry from a thread right now (a draft retrains the ranking "
+                        "model, so one at a time). Try again in a minute.")
+            if len(recent) >= MAX_DRAFTS_PER_USER:
+                wait = max(1, round((recent[0] + DRAFT_WINDOW_S - now) / 60))
+                threads = f"{len(recent)} thread{'s' if len(recent) != 1 else ''}"
+                return (f"You saved {threads} as knowledge in the last {DRAFT_WINDOW_S / 60:.0f} "
+                        f"minutes, the most one person may. Try again in {wait} minute{'s' if wait > 1 else ''}.")
+            self._busy = True
+            recent.append(now)
+            return ""
+
+    def end(self) -> None:
+        with self._lock:
+            self._busy = False
+
+
+_drafting: WeakKeyDictionary[Service, Drafting] = WeakKeyDictionary()
+_drafting_lock = threading.Lock()
+
+
+def drafting(service: Service) -> Drafting:
+    """``service``'s :class:`Drafting` (made on first use)."""
+    with _drafting_lock:
+        return _drafting.setdefault(service, Drafting())
 
 
 def read_thread(client: WebClient, channel: str, ts: str) -> list[ThreadMessage]:
@@ -156,6 +206,10 @@ def save(service: Service, client: WebClient, *, channel: str, thread_ts: str, f
             return
         error = attached or error
     fix = next((m.text for m in messages if m.ts == fix_ts), "")
+    refused = drafting(service).begin(user)
+    if refused:
+        service.outbox.ephemeral(channel, user, f":hourglass: {refused}", None, thread_ts)
+        return
     try:
         saved = save_configured(
             service.config,
@@ -170,6 +224,8 @@ def save(service: Service, client: WebClient, *, channel: str, thread_ts: str, f
         text = f":x: I could not save this thread as knowledge: {exc}"
         service.outbox.ephemeral(channel, user, text, None, thread_ts)
         return
+    finally:
+        drafting(service).end()
     saved.notes += [f"Not used: {note}" for note in file_notes]
     attach(
         service.outbox, channel, thread_ts, f"{saved.entry_id}.yaml", saved.yaml.encode("utf-8"),

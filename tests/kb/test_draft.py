@@ -246,3 +246,22 @@ def test_write_draft_refuses_an_id_that_an_entry_already_has(tmp_path: Path):
     write_draft(root, "one", draft_from_snippet("one", OOM_RANK3), area="cuda")
     with pytest.raises(DraftError, match="already exists"):
         write_draft(root, "one", draft_from_snippet("one", OOM_RANK3), area="nccl")
+
+
+def test_kb_new_names_the_draft_and_its_todos_as_contributing_shows_them_from_the_checkout(
+    tmp_path: Path, capsys, monkeypatch
+):
+    # CONTRIBUTING.md's walk-through: "wrote knowledge/pytorch/tensor-device-mismatch.yaml" and
+    # "knowledge/pytorch/…:2: 'title' still has a TODO", run from the repository root; the default
+    # knowledge folder is absolute, and every path came out from the file system's root
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("TRACEBOT_KNOWLEDGE", str(tmp_path / "knowledge"))
+    (tmp_path / "device-mismatch.log").write_text(
+        "[rank2]: RuntimeError: Expected all tensors to be on the same device, but found at least two devices, "
+        "cuda:2 and cpu! (when checking argument for argument index in method wrapper_CUDA__index_select)\n"
+    )
+    assert main(["kb", "new", "tensor-device-mismatch", "--from", "device-mismatch.log", "--area", "pytorch"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("wrote knowledge/pytorch/tensor-device-mismatch.yaml\n")
+    assert "  knowledge/pytorch/tensor-device-mismatch.yaml:2: 'title' still has a TODO" in out
+    assert str(tmp_path) not in out

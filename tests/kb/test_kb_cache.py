@@ -110,3 +110,36 @@ def test_each_entry_is_given_as_soon_as_its_file_is_parsed_as_the_knowledge_base
     [files] = (tmp_path / "cache").glob("files-*.pkl")
     kept = next(parsed[0] for _, parsed in loader.lookup("files", files.stem.partition("-")[2]).values() if parsed[0] and parsed[0].id == cited.id)
     assert not any("title" in s for s in kept.sources if "doc" in s) and kept.title == cited.title
+
+
+@pytest.mark.parametrize("via", ["kb", "matcher"])
+def test_an_entry_saved_while_the_knowledge_base_loads_is_not_cached_under_the_key_of_the_files_before_it(
+    tmp_path, monkeypatch, via: str
+) -> None:
+    # The key is the folder's hash taken before the files are read; a file saved in between was read in its
+    # new form and kept under the old form's key, so reverting the edit (git checkout) brought the edit back
+    # from the cache, in the bot (the matcher's cache) as in `kb lint` (the knowledge base's).
+    from tracebot.matcher.loading import load_compiled
+
+    monkeypatch.setenv("TRACEBOT_CACHE", str(tmp_path / "cache"))
+    kb_dir = tmp_path / "knowledge"
+    shutil.copytree(ROOT / "knowledge", kb_dir)
+    oom = kb_dir / "cuda" / "cuda-oom.yaml"
+    before = oom.read_text(encoding="utf-8")
+    edited = re.sub(r"(?m)^title: .*$", 'title: "Edited while loading"', before, count=1)
+    real = loader.load_documents
+
+    def edit_then_read(root: Path):  # called by the load after its key was taken, before any entry is read
+        if oom.read_text(encoding="utf-8") == before:
+            oom.write_text(edited, encoding="utf-8")
+        return real(root)
+
+    def load() -> str:
+        kb = load_knowledge_base(kb_dir)[0] if via == "kb" else load_compiled(kb_dir)[0]
+        return kb.get("cuda-oom").title
+
+    monkeypatch.setattr(loader, "load_documents", edit_then_read)
+    assert load() == "Edited while loading"  # what was read, as it was read
+    monkeypatch.setattr(loader, "load_documents", real)
+    oom.write_text(before, encoding="utf-8")  # the edit reverted: the files are as they were when the key was taken
+    assert load() != "Edited while loading"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import yaml
@@ -140,3 +141,47 @@ def test_an_empty_knowledge_directory_is_an_error_not_zero_entries(tmp_path: Pat
     assert not kb.entries
     (err,) = errors
     assert err.path == str(root) and "no knowledge entries" in err.message
+
+
+def _unreadable(monkeypatch, folder: Path) -> None:
+    """``folder`` as a service user meets a folder it may not list (tests run as root, who may list any)."""
+    real = os.scandir
+
+    def scandir(path=".", *args):
+        if os.path.realpath(os.fspath(path)) == os.path.realpath(folder):
+            raise PermissionError(13, "Permission denied", os.fspath(path))
+        return real(path, *args)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+
+
+def test_a_folder_of_entries_that_cannot_be_read_is_named_not_skipped_in_silence(tmp_path: Path, monkeypatch):
+    # pathlib's rglob skips a folder it may not list without a word: every entry in it went missing from
+    # the answers and `kb lint` said "ok"
+    root = write_kb(tmp_path / "kb", [entry_dict("good")])
+    write_kb(root / "nccl", [entry_dict("hidden")])
+    _unreadable(monkeypatch, root / "nccl")
+    kb, errors = load_knowledge_base(root)
+    assert [e.id for e in kb.entries] == ["good"]
+    assert [str(e) for e in errors] == ["kb/nccl:1: folder cannot be read (Permission denied): no entry in it was loaded"]
+
+
+def test_a_file_given_as_the_knowledge_folder_is_called_a_file_not_missing(tmp_path: Path, capsys):
+    from tracebot.cli import main
+
+    given = tmp_path / "cuda-oom.yaml"  # `--knowledge knowledge/cuda/cuda-oom.yaml`: one entry meant
+    given.write_text("id: cuda-oom\n")
+    assert problems(given) == [f"{given}:1: not a directory: give the knowledge folder"]
+    assert main(["kb", "lint", "--knowledge", str(given), "--no-examples"]) == 1
+    assert f"{given}:1: not a directory" in capsys.readouterr().out
+
+
+def test_a_link_to_a_folder_of_entries_is_named_not_followed_nor_skipped_in_silence(tmp_path: Path):
+    # never followed (it could lead anywhere the service user can read), and before this never said either:
+    # an author who linked a folder of entries in saw none of them answer, and `kb lint` said ok
+    root = write_kb(tmp_path / "kb", [entry_dict("good")])
+    write_kb(tmp_path / "elsewhere", [entry_dict("linked")])
+    (root / "team").symlink_to(tmp_path / "elsewhere")
+    kb, errors = load_knowledge_base(root)
+    assert [e.id for e in kb.entries] == ["good"]
+    assert [str(e) for e in errors] == ["kb/team:1: a symbolic link to a folder: not followed: no entry in it was loaded"]

@@ -106,3 +106,20 @@ def test_lint_fails_on_a_silence_text_that_gets_a_confident_answer(tmp_path):
     problems = [str(p) for p in silence_problems(kb2, Matcher(kb2))]
     line = kb2.silence[-1].line
     assert problems and problems[-1].startswith(f"{root / 'silence.yaml'}:{line}: silence text (uncovered) confidently answered by cuda-oom")
+
+
+def test_an_example_that_is_also_a_silence_text_is_named_at_the_examples_own_line(tmp_path):
+    # The entry's author touched only their entry; the one sign was the silence text's line in silence.yaml
+    # ("confidently answered by ..."), or nothing at all when the contradiction left neither confident.
+    from tracebot.authoring.lint import lint
+
+    (tmp_path / "k" / "x").mkdir(parents=True)
+    entry = tmp_path / "k" / "x" / "e-one.yaml"
+    entry.write_text(ENTRY.replace("match: ['Boom happened']", "match: ['Boom happened', 'Thanks,  that fixed it!']"))
+    (tmp_path / "k" / "silence.yaml").write_text(
+        "silence:\n  - kind: chat\n    invented: true\n    text: \"thanks, that fixed it!\"\n")
+    _, problems = lint(tmp_path / "k", examples=False)
+    assert [str(p) for p in problems] == [
+        f"{entry}:9: examples.match[1] is also a silence text (silence.yaml:2), a text no entry may answer: keep "
+        "it in one of the two places"
+    ]

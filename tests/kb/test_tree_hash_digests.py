@@ -78,3 +78,19 @@ def test_a_file_replaced_by_a_link_to_the_same_bytes_changes_the_hash(counted_re
     (root / "cuda" / "a.yaml").unlink()
     (root / "cuda" / "a.yaml").symlink_to(target)
     assert tree_hash(root) != first
+
+
+def test_a_folder_that_cannot_be_read_gives_another_key_than_no_such_folder(counted_reads, tmp_path: Path, monkeypatch):
+    # The same key would hand back the load cached before the folder existed, which names no problem: its
+    # entries would vanish from the answers in silence.
+    from tests.kb.test_loader import _unreadable
+
+    root = _tree(tmp_path)
+    (root / "nccl").mkdir()
+    (root / "nccl" / "c.yaml").write_text("id: c\n", encoding="utf-8")
+    with monkeypatch.context() as m:
+        _unreadable(m, root / "nccl")
+        unreadable = tree_hash(root)
+    (root / "nccl" / "c.yaml").unlink()
+    (root / "nccl").rmdir()
+    assert tree_hash(root) != unreadable

@@ -257,3 +257,43 @@ def test_a_regex_lint_refuses_is_refused_by_a_reload_too_naming_its_file_and_lin
     said = [str(e) for e in holder.errors]
     assert any(s.startswith(f"{root.name}/cuda/test-flux-capacitor.yaml:{line}: regex '(a+)+b' repeats a group that "
                             "itself repeats ((a+)+)") for s in said), said
+
+
+def test_a_folder_that_becomes_unreadable_keeps_the_last_good_knowledge_base_and_is_named(tmp_path, monkeypatch):
+    from tests.kb.test_loader import _unreadable
+
+    root = write_tiny_kb(tmp_path / "kb")
+    holder = KnowledgeHolder(root)
+    good = holder.current
+    _unreadable(monkeypatch, root / "cuda")  # a deploy that left cuda/ to another user, mode 0700
+    assert holder.reload_if_changed()
+    assert holder.current.kb is good.kb and holder.current.rejected
+    assert holder.matcher.diagnose(OOM_LINE).best.entry_id == "test-cuda-oom", "still answers from the last good"
+    assert [str(e) for e in holder.errors] == ["kb/cuda:1: folder cannot be read (Permission denied): no entry in it was loaded"]
+
+
+def test_an_edit_that_only_moves_a_problem_the_knowledge_base_already_had_is_taken_up(tmp_path):
+    # The problems a knowledge base in use already has must not block later reloads; they were compared with
+    # their line numbers, so a line added above one (a fix step, in the same file) made it "new" and every
+    # later edit was refused while tracebot kept answering from the older text.
+    root = write_tiny_kb(tmp_path / "kb")
+    oom = root / "cuda" / "test-cuda-oom.yaml"
+    oom.write_text(ENTRIES["cuda/test-cuda-oom.yaml"].lstrip() + "related: [test-no-such-entry]\n")
+    holder = KnowledgeHolder(root)
+    assert [e.message for e in holder.errors] == ["related entry 'test-no-such-entry' does not exist"]
+    oom.write_text(oom.read_text().replace("fix:\n", "fix:\n  - \"Free the cache with `torch.cuda.empty_cache()`.\"\n", 1))
+    _touch_later(oom)
+    assert holder.reload_if_changed()
+    assert not holder.current.rejected
+    assert holder.kb.get("test-cuda-oom").fix[0] == "Free the cache with `torch.cuda.empty_cache()`."
+    assert [e.message for e in holder.errors] == ["related entry 'test-no-such-entry' does not exist"]
+
+
+def test_a_folder_linked_in_while_the_bot_runs_is_named_and_keeps_the_last_good_knowledge_base(tmp_path):
+    root = write_tiny_kb(tmp_path / "kb")
+    holder = KnowledgeHolder(root)
+    good = holder.current
+    (root / "team").symlink_to(root / "cuda")  # a link's target is never read: it could lead anywhere
+    assert holder.reload_if_changed(), "a new link is a change"
+    assert holder.current.kb is good.kb and holder.current.rejected
+    assert [str(e) for e in holder.errors] == ["kb/team:1: a symbolic link to a folder: not followed: no entry in it was loaded"]

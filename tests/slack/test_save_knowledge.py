@@ -346,3 +346,90 @@ def test_kb_new_from_a_saved_thread_drafts_the_error_not_slacks_markup_as_the_sh
     assert main(["kb", "new", "--from-thread", str(thread), "--knowledge", str(kb_dir), "--out", str(tmp_path / "a-file"),
                  "--fix", "1"]) == 2
     assert "error: cannot write the draft to" in capsys.readouterr().err
+
+
+def _submit(slack, reply: dict, *, user: str = "U0BOB", channel: str = "C0TRAIN") -> None:
+    """Open the shortcut on ``reply`` and submit its fix (the second reply of :func:`_thread`)."""
+    view = _open_modal(slack, reply, channel=channel)
+    select = next(b for b in view["blocks"] if b["type"] == "input")["element"]
+    values = {"fix": {"fix_reply": {"type": "static_select", "selected_option": select["options"][1]}}}
+    assert slack.interaction(payloads.view_submission(view, values, user=user)).status == 200
+
+
+def _drafts(slack) -> list[dict]:
+    return [u for u in slack.fake.uploads.values() if u.get("completed")]
+
+
+def test_a_dangling_link_in_the_knowledge_folder_does_not_stop_a_thread_being_saved(slack, kb_dir):
+    # The loader reports such a file and reads the rest; the copy of the folder each draft was checked in
+    # failed on it, and every Save as knowledge answered ":x: I could not save this thread".
+    (kb_dir / "gone.yaml").symlink_to(kb_dir / "no-such-entry.yaml")
+    _, _, reply = _thread(slack)
+    _submit(slack, reply)
+    upload = slack.fake.wait_for(lambda: _drafts(slack))[0]
+    slack.idle()
+    assert upload["filename"] == "valueerror-shard-index-out-of-range.yaml"
+    assert not [c for c in slack.fake.calls_to("chat.postEphemeral") if "could not save" in c.params["text"]]
+
+
+def test_a_person_saving_threads_faster_than_drafts_can_be_made_is_told_when_to_try_again(slack, monkeypatch):
+    from tracebot.slack import save_knowledge
+
+    monkeypatch.setattr(save_knowledge, "MAX_DRAFTS_PER_USER", 1, raising=False)
+    _, _, reply = _thread(slack)
+    _submit(slack, reply)
+    slack.fake.wait_for(lambda: _drafts(slack))
+    slack.idle()
+    _submit(slack, reply)  # the same person again, at once: each draft retrains the model on the channel's lane
+    told = slack.fake.wait_for(lambda: [c.params for c in slack.fake.calls_to("chat.postEphemeral")])[0]
+    slack.idle()
+    assert told["user"] == "U0BOB" and "You saved 1 thread as knowledge in the last 10 minutes" in told["text"]
+    assert "Try again in 10 minutes." in told["text"]
+    assert len(_drafts(slack)) == 1
+    _submit(slack, reply, user="U0CAROL")  # someone else is not held back by it
+    slack.fake.wait_for(lambda: len(_drafts(slack)) == 2)
+
+
+def test_a_second_draft_asked_for_while_one_is_being_made_waits_its_turn_by_saying_so(slack, monkeypatch):
+    import threading
+
+    from tracebot.slack import save_knowledge
+
+    entered, release = threading.Event(), threading.Event()
+    real = save_knowledge.save_configured
+
+    def slow(*args, **kw):
+        entered.set()
+        release.wait(30)
+        return real(*args, **kw)
+
+    monkeypatch.setattr(save_knowledge, "save_configured", slow)
+    root, _, reply = _thread(slack)
+    slack.fake.threads[("C0INFRA", root)] = slack.fake.threads[("C0TRAIN", root)]
+    _submit(slack, reply)
+    assert entered.wait(30)
+    _submit(slack, reply, user="U0CAROL", channel="C0INFRA")  # another lane, another worker
+    told = slack.fake.wait_for(lambda: [c.params for c in slack.fake.calls_to("chat.postEphemeral")])[0]
+    release.set()
+    slack.fake.wait_for(lambda: _drafts(slack))
+    slack.idle()
+    assert (told["user"], told["channel"]) == ("U0CAROL", "C0INFRA")
+    assert "I'm drafting another entry from a thread right now" in told["text"]
+    assert len(_drafts(slack)) == 1
+
+
+def test_a_secret_on_the_error_line_is_left_out_of_the_drafts_signature_and_id_not_quoted_as_redacted(kb_dir):
+    # The error is scrubbed before drafting, as it must be; the signature then quoted "\[redacted\]", which no
+    # paste ever contains, so the draft could answer only its own example, and its id read "...-redacted-...".
+    import re
+
+    from tracebot.authoring.from_thread import save_from_thread
+    from tracebot.knowledge.loader import parse_entry_text
+
+    line = "PermissionError: token={} was rejected by the checkpoint gateway"
+    saved = save_from_thread(kb_root=kb_dir, error=line.format("ghp_" + "a1B2c3D4e5" * 4), fix="rotate the token",
+                             permalink="https://fake.slack.com/archives/C1/p1")
+    assert "ghp_a1B2" not in saved.yaml and "redacted" not in saved.entry_id
+    entry, _ = parse_entry_text(saved.yaml, "draft.yaml")
+    assert entry is not None and entry.regex and "redacted" not in entry.regex[0]
+    assert re.search(entry.regex[0], line.format("ghp_" + "Z9y8X7w6V5" * 4), re.IGNORECASE)
