@@ -54,10 +54,10 @@ class HangTrace:
 
 
 def srun_argv(cli: SlurmCli, job_id: str, node: str, settings: SlurmSettings, limit_s: float,
-              owner: str = "") -> list[str]:
-    """The command that dumps ``node``: srun as ourselves for our own job (or with no privilege
+              owner: str = "", uid: int | None = None) -> list[str]:
+    """The command that dumps ``node``: srun as ourselves for our own job (by uid; or with no privilege
     configured), else the privilege, which runs the same step as the job's owner."""
-    if settings.as_owner and not owner_access.is_own(owner):
+    if settings.as_owner and not owner_access.is_own(owner, uid):
         return owner_access.dump_argv(settings, job_id, node, limit_s)
     minutes = max(1, math.ceil(limit_s / 60))
     argv = cli.argv("srun", f"--jobid={job_id}", "--overlap", "--nodes=1", "--ntasks=1", f"--nodelist={node}",
@@ -165,14 +165,14 @@ def _srun_reason(stderr: str) -> str:
 
 
 def trace_job(cli: SlurmCli, job_id: str, nodes: list[str], settings: SlurmSettings, deadline: float,
-              owner: str = "") -> HangTrace:
-    """Dump all ranks on ``nodes`` of running job ``job_id`` (SLURM's numeric id) owned by ``owner``,
-    within ``deadline``."""
+              owner: str = "", uid: int | None = None) -> HangTrace:
+    """Dump all ranks on ``nodes`` of running job ``job_id`` (SLURM's numeric id) owned by ``owner`` (SLURM's
+    ``uid`` of them, where known), within ``deadline``."""
     start = time.monotonic()
     limit = max(2.0, min(settings.node_timeout_s, deadline - start - 1.0))
     trace = HangTrace()
     with ThreadPoolExecutor(max_workers=max(1, min(MAX_PARALLEL_NODES, len(nodes)))) as pool:
-        futures = {node: pool.submit(run_node, srun_argv(cli, job_id, node, settings, limit, owner), limit)
+        futures = {node: pool.submit(run_node, srun_argv(cli, job_id, node, settings, limit, owner, uid), limit)
                    for node in nodes}
         for node, future in futures.items():
             doc, why = future.result()
