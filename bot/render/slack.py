@@ -71,9 +71,15 @@ def bold(text: str) -> str:
     return f"*{plain(text)}*"
 
 
+_TICK_BEFORE_TICK = re.compile(r"`(?=`)")
+
+
 def code(text: str) -> str:
-    """A ``` block that a ``` inside the text cannot close early."""
-    return "```" + escape(text).replace("```", "`\u200b``") + "```"
+    """A ``` block that no backtick in the text closes early or joins a fence: a zero-width space between two
+    backticks in a row, and between a fence and a backtick at either end of the text. A line ending in a
+    backtick ended its block in four, and a run of four backticks in it kept three together."""
+    body = _TICK_BEFORE_TICK.sub("`\u200b", escape(text))
+    return "```" + ("\u200b" if body.startswith("`") else "") + body + ("\u200b" if body.endswith("`") else "") + "```"
 
 
 def section(text: str, block_id: str | None = None) -> Block:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
+import pytest
+
 from tests.slack.blocks import over_slack_limits, texts
 from tracebot.render.slack import answer, compact_blocks, one_line, parent, result
 from tracebot.render.slack_maintainers import audit_line, maintainer_blocks
@@ -151,3 +153,15 @@ def test_a_title_with_mrkdwn_marks_stays_one_bold_title_in_every_answer():
     for text in said:
         assert f"*{shown}*" in text, text
         assert text.count("*") == 2, text  # the bold's own two: the title's marks are look-alikes
+
+
+@pytest.mark.parametrize("text", ["ran `make`", "`x` failed", "`", "a````b", "``", "ends in three```"])
+def test_a_code_block_of_text_with_backticks_at_its_ends_or_in_runs_opens_and_closes_with_exactly_three(text):
+    # "ran `make`" was ```ran `make```` : four backticks at the end, and a run of four inside kept a whole ```
+    from tracebot.render.slack import code
+
+    block = code(text)
+    assert block.startswith("```") and block.endswith("```")
+    inner = block[3:-3]
+    assert "``" not in inner and not inner.startswith("`") and not inner.endswith("`"), block
+    assert inner.replace("\u200b", "") == text  # what a reader sees (and copies) is the text itself
