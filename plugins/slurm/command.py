@@ -62,7 +62,7 @@ def run_job(ctx: CommandContext, job_id: str) -> Result:
     if not found.jobs:
         return _not_found(title, job_id, found)
     for job in found.jobs:
-        check_job_access(ctx.caller, job.user, job.display_id, settings)
+        check_job_access(ctx.caller, job.user, job.display_id, settings, job.uid)
     if len(found.jobs) > 1:
         return _overview(title, job_id, found)
     result = describe(ctx, cli, settings, found.jobs[0])

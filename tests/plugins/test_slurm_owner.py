@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from tracebot.plugin_api import Caller, NotAllowed
+from tracebot.plugins.slurm.access import check_job_access
 from tracebot.plugins.slurm.client import SlurmCli
 from tracebot.plugins.slurm.hang import srun_argv
 from tracebot.plugins.slurm.jobinfo import from_scontrol
@@ -51,3 +53,12 @@ def test_tracebots_uid_under_another_name_is_its_own():
 def test_without_slurms_uid_the_name_is_looked_up_here():
     # sacct's rows (a job the controller forgot) name the owner without a uid: this host's user database decides
     assert is_own(own_user()) and not is_own("no-such-user-4242") and not is_own("")
+
+
+def test_a_caller_mapped_to_a_name_slurm_gives_another_uid_may_not_trace_the_job():
+    # a name reused or renamed: SLURM's job of "root" is uid OTHER_UID's, not the mapped user's
+    caller = Caller(slack_user="U1", cluster_user=own_user())
+    with pytest.raises(NotAllowed, match="is not yours"):
+        check_job_access(caller, own_user(), "5", SlurmSettings(), OTHER_UID)
+    check_job_access(caller, own_user(), "5", SlurmSettings(), os.getuid())  # the same uid: the caller's job
+    check_job_access(caller, own_user(), "5", SlurmSettings())  # sacct's rows give no uid: the name decides
