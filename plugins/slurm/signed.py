@@ -13,9 +13,12 @@ the last JSON line of the output, so a job could report invented ranks, frames, 
   takes the one line whose MAC verifies under the key it sent (:func:`read_signed`); every other line was written
   by someone else and is only counted.
 
-What is left (README "SLURM", docs/HISTORY.md): a process that opens the step's stdin through /proc in the first
-instant of the step (before the lock) and then outraces the dumper for the key can sign too; its document is still
-refused unless it also keeps the dumper's own signed line from reaching tracebot, as two signed documents are.
+The privilege closes even the instant before the lock: it runs the dump with an execute-only copy of the
+interpreter, which Linux makes undumpable from its first instruction (scripts/deploy/install-privilege.sh). What
+is left (README "Deploying", threat model): where the job's owner has processes on tracebot's host, they can
+ptrace the srun the privilege runs as that owner and read the key there; and a dump started with a readable
+interpreter can have its stdin opened in its first instant. A document signed with a stolen key is still refused
+unless the dumper's own signed line never reaches tracebot, as two signed documents are.
 """
 
 from __future__ import annotations

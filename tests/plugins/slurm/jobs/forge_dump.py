@@ -37,6 +37,14 @@ def forged_lines() -> bytes:
     return f"{doc}\ntracebot-node-dump {'0' * 64} {doc}\n{doc}\n".encode()
 
 
+def is_the_dump(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return b"tracebot.plugins.slurm.node_dump" in f.read()
+    except OSError:
+        return False
+
+
 def attack(pid: int) -> None:
     for name in ("cmdline", "environ"):
         try:
@@ -50,7 +58,11 @@ def attack(pid: int) -> None:
     except OSError as exc:
         say(f"pid {pid} stdout: could not open ({exc.strerror})")
         return
-    say(f"pid {pid} stdout: opened")
+    if not is_the_dump(pid):  # a child the dump forked, opened after it exec'd py-spy or scontrol (a program
+        # its owner may read): the job can write into that child's output, which tells of its own processes only
+        say(f"pid {pid} stdout: opened after it became another program")
+    else:
+        say(f"pid {pid} stdout: opened")
     end = time.monotonic() + 120
     while os.path.exists(f"/proc/{pid}") and time.monotonic() < end:
         try:
@@ -83,7 +95,7 @@ def watch_for_the_dumper() -> None:
                     cmdline = f.read()
             except OSError:
                 continue
-            if b"tracebot.plugins.slurm.node_dump" in cmdline:
+            if b"tracebot.plugins.slurm.node_dump" in cmdline:  # the dump, or a child it forked before it execs
                 seen.add(pid)
                 program = cmdline.split(b"\0")[0].decode(errors="replace")
                 say(f"saw pid {pid}: {program}")
