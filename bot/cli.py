@@ -226,13 +226,16 @@ def _read_batch(path: Path) -> list[dict[str, Any]] | None:
 
 
 def _diagnose_batch(matcher: Matcher, cases: list[dict[str, Any]]) -> int:
-    """One JSON line out per JSON line in: ``{"id", "matches": [{"id", "score", "confident"}], "first_failure",
-    "silent_ranks"}`` (``first_failure`` null when the text shows no failure)."""
+    """One JSON line out per JSON line in: ``{"id", "matches": [{"id", "score", "score_shown", "confident"}],
+    "first_failure", "silent_ranks"}`` (``first_failure`` null when the text shows no failure; ``score_shown`` is
+    the score the other views print, never above the one listed before it)."""
     for case in cases:
         d = matcher.diagnose(str(case["text"]))
+        shown = d.scores_shown
         out = {
             "id": case.get("id"),
-            "matches": [{"id": m.entry_id, "score": m.score, "confident": m.confident} for m in d.matches[:5]],
+            "matches": [{"id": m.entry_id, "score": m.score, "score_shown": shown[m.entry_id], "confident": m.confident}
+                        for m in d.matches[:5]],
             "guesses_shown": d.guesses_shown,  # False: a chat line, whose reply asks for the error instead
             "first_failure": asdict(d.first_failure) if d.first_failure else None,
             "silent_ranks": d.silent_ranks,

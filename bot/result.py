@@ -66,6 +66,27 @@ class Match:
         return asdict(self)
 
 
+def scores_shown(matches: list[Match]) -> dict[str, float]:
+    """Each match's score as every view prints it (by entry id), for matches in their final order: never above
+    the score shown for a match listed before it. The order is the ranking's (exact evidence first, then the
+    ranking model's probability, or the author's priority) and the score the calibrated confidence; where the two
+    disagree a list of guesses read "2, 3, 2" and the second looked surer than the first. Nothing is re-sorted
+    and the first answer keeps its own score; a later one is shown at most as sure as the one above it, never
+    surer than itself, so a shown score never crosses the confidence threshold its match did not."""
+    shown: dict[str, float] = {}
+    ceiling = float("inf")
+    for m in matches:
+        ceiling = min(ceiling, m.score)
+        shown.setdefault(m.entry_id, ceiling)
+    return shown
+
+
+def match_dicts(matches: list[Match]) -> list[dict[str, Any]]:
+    """The matches for ``--json``, each with the score the other views print (``score_shown``)."""
+    shown = scores_shown(matches)
+    return [{**m.to_dict(), "score_shown": shown[m.entry_id]} for m in matches]
+
+
 @dataclass
 class FirstFailure:
     """What failed first in a log (see ``tracebot.matcher.triage``), known to the knowledge base or not."""
@@ -149,6 +170,11 @@ class Diagnosis:
         return bool(self.matches) and not (self.chat and not self.confident)
 
     @property
+    def scores_shown(self) -> dict[str, float]:
+        """The score every view prints for each match (:func:`scores_shown`)."""
+        return scores_shown(self.matches)
+
+    @property
     def quiet_how(self) -> str:
         """How the silent ranks went quiet: "timed_out" in a watchdog cascade (they printed nothing while
         the others timed out), "stopped" in a hang with no watchdog (they stopped printing before the
@@ -169,7 +195,7 @@ class Diagnosis:
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
-        d["matches"] = [m.to_dict() for m in self.matches]
+        d["matches"] = match_dicts(self.matches)
         d["cascade"] = self.cascade
         d["guesses_shown"] = self.guesses_shown
         return d
@@ -257,7 +283,7 @@ class Result:
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
         d.pop("diagnosis")
-        d["matches"] = [m.to_dict() for m in self.matches]
+        d["matches"] = match_dicts(self.matches)
         d["attachments"] = [
             {"filename": a.filename, "mimetype": a.mimetype, "title": a.title, "size": len(a.content)}
             for a in self.attachments

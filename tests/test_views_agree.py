@@ -27,20 +27,23 @@ CASES = [c for c in map(json.loads, (ROOT / "tests/corpus/cases.jsonl").read_tex
 # "Nothing matched with confidence" in each language tracebot answers in
 NOTHING_CONFIDENT = tuple(msg(lang, "not_confident").partition(" (")[0] for lang in LANGS)
 FIRST_ID = re.compile(r"`([a-z0-9-]+)` · score")
+SCORED = re.compile(r"`([a-z0-9-]+)` · score (\d+)")
 
 
 @pytest.fixture(scope="module")
-def views(tmp_path_factory) -> dict[str, dict[str, tuple[str | None, bool]]]:
-    """``{view: {case id: (first entry id or None, confident)}}`` for the three views."""
+def views(tmp_path_factory) -> dict[str, dict]:
+    """``{view: {case id: (first entry id or None, confident)}}`` for the three views; ``scored`` holds what
+    each view prints as "`entry` · score N", in its order (the CLI's from ``score_shown``)."""
     tmp = tmp_path_factory.mktemp("views")
     cases_file = tmp / "cases.jsonl"
     cases_file.write_text("".join(json.dumps({"id": c["id"], "text": c["text"]}) + "\n" for c in CASES))
     out = io.StringIO()
     with redirect_stdout(out):
         assert cli_main(["diagnose", "--batch", str(cases_file), "--json"]) == 0
-    cli = {}
+    cli, scored = {}, {}
     for line in out.getvalue().splitlines():
         row = json.loads(line)
+        scored[("cli", row["id"])] = [(m["id"], f"{m['score_shown']:.0f}") for m in row["matches"]]
         # a chat line's closest entries are listed but not shown to a reader ("thanks!" is asked for the error)
         first = row["matches"][0] if row["matches"] and row["guesses_shown"] else None
         cli[row["id"]] = (first["id"] if first else None, bool(first and first["confident"]))
@@ -63,13 +66,14 @@ def views(tmp_path_factory) -> dict[str, dict[str, tuple[str | None, bool]]]:
             slack_text = texts(blocks)
             console_text = blocks_to_text(blocks, posted[0].text)
             for view, text in (("slack", slack_text), ("console", console_text)):
+                scored[(view, case["id"])] = SCORED.findall(text)
                 found = FIRST_ID.search(text)
                 first = found.group(1) if found else None
                 confident = first is not None and not any(n in text for n in NOTHING_CONFIDENT)
                 (slack if view == "slack" else console)[case["id"]] = (first, confident)
     finally:
         service.shutdown(wait=False)
-    return {"cli": cli, "slack": slack, "console": console}
+    return {"cli": cli, "slack": slack, "console": console, "scored": scored}
 
 
 def test_the_corpus_has_cases_for_every_view():
@@ -77,12 +81,26 @@ def test_the_corpus_has_cases_for_every_view():
 
 
 def test_slack_console_and_diagnose_json_agree_on_every_corpus_case(views):
+    shown = ("cli", "slack", "console")
     disagree = {
-        case["id"]: {view: views[view].get(case["id"]) for view in views}
+        case["id"]: {view: views[view].get(case["id"]) for view in shown}
         for case in CASES
-        if len({views[view].get(case["id"]) for view in views}) != 1
+        if len({views[view].get(case["id"]) for view in shown}) != 1
     }
     assert disagree == {}
+
+
+def test_every_view_prints_the_same_score_for_an_entry_and_never_a_higher_one_below_a_lower(views):
+    # guesses were listed in the ranking's order with their own scores: "2, 3, 2", the second looking surer
+    wrong = {}
+    for case in CASES:
+        json_scores = dict(views["scored"][("cli", case["id"])])
+        for view in ("cli", "slack", "console"):
+            listed = views["scored"][(view, case["id"])]
+            numbers = [int(n) for _, n in listed]
+            if numbers != sorted(numbers, reverse=True) or any(json_scores.get(e, n) != n for e, n in listed):
+                wrong[(view, case["id"])] = listed
+    assert wrong == {}
 
 
 def test_the_views_name_an_entry_for_most_cases(views):

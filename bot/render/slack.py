@@ -15,7 +15,7 @@ from tracebot.notes import read_note
 from tracebot.ranks import first_few, format_ranks
 from tracebot.render.facts import fact_phrases
 from tracebot.render.messages import msg, say_cascade, say_note
-from tracebot.result import Diagnosis, Match, Result, Source, StackGroup, Table
+from tracebot.result import Diagnosis, Match, Result, Source, StackGroup, Table, scores_shown
 from tracebot.secrets import BIDI_CONTROLS
 
 Block = dict[str, Any]
@@ -71,9 +71,15 @@ def bold(text: str) -> str:
     return f"*{plain(text)}*"
 
 
+_TICK_BEFORE_TICK = re.compile(r"`(?=`)")
+
+
 def code(text: str) -> str:
-    """A ``` block that a ``` inside the text cannot close early."""
-    return "```" + escape(text).replace("```", "`\u200b``") + "```"
+    """A ``` block that no backtick in the text closes early or joins a fence: a zero-width space between two
+    backticks in a row, and between a fence and a backtick at either end of the text. A line ending in a
+    backtick ended its block in four, and a run of four backticks in it kept three together."""
+    body = _TICK_BEFORE_TICK.sub("`\u200b", escape(text))
+    return "```" + ("\u200b" if body.startswith("`") else "") + body + ("\u200b" if body.endswith("`") else "") + "```"
 
 
 def section(text: str, block_id: str | None = None) -> Block:
@@ -141,9 +147,10 @@ def _head(match: Match, lang: str) -> str:
     return head
 
 
-def _score(match: Match) -> str:
-    """The entry and its score, as every view prints them (tests/test_views_agree.py reads this)."""
-    return f"`{match.entry_id}` · score {match.score:.0f}"
+def _score(match: Match, score: float) -> str:
+    """The entry and the score shown for it in its list (:func:`~tracebot.result.scores_shown`), as every view
+    prints them (tests/test_views_agree.py reads this)."""
+    return f"`{match.entry_id}` · score {score:.0f}"
 
 
 def _why_matched(match: Match, lang: str) -> str:
@@ -152,11 +159,13 @@ def _why_matched(match: Match, lang: str) -> str:
     return msg(lang, "matched_line", where=_where(match, lang) or msg(lang, "the_text"))
 
 
-def match_blocks(match: Match, lang: str = "en", *, fix_id: str | None = None) -> list[Block]:
+def match_blocks(match: Match, lang: str = "en", *, fix_id: str | None = None, score: float | None = None
+                 ) -> list[Block]:
     """One match in full: title, why it matched (the line), the cause, every fix step, the sources and
     the next /trace command. Shown behind "Why & all steps" and in plugin results. ``fix_id`` names the
-    fix block where it is the message's one fix (block ids must be unique in a message)."""
-    blocks = [section(f"{_head(match, lang)}  {_score(match)}")]
+    fix block where it is the message's one fix (block ids must be unique in a message); ``score`` is the
+    score shown for it in its list (its own when it heads the list)."""
+    blocks = [section(f"{_head(match, lang)}  {_score(match, match.score if score is None else score)}")]
     why = _why_matched(match, lang)
     if match.line:
         why += "\n" + code(match.line)
@@ -294,9 +303,10 @@ def _answer_entries(
     if not diagnosis.guesses_shown:  # nothing matched, or a chat line ("thanks!"): ask for the error
         text = msg(lang, "no_error_here" if matches else "no_match")
         return text, [section(text)]
+    scores = diagnosis.scores_shown
     if not confident:
         lines = [
-            f"{i}. {bold(m.title)} {_score(m)}" + (f" — {_where(m, lang)}" if _where(m, lang) else "")
+            f"{i}. {bold(m.title)} {_score(m, scores[m.entry_id])}" + (f" — {_where(m, lang)}" if _where(m, lang) else "")
             for i, m in enumerate(matches[:5], 1)
         ]
         text = msg(lang, "not_confident", threshold=f"{diagnosis.threshold:.0f}")
@@ -315,10 +325,11 @@ def _answer_entries(
             button(msg(lang, "why_all"), ACTION_WHY, value),
         ]
         blocks.append({"type": "actions", "block_id": "tracebot_feedback", "elements": buttons})
-    footer = [_score(best), *_footer(best, lang, best.sources[:2])]
+    footer = [_score(best, scores[best.entry_id]), *_footer(best, lang, best.sources[:2])]
     also = confident[1:4]
     if also:
-        footer.append(f"{msg(lang, 'also_matched')}: " + ", ".join(f"{escape(m.title)} ({m.score:.0f})" for m in also))
+        footer.append(f"{msg(lang, 'also_matched')}: "
+                      + ", ".join(f"{escape(m.title)} ({scores[m.entry_id]:.0f})" for m in also))
     blocks.append(context(*footer))
     # The fallback text is mrkdwn too (notifications, screen readers): the log line is the user's.
     return escape(f"{best.title}: {one_line(best.summary) or best.line}"), blocks
@@ -327,7 +338,8 @@ def _answer_entries(
 def details(matches: list[Match], shown: str, lang: str = "en") -> Rendered:
     """"Why & all steps": the shown entry in full, then the other matches, for the one who asked."""
     first = next((m for m in matches if m.entry_id == shown), None)
-    blocks = match_blocks(first, lang, fix_id=FIX_BLOCK) if first is not None else []
+    scores = scores_shown(matches)
+    blocks = match_blocks(first, lang, fix_id=FIX_BLOCK, score=scores[shown]) if first is not None else []
     others = other_matches(matches, shown, lang)
     if first is None or len(others[1]) > 1:
         blocks += ([{"type": "divider"}] if blocks else []) + others[1]
@@ -340,8 +352,9 @@ def other_matches(matches: list[Match], shown: str, lang: str = "en") -> Rendere
     if not rest:
         text = msg(lang, "no_other_matches")
         return text, [section(text)]
+    scores = scores_shown(matches)
     lines = [
-        f"{i}. {bold(m.title)} {_score(m)}" + (f"\n    {escape(m.fix[0])}" if m.fix else "")
+        f"{i}. {bold(m.title)} {_score(m, scores[m.entry_id])}" + (f"\n    {escape(m.fix[0])}" if m.fix else "")
         for i, m in enumerate(rest[:5], 1)
     ]
     return (
@@ -418,8 +431,9 @@ def result(res: Result) -> Rendered:
         blocks.append(context(f"Could not read {len(res.unreadable)}:\n{lines}"))
     if res.diagnosis is not None:
         blocks.extend(triage_lead(res.diagnosis))
+    scores = scores_shown(res.matches)
     for m in res.matches[:3]:
-        blocks.extend(match_blocks(m))
+        blocks.extend(match_blocks(m, score=scores[m.entry_id]))
     if res.diagnosis is not None:
         blocks.extend(triage_tail(res.diagnosis))
     notes = res.data.get("notes") if isinstance(res.data, dict) else None
@@ -448,7 +462,7 @@ def result_summary(res: Result, filename: str) -> Rendered:
         )))
     if res.matches and res.matches[0].confident:
         blocks.extend(compact_blocks(res.matches[0], "en"))
-        blocks.append(context(_score(res.matches[0])))
+        blocks.append(context(_score(res.matches[0], res.matches[0].score)))  # the first keeps its own score
     blocks.append(context(f"Everything ({len(res.sections)} sections, {len(res.stack_groups)} stack groups) "
                           f"is in the attached file {inline_code(filename)}."))
     return escape(f"{res.title}: {one_line(res.summary)}"), blocks

@@ -7,7 +7,7 @@ import textwrap
 from tracebot.ranks import format_ranks, ranks_phrase
 from tracebot.render.facts import fact_phrases
 from tracebot.render.messages import msg
-from tracebot.result import Diagnosis, Match, Result
+from tracebot.result import Diagnosis, Match, Result, scores_shown
 
 
 def where_text(m: Match) -> str:
@@ -32,11 +32,12 @@ def where_text(m: Match) -> str:
     return " ".join(parts)
 
 
-def render_match(m: Match, *, n: int | None = None, detail: bool = True) -> str:
+def render_match(m: Match, *, n: int | None = None, detail: bool = True, score: float | None = None) -> str:
+    """One match; ``score`` is the score shown for it in its list (:func:`~tracebot.result.scores_shown`)."""
     head = f"{n}. " if n is not None else ""
     flags = "confident" if m.confident else "not confident"
     role = "symptom" if m.role == "symptom" else "root cause"
-    out = [f"{head}{m.title}  [{m.entry_id}]  score {m.score:g} · {flags} · {role}"]
+    out = [f"{head}{m.title}  [{m.entry_id}]  score {m.score if score is None else score:g} · {flags} · {role}"]
     where = where_text(m)
     if where:
         out.append(f"   {'why:' if m.line_no is None else 'found at'} {where}")  # a question is read, not found
@@ -93,8 +94,9 @@ def render_diagnosis(d: Diagnosis, *, show_all: bool = False) -> str:
         shown = []
     elif not d.confident:
         out.append("No confident match. Closest entries:")
+    scores = d.scores_shown
     for i, m in enumerate(shown, 1):
-        out.append(render_match(m, n=i, detail=m.confident or show_all))
+        out.append(render_match(m, n=i, detail=m.confident or show_all, score=scores[m.entry_id]))
     if d.cascade and d.first_failure is not None:
         out.append(f"After the first failure: {d.cascade}.")
     if d.truncated or d.notes:
@@ -123,7 +125,8 @@ def render_result(r: Result) -> str:
         out += triage_lead(r.diagnosis)
     if r.matches:
         out.append("── Knowledge base")
-        out += [render_match(m, n=i, detail=i == 1) for i, m in enumerate(r.matches, 1)]
+        scores = scores_shown(r.matches)
+        out += [render_match(m, n=i, detail=i == 1, score=scores[m.entry_id]) for i, m in enumerate(r.matches, 1)]
     notes = r.data.get("notes") if isinstance(r.data, dict) else None
     if notes:
         out.append("\n".join(f"note: {n}" for n in notes))

@@ -68,8 +68,9 @@ def run(ctx: CommandContext, pid: int, host: str | None = None, native: bool = F
     where = f" on {host}" if host else f" on {socket.gethostname()}"
     title = f"py-spy: pid {pid}{where}"
     remote = remote_prefix(settings, host) if host else None
+    remote_start: str | None = None
     if remote:
-        _check_remote_owner(ctx, remote, pid)
+        remote_start = _check_remote_owner(ctx, remote, pid)
         targets, left_out = [procs.Target(pid, f"pid {pid}")], []  # only the pid itself is dumped there
         started: dict[int, int | None] = {}
     else:
@@ -86,6 +87,10 @@ def run(ctx: CommandContext, pid: int, host: str | None = None, native: bool = F
                           summary=f"All {len(left_out)} process(es) to dump under pid {pid} run as another user "
                                   f"(changed user through setuid or sudo): {_LEFT_OUT_WHY}")
     dumps = _dump(ctx, settings, targets, native, remote)
+    if remote and remote_start is not None and _remote_changed(ctx, remote, pid, remote_start):
+        return Result(title=title, status="error", data={"error": "not_yours", "pid": pid, "host": host},
+                      summary=f"Process {pid}{where} became another user's, or ended and its pid went to another "
+                              f"process, while py-spy read it: nothing of that read is shown. {_LEFT_OUT_WHY}")
     if not remote and not ctx.caller.is_admin:
         changed = _changed_since_checked(ctx, targets, started)
         targets = [t for t in targets if t not in changed]
@@ -180,20 +185,35 @@ def remote_prefix(settings: dict[str, Any], host: str) -> list[str]:
     return [*map(str, ssh), "--", host]
 
 
-def _check_remote_owner(ctx: CommandContext, remote: list[str], pid: int) -> None:
-    if ctx.caller.is_admin:
-        return
-    uid = _caller_uid(ctx)
+def _remote_identity(ctx: CommandContext, remote: list[str], pid: int) -> tuple[list[str], str]:
+    """``pid``'s four uids and start time on the other host, as its ``ps`` says (([], "") when it is not running)."""
     try:
         # uids, not `user=`: ps cuts a long user name to "longuse+"; all four, as procs.owned_by checks
-        proc = subprocess.run([*remote, "ps", "-o", "ruid=,euid=,suid=,fsuid=", "-p", str(pid)], capture_output=True,
-                              text=True, timeout=min(15.0, max(1.0, ctx.remaining())), check=False)
+        proc = subprocess.run([*remote, "ps", "-o", "ruid=,euid=,suid=,fsuid=,lstart=", "-p", str(pid)],
+                              capture_output=True, text=True, timeout=min(15.0, max(1.0, ctx.remaining())), check=False)
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise NotAllowed(f"Could not check who owns process {pid} on that host ({type(exc).__name__}).") from exc
     found = proc.stdout.split()
-    if not found or found != [str(uid)] * 4:
+    return (found[:4], " ".join(found[4:])) if len(found) > 4 else ([], "")
+
+
+def _check_remote_owner(ctx: CommandContext, remote: list[str], pid: int) -> str | None:
+    """Refuses a process on the other host that is not the caller's; returns its start time (None for admins)."""
+    if ctx.caller.is_admin:
+        return None
+    uids, start = _remote_identity(ctx, remote, pid)
+    if uids != [str(_caller_uid(ctx))] * 4:
         raise NotAllowed(f"Process {pid} on that host is not yours or does not exist; "
                          "you may trace only your own processes.")
+    return start
+
+
+def _remote_changed(ctx: CommandContext, remote: list[str], pid: int, start: str) -> bool:
+    """The process on the other host is no longer the one checked (another user's now, or its pid reused since):
+    between the check and py-spy it can exec a setuid program, or exit and have its pid taken by another's."""
+    uids, now = _remote_identity(ctx, remote, pid)
+    # one that exited meanwhile keeps its dump (or py-spy's reason): it was the one checked while it ran
+    return bool(uids) and (now != start or uids != [str(_caller_uid(ctx))] * 4)
 
 
 def dedupe_key(parsed: dict[str, Any]) -> str:

@@ -13,13 +13,18 @@ from tracebot.plugins.slurm.gpus import PsRow
 from tracebot.plugins.slurm.settings import SlurmSettings
 
 
-def check_job_access(caller: Caller, owner: str, job_id: str, settings: SlurmSettings) -> None:
+def check_job_access(caller: Caller, owner: str, job_id: str, settings: SlurmSettings,
+                     uid: int | None = None) -> None:
+    """``owner`` and ``uid`` are SLURM's for the job. Where SLURM gives the uid and the caller's cluster user is
+    known here, the uids decide: the name alone let a reused or renamed name trace the jobs its former holder
+    left in the controller and accounting."""
     if caller.is_admin or settings.anyone_may_trace:
         return
     if not caller.cluster_user:
         raise NotAllowed("Your Slack user is not mapped to a cluster user, so you may not trace jobs; "
                          "ask an admin to add you to the `users:` mapping.")
-    if owner != caller.cluster_user:
+    mine = uid == caller.cluster_uid if uid is not None and caller.cluster_uid is not None else None
+    if mine is False or (mine is None and owner != caller.cluster_user):
         raise NotAllowed(f"Job {job_id} is not yours ({caller.cluster_user}); you may trace only your own "
                          "jobs. Ask its owner or an admin.")
 

@@ -62,7 +62,7 @@ def run_job(ctx: CommandContext, job_id: str) -> Result:
     if not found.jobs:
         return _not_found(title, job_id, found)
     for job in found.jobs:
-        check_job_access(ctx.caller, job.user, job.display_id, settings)
+        check_job_access(ctx.caller, job.user, job.display_id, settings, job.uid)
     if len(found.jobs) > 1:
         return _overview(title, job_id, found)
     result = describe(ctx, cli, settings, found.jobs[0])
@@ -83,7 +83,7 @@ def describe(ctx: CommandContext, cli: SlurmCli, settings: SlurmSettings, job: J
         ctx.progress(f"Dumping every rank of job {job.display_id} on {len(nodes)} node(s) with py-spy…")
         trace = trace_job(cli, job.job_id, nodes, settings,
                           deadline=time.monotonic() + max(2.0, ctx.remaining() - settings.log_budget_s / 2 - 3),
-                          owner=job.user)
+                          owner=job.user, uid=job.uid)
         if not trace.dumps and trace.node_errors:
             ended = _ended_meanwhile(ctx, cli, settings, job)
             if ended is not None:
@@ -126,7 +126,7 @@ def _with_logs(ctx: CommandContext, result: Result, job: JobView) -> Result:
     budget = max(1.0, min(settings.log_budget_s, ctx.remaining() - 1.0))
     first_node = job.batch_host or (job.nodelist.split(",")[0] if "[" not in job.nodelist else "")
     scans = []
-    opener = owner_access.log_opener(settings, job.job_id, job.user)  # the owner's rights, never more
+    opener = owner_access.log_opener(settings, job.job_id, job.user, job.uid)  # the owner's rights, never more
     for label, path in logpaths.candidates(job, first_node)[:4]:
         ctx.progress(f"Searching {path} for the first errors…")
         scans.append((label, ctx.scan_log(path, budget_s=budget, opener=opener)))

@@ -37,11 +37,18 @@ def _column(name: str) -> str:
     return {"used_gpu_memory": "used_memory", "name": "process_name"}.get(base, base)
 
 
+class BrokenTable(ValueError):
+    """nvidia-smi's table has a line that is not a whole row: which pid is which cannot be told."""
+
+
 def parse_compute_apps(text: str) -> list[GpuProcess]:
     """Rows of ``--query-compute-apps`` CSV, with or without header and units.
 
     Process names are chosen by whoever started the process and may contain commas, so a row is read
-    outside-in: the columns left and right of ``process_name`` are fixed, the name is what remains.
+    outside-in: the columns left and right of ``process_name`` are fixed, the name is what remains. A name may
+    hold a line break too, which cuts its row in two: the part after it could read as a whole row of any pid
+    ("1, /usr/sbin/sshd, 100, GPU-…"), which the answer would then call left over and tell admins to kill. A
+    line with commas that is not a whole row raises :class:`BrokenTable` instead.
     """
     lines = [ln for ln in text.splitlines() if ln.strip()]
     columns = DEFAULT_COLUMNS
@@ -56,6 +63,9 @@ def parse_compute_apps(text: str) -> list[GpuProcess]:
     for line in lines:
         parts = [p.strip() for p in line.split(",")]
         if len(parts) < len(columns):
+            if len(parts) > 1:
+                raise BrokenTable("nvidia-smi's process table has a line that is not a whole row (a process name "
+                                  "with a line break in it?), so which pid is which cannot be told")
             continue  # "No running processes found" and other prose
         name = ", ".join(parts[name_at:len(parts) - right])
         cells = dict(zip(columns, parts[:name_at] + [name] + parts[len(parts) - right:], strict=True))
@@ -104,7 +114,10 @@ def inspect_node(node: str, settings: SlurmSettings, timeout: float) -> NodeGpuV
                                   "to reach other nodes; run tracebot on the node or ask an admin to set it.")
         prefix = [*settings.node_exec, "--", node]
     smi = _run(prefix, [settings.nvidia_smi, *QUERY], timeout, what="nvidia-smi")
-    processes = parse_compute_apps(smi)
+    try:
+        processes = parse_compute_apps(smi)
+    except BrokenTable as exc:
+        raise NodeUnreachable(str(exc)) from exc
     scontrol = f"{settings.bin_dir}/scontrol" if settings.bin_dir else "scontrol"
     pids = parse_listpids(_run(prefix, [scontrol, "listpids"], timeout, what="scontrol listpids",
                                ok_codes=(0, 1)))

@@ -13,7 +13,6 @@ privilege (:mod:`tracebot.plugins.slurm.owner`), which runs this same step as th
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import signal
@@ -26,6 +25,7 @@ from typing import Any
 from tracebot.plugin_api import Frame, without_secrets
 from tracebot.plugins.pyspy.dump import MAX_FRAMES, CappedPipe
 from tracebot.plugins.slurm import owner as owner_access
+from tracebot.plugins.slurm import signed
 from tracebot.plugins.slurm.client import SlurmCli
 from tracebot.plugins.slurm.settings import SlurmSettings
 
@@ -54,10 +54,10 @@ class HangTrace:
 
 
 def srun_argv(cli: SlurmCli, job_id: str, node: str, settings: SlurmSettings, limit_s: float,
-              owner: str = "") -> list[str]:
-    """The command that dumps ``node``: srun as ourselves for our own job (or with no privilege
+              owner: str = "", uid: int | None = None) -> list[str]:
+    """The command that dumps ``node``: srun as ourselves for our own job (by uid; or with no privilege
     configured), else the privilege, which runs the same step as the job's owner."""
-    if settings.as_owner and not owner_access.is_own(owner):
+    if settings.as_owner and not owner_access.is_own(owner, uid):
         return owner_access.dump_argv(settings, job_id, node, limit_s)
     minutes = max(1, math.ceil(limit_s / 60))
     argv = cli.argv("srun", f"--jobid={job_id}", "--overlap", "--nodes=1", "--ntasks=1", f"--nodelist={node}",
@@ -84,10 +84,14 @@ def _srun_env() -> dict[str, str]:
 
 
 def run_node(argv: list[str], limit_s: float) -> tuple[dict[str, Any] | None, str | None]:
-    """(the node's JSON document, None) or (None, why not)."""
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=_srun_env(),
-                            start_new_session=True)
+    """(the node's JSON document, None) or (None, why not). The document is the one line of the step's output
+    signed with a key made for this run and written to the step's stdin (:mod:`.signed`): the job's processes
+    may have written anything else into that output."""
+    key = signed.new_key()
+    proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            env=_srun_env(), start_new_session=True)
     out, err = CappedPipe(proc.stdout, MAX_NODE_OUTPUT), CappedPipe(proc.stderr, MAX_NODE_STDERR)
+    _give_key(proc, key)
     try:
         proc.wait(timeout=limit_s)
     except subprocess.TimeoutExpired:
@@ -107,23 +111,32 @@ def run_node(argv: list[str], limit_s: float) -> tuple[dict[str, Any] | None, st
     if out.over:
         return None, (f"the node's dump printed more than {MAX_NODE_OUTPUT >> 20} MB (a job's process wrote into "
                       "the step's output); nothing of it was read")
-    doc = _last_json(out.text())
-    if doc is not None:
+    found = signed.read_signed(key, out.text())
+    if len(found.docs) > 1:
+        return None, (f"{len(found.docs)} signed dumps came back where the dumper prints one: a process of the job "
+                      "read the dump's key and wrote a document of its own; none of them is shown")
+    if found.docs:
+        doc = found.docs[0]
+        if found.foreign and isinstance(doc.get("notes"), list):
+            doc["notes"].insert(0, f"{found.foreign} line(s) in the dump step's output were not the dumper's (a process "
+                                "of the job wrote them into it); they were ignored")
         return doc, None
     reason = _srun_reason(err.text()) or f"srun exited with status {proc.returncode} and printed no dump"
+    if found.foreign and proc.returncode == 0:
+        reason = ("the dump step's output held no document signed by tracebot's dumper, only lines a process of "
+                  "the job wrote into it; nothing of it was used")
     return None, reason
 
 
-def _last_json(out: str) -> dict[str, Any] | None:
-    for line in reversed(out.splitlines()):
-        line = line.strip()
-        if line.startswith("{"):
-            try:
-                doc = json.loads(line)
-            except (ValueError, RecursionError):  # nested deeper than the parser goes: not node_dump's
-                return None
-            return doc if isinstance(doc, dict) else None
-    return None
+def _give_key(proc: subprocess.Popen[bytes], key: str) -> None:
+    """The key on the step's stdin (srun passes it to the dumper): never on its command line or in its
+    environment, which the job's processes can read in /proc."""
+    assert proc.stdin is not None
+    try:
+        with proc.stdin:
+            proc.stdin.write(f"{key}\n".encode())
+    except OSError:  # srun ended before it read its stdin: its stderr says why
+        pass
 
 
 _ENDED = ("already completing or completed", "job has already finished", "invalid job id", "has expired",
@@ -152,14 +165,14 @@ def _srun_reason(stderr: str) -> str:
 
 
 def trace_job(cli: SlurmCli, job_id: str, nodes: list[str], settings: SlurmSettings, deadline: float,
-              owner: str = "") -> HangTrace:
-    """Dump all ranks on ``nodes`` of running job ``job_id`` (SLURM's numeric id) owned by ``owner``,
-    within ``deadline``."""
+              owner: str = "", uid: int | None = None) -> HangTrace:
+    """Dump all ranks on ``nodes`` of running job ``job_id`` (SLURM's numeric id) owned by ``owner`` (SLURM's
+    ``uid`` of them, where known), within ``deadline``."""
     start = time.monotonic()
     limit = max(2.0, min(settings.node_timeout_s, deadline - start - 1.0))
     trace = HangTrace()
     with ThreadPoolExecutor(max_workers=max(1, min(MAX_PARALLEL_NODES, len(nodes)))) as pool:
-        futures = {node: pool.submit(run_node, srun_argv(cli, job_id, node, settings, limit, owner), limit)
+        futures = {node: pool.submit(run_node, srun_argv(cli, job_id, node, settings, limit, owner, uid), limit)
                    for node in nodes}
         for node, future in futures.items():
             doc, why = future.result()

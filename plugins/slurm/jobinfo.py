@@ -10,7 +10,7 @@ import shlex
 from dataclasses import dataclass, field
 
 from tracebot.plugins.slurm.client import AccountingDown, ControllerDown, SlurmCli, SlurmError
-from tracebot.plugins.slurm.parse import exit_code, user_of
+from tracebot.plugins.slurm.parse import exit_code, uid_of, user_of
 from tracebot.plugins.slurm.states import base_state
 
 _NULLS = {"", "(null)", "None", "Unknown", "N/A", "None assigned"}
@@ -33,6 +33,7 @@ class JobView:
     display_id: str  # 123, 123_4 or 123+1
     name: str = ""
     user: str = ""
+    uid: int | None = None  # SLURM's uid of the owner (scontrol's ``UserId=alice(1001)``); sacct's rows name no uid
     state: str = ""  # as SLURM prints it, e.g. "CANCELLED by 1000"
     reason: str = ""
     exit: tuple[int, int] | None = None
@@ -88,7 +89,7 @@ def from_scontrol(asked: str, rec: dict[str, str]) -> JobView:
         display = job_id
     return JobView(
         asked=asked, job_id=job_id, display_id=display, name=rec.get("JobName", ""),
-        user=user_of(rec.get("UserId", "")), state=rec.get("JobState", ""), reason=_clean(rec.get("Reason")),
+        user=user_of(rec.get("UserId", "")), uid=uid_of(rec.get("UserId", "")), state=rec.get("JobState", ""), reason=_clean(rec.get("Reason")),
         exit=exit_code(rec.get("ExitCode", "")), derived_exit=exit_code(rec.get("DerivedExitCode", "")),
         nodelist=_clean(rec.get("NodeList")), num_nodes=rec.get("NumNodes", ""), num_tasks=rec.get("NumTasks", ""),
         elapsed=rec.get("RunTime", ""), time_limit=rec.get("TimeLimit", ""), submit=_clean(rec.get("SubmitTime")),

@@ -3,9 +3,11 @@
 ``python -m tracebot.plugins.slurm.node_dump --job <id> [--pyspy PATH] [--timeout S]`` finds the job's
 processes on this node (``scontrol listpids``, answered by the local slurmd), keeps the Python ones,
 names each by its rank (``RANK`` from /proc/PID/environ as torchrun sets it, else ``SLURM_PROCID``,
-else the task id from listpids), runs py-spy on all of them in parallel and prints one JSON document:
+else the task id from listpids), runs py-spy on all of them in parallel and prints one JSON document,
+signed with the key tracebot writes to its stdin (:mod:`tracebot.plugins.slurm.signed`; it locks itself
+before it reads the key, so that the job's processes can neither read the key nor ptrace it):
 
-    {"node": "...", "job": "...", "ranks": {"0": {"pid": 7905, "frames": [...]},
+    tracebot-node-dump <mac> {"node": "...", "job": "...", "ranks": {"0": {"pid": 7905, "frames": [...]},
                                            "1": {"pid": 7906, "error": "py-spy timed out ..."}},
      "notes": [...]}
 
@@ -16,7 +18,6 @@ workers inherit their rank's RANK and are dropped in favour of the rank's top pr
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import socket
 import sys
@@ -26,6 +27,7 @@ from typing import Any
 from tracebot.plugins.pyspy import procs
 from tracebot.plugins.pyspy.dump import DEFAULT_TIMEOUT_S, ProcessDump, dump_many, find_pyspy
 from tracebot.plugins.pyspy.group import rank_sort_key
+from tracebot.plugins.slurm import signed
 from tracebot.plugins.slurm.client import SlurmCli, SlurmError
 from tracebot.plugins.slurm.ids import JOB_ID
 from tracebot.plugins.slurm.parse import PidRow
@@ -109,6 +111,11 @@ def dump_node(job: str, pyspy: list[str], timeout: float) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    try:
+        signed.lock()  # first: until now, any process of the job's owner could open our descriptors
+    except (signed.Unlocked, OSError) as exc:
+        print(f"node_dump: error: not dumping: {exc}", file=sys.stderr)
+        return 2
     parser = argparse.ArgumentParser(prog="node_dump", description=__doc__.split("\n\n")[0])
     parser.add_argument("--job", required=True)
     parser.add_argument("--pyspy", default=None, help="py-spy executable on this node")
@@ -116,9 +123,13 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if not JOB_ID.fullmatch(args.job):
         parser.error("--job must be a SLURM job id")
+    try:
+        key = signed.read_key(sys.stdin.buffer)
+    except ValueError as exc:
+        print(f"node_dump: error: {exc}", file=sys.stderr)
+        return 2
     doc = dump_node(args.job, find_pyspy(args.pyspy), max(1.0, min(args.timeout, 120.0)))
-    json.dump(doc, sys.stdout)
-    sys.stdout.write("\n")
+    sys.stdout.write(signed.sign(key, doc) + "\n")
     return 0
 
 

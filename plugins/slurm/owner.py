@@ -38,8 +38,31 @@ def own_user() -> str:
         return str(os.getuid())
 
 
-def is_own(owner: str) -> bool:
-    return bool(owner) and owner == own_user()
+def job_uid(owner: str, uid: int | None = None) -> int | None:
+    """The job owner's uid: SLURM's own where its record gives it (``alice(1001)``), else this host's for the
+    name (sacct's rows name no uid); None when neither knows it."""
+    if uid is not None:
+        return uid
+    try:
+        return pwd.getpwnam(owner).pw_uid if owner else None
+    except KeyError:
+        return None
+
+
+def is_own(owner: str, uid: int | None = None) -> bool:
+    """Is the job tracebot's own Unix user's? By uid, never by name: a name can be renamed or reused, and two
+    names can be one uid (an alias in the user database)."""
+    found = job_uid(owner, uid)
+    return found is not None and found == os.getuid()
+
+
+def name_clash(owner: str, uid: int | None) -> str | None:
+    """SLURM names tracebot's own user but with another uid: say so (whose rights to take cannot be told),
+    rather than act as tracebot or as whoever that uid is."""
+    if uid is None or owner != own_user() or uid == os.getuid():
+        return None
+    return (f"the job's owner is {owner} with uid {uid} to SLURM, but tracebot runs as {owner} with uid "
+            f"{os.getuid()} here: whose rights to take cannot be told")
 
 
 def dump_argv(settings: SlurmSettings, job_id: str, node: str, limit_s: float) -> list[str]:
@@ -48,14 +71,17 @@ def dump_argv(settings: SlurmSettings, job_id: str, node: str, limit_s: float) -
             str(max(1, min(120, math.ceil(settings.pyspy_timeout_s))))]
 
 
-def log_opener(settings: SlurmSettings, job_id: str, owner: str) -> Callable[[Path], BinaryIO] | None:
+def log_opener(settings: SlurmSettings, job_id: str, owner: str,
+               uid: int | None = None) -> Callable[[Path], BinaryIO] | None:
     """How to open this job's log: None (tracebot's own job: open it here), or an opener that opens it
-    as the owner through the privilege, or one that refuses (no privilege configured)."""
-    if is_own(owner):
+    as the owner through the privilege, or one that refuses (no privilege configured, or SLURM names
+    tracebot's user with another uid)."""
+    if is_own(owner, uid):
         return None
-    if not settings.as_owner:
+    why = name_clash(owner, uid) or (None if settings.as_owner else NO_PRIVILEGE)
+    if why:
         def refuse(_path: Path) -> BinaryIO:
-            raise OwnerRefused(NO_PRIVILEGE)
+            raise OwnerRefused(why)
         return refuse
     return lambda path: open_as_owner(settings.as_owner, job_id, path)
 

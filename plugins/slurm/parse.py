@@ -120,6 +120,12 @@ def user_of(field: str) -> str:
     return field.split("(", 1)[0].strip()
 
 
+def uid_of(field: str) -> int | None:
+    """``root(0)`` -> 0; None when SLURM gave no uid."""
+    m = re.fullmatch(r"[^()]*\((\d+)\)", field.strip())
+    return int(m.group(1)) if m else None
+
+
 def duration_seconds(text: str) -> int | None:
     """SLURM durations: ``MM:SS``, ``HH:MM:SS``, ``D-HH:MM:SS`` (also ``UNLIMITED`` -> None)."""
     m = re.fullmatch(r"(?:(\d+)-)?(?:(\d+):)?(\d+):(\d+)(?:\.\d+)?", text.strip())

@@ -7,7 +7,8 @@
 #
 # --python is the interpreter the job's owner runs on the compute nodes (it must import tracebot); it
 # and py-spy must not be writable by the service user, or the privilege would let that user run code
-# of its choosing as every job owner. Idempotent: files are replaced only when they changed.
+# of its choosing as every job owner. The dump runs an execute-only copy of it, python-tracebot-dump in
+# the same directory (written here). Idempotent: files are replaced only when they changed.
 set -euo pipefail
 
 WRAPPER=/usr/local/libexec/tracebot-as-owner
@@ -44,10 +45,18 @@ done
 runuser -u "$service_user" -- "$python" -I -c 'import tracebot.plugins.slurm.node_dump' \
     || die "$python cannot import tracebot as $service_user (check the permissions of its path)"
 
+# The dump step runs an execute-only copy of that interpreter, beside it (so it finds the same venv): Linux makes a
+# process whose program its user may not read undumpable from its first instruction, so the job's processes (its
+# owner's) can never open the dump's descriptors, read its memory or ptrace it, not even in the instant before
+# node_dump locks itself (plugins/slurm/signed.py). A copy: rerun this script after upgrading that Python.
+locked=$(dirname "$python")/python-tracebot-dump
+real=$(readlink -f "$python")
+[[ -f $real && $real != *[[:space:]\"\\]* ]] || die "$python does not resolve to an interpreter file"
+
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-sed -e "s|@NODE_PYTHON@|$python|" -e "s|@NODE_PYSPY@|$pyspy|" -e "s|@SLURM_BIN@|$slurm_bin|" \
+sed -e "s|@NODE_PYTHON@|$locked|" -e "s|@NODE_PYSPY@|$pyspy|" -e "s|@SLURM_BIN@|$slurm_bin|" \
     "$here/tracebot-as-owner" >"$tmp/wrapper"
 cat >"$tmp/sudoers" <<EOF
 # Written by tracebot scripts/deploy/install-privilege.sh: the service user may run exactly the
@@ -65,5 +74,8 @@ install_if_changed() {  # source, target, mode
     fi
 }
 mkdir -p "$(dirname "$WRAPPER")" /etc/sudoers.d
+install_if_changed "$real" "$locked" 0711
+runuser -u "$service_user" -- "$locked" -I -c 'import tracebot.plugins.slurm.node_dump' \
+    || die "$locked (the execute-only copy of $python) cannot import tracebot as $service_user"
 install_if_changed "$tmp/wrapper" "$WRAPPER" 0755
 install_if_changed "$tmp/sudoers" "$SUDOERS" 0440

@@ -11,7 +11,9 @@ import pytest
 
 from tracebot.plugins.slurm.hang import run_node
 
-PRINT_ENV = [sys.executable, "-c", "import json, os; print(json.dumps({'env': dict(os.environ)}))"]
+# srun standing in: the dumper's signed line (the key is what tracebot writes to its stdin), of its environment
+PRINT_ENV = [sys.executable, "-c", "import os, sys; from tracebot.plugins.slurm import signed; "
+             "print(signed.sign(signed.read_key(sys.stdin.buffer), {'env': dict(os.environ)}))"]
 
 
 def test_the_dump_step_gets_no_secret_of_tracebots_environment(monkeypatch: pytest.MonkeyPatch) -> None:

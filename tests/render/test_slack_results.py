@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
+import pytest
+
 from tests.slack.blocks import over_slack_limits, texts
 from tracebot.render.slack import answer, compact_blocks, one_line, parent, result
 from tracebot.render.slack_maintainers import audit_line, maintainer_blocks
@@ -151,3 +153,40 @@ def test_a_title_with_mrkdwn_marks_stays_one_bold_title_in_every_answer():
     for text in said:
         assert f"*{shown}*" in text, text
         assert text.count("*") == 2, text  # the bold's own two: the title's marks are look-alikes
+
+
+@pytest.mark.parametrize("text", ["ran `make`", "`x` failed", "`", "a````b", "``", "ends in three```"])
+def test_a_code_block_of_text_with_backticks_at_its_ends_or_in_runs_opens_and_closes_with_exactly_three(text):
+    # "ran `make`" was ```ran `make```` : four backticks at the end, and a run of four inside kept a whole ```
+    from tracebot.render.slack import code
+
+    block = code(text)
+    assert block.startswith("```") and block.endswith("```")
+    inner = block[3:-3]
+    assert "``" not in inner and not inner.startswith("`") and not inner.endswith("`"), block
+    assert inner.replace("\u200b", "") == text  # what a reader sees (and copies) is the text itself
+
+
+def test_guesses_read_in_score_order_in_slack_the_console_the_terminal_and_json_and_the_first_stays_first():
+    # the ranking put the likeliest first, but the calibrated scores read "45, 12, 16": the third looked surer
+    # than the second. Nobody re-sorts: a later guess is shown at most as sure as the one above it.
+    from tracebot.render.blocks_text import blocks_to_text
+    from tracebot.render.text import render_diagnosis
+
+    d = Diagnosis(matches=[Match("distributed-hang-py-spy", "Hang", 45.0, False),
+                           Match("nccl-system-error-gpu-memory", "NCCL system error", 11.6, False),
+                           Match("torchrun-child-failed", "torchrun child failed", 15.6, False)])
+    rendered = answer(d, diagnosis_id=None, always_answer=True)
+    assert rendered is not None
+    slack = texts(rendered[1])
+    console = blocks_to_text(rendered[1], rendered[0])
+    terminal = render_diagnosis(d)
+    scored = re.compile(r"`([a-z0-9-]+)` · score (\d+)")
+    expected = [("distributed-hang-py-spy", "45"), ("nccl-system-error-gpu-memory", "12"),
+                ("torchrun-child-failed", "12")]
+    assert scored.findall(slack) == expected and scored.findall(console) == expected
+    assert re.findall(r"\[([a-z0-9-]+)\]  score ([\d.]+)", terminal) == [
+        ("distributed-hang-py-spy", "45"), ("nccl-system-error-gpu-memory", "11.6"), ("torchrun-child-failed", "11.6")]
+    assert [(m["entry_id"], m["score"], m["score_shown"]) for m in d.to_dict()["matches"]] == [
+        ("distributed-hang-py-spy", 45.0, 45.0), ("nccl-system-error-gpu-memory", 11.6, 11.6),
+        ("torchrun-child-failed", 15.6, 11.6)]

@@ -254,3 +254,39 @@ def test_a_user_cannot_trace_on_a_host_where_ownership_cannot_be_checked(host, m
                               ["4242", "--host", "gpu-node-01.invalid"])
     assert result.status == "error" and "not yours or does not exist" in result.summary
     assert result.stack_groups == [] and result.unreadable == {}
+
+
+def test_a_process_on_another_host_that_changes_user_while_it_is_read_is_not_shown(spawn, host, make_ctx,
+                                                                                  pyspy_argv, tmp_path):
+    # --host checked the owner once, before py-spy: a process that became another user's (a setuid exec, or an exit
+    # and its pid taken by another user's process) in between was read and shown. "ssh" here runs the words on
+    # this host; the py-spy it runs first makes the process drop to nobody, as if the race were lost.
+    require(os.geteuid() == 0, "a process that changes to another user needs root")
+    trigger = tmp_path / "drop-now"
+    target = spawn(sys.executable, "-c", (
+        "import os, pwd, time\n"
+        "def private_work():\n"
+        f"    while not os.path.exists({str(trigger)!r}):\n"
+        "        time.sleep(0.01)\n"
+        "    os.setuid(pwd.getpwnam('nobody').pw_uid)\n"
+        "    while True:\n"
+        "        time.sleep(3600)\n"
+        "private_work()\n")).pid
+    fake_ssh = tmp_path / "ssh.py"
+    fake_ssh.write_text("import os, sys\nwords = sys.argv[sys.argv.index('--') + 2:]\nos.execvp(words[0], words)\n")
+    nobody = pwd.getpwnam("nobody").pw_uid
+    pyspy = tmp_path / "py-spy"
+    pyspy.write_text(f"#!{sys.executable}\nimport os, pathlib, sys, time\n"
+                     f"pathlib.Path({str(trigger)!r}).touch()\n"
+                     "for _ in range(2000):  # bounded: until the process is nobody's\n"
+                     f"    if f'Uid:\\t{nobody}\\t' in pathlib.Path('/proc/{target}/status').read_text():\n"
+                     "        break\n"
+                     "    time.sleep(0.01)\n"
+                     f"os.execv({pyspy_argv[0]!r}, [{pyspy_argv[0]!r}, *sys.argv[1:]])\n")
+    pyspy.chmod(0o755)
+    settings = {"ssh": True, "ssh_command": [sys.executable, str(fake_ssh)], "remote_path": str(pyspy)}
+    result = host.run_command("pid", make_ctx(cluster_user="root", settings=settings),
+                              [str(target), "--host", "gpu-node-01"])
+    assert result.status == "error" and result.data["error"] == "not_yours", result.summary
+    assert result.stack_groups == [] and "private_work" not in str(result.to_dict())
+    assert "became another user's" in result.summary

@@ -14,7 +14,7 @@ from tracebot.plugins.pyspy.group import group_stacks
 from tracebot.plugins.slurm import logpaths
 from tracebot.plugins.slurm.access import check_job_access
 from tracebot.plugins.slurm.client import SACCT_FIELDS
-from tracebot.plugins.slurm.gpus import GpuProcess, orphans, parse_compute_apps
+from tracebot.plugins.slurm.gpus import BrokenTable, GpuProcess, orphans, parse_compute_apps
 from tracebot.plugins.slurm.hang import HangTrace, _merge, _srun_reason
 from tracebot.plugins.slurm.ids import parse_job_id, parse_node
 from tracebot.plugins.slurm.jobinfo import from_sacct, from_scontrol, submit_line_outputs
@@ -206,3 +206,11 @@ def test_an_accounting_row_whose_name_holds_the_delimiter_is_refused_never_shift
     text = (FIX / "sacct_mixed.unitsep").read_text().rstrip("\n").replace("\x1ffailer\x1f", "\x1fx\x1ftracebot\x1f", 1)
     with pytest.raises(AmbiguousRecord, match="too many"):
         parse_sacct(text, SACCT_FIELDS)
+
+
+def test_a_process_name_with_a_line_break_cannot_pose_as_a_row_of_another_pid() -> None:
+    # a job names its GPU process "x\n1, /usr/sbin/sshd, 100, GPU-1": its row was skipped as prose and pid 1 was
+    # read as a leftover GPU process, with `kill 1` as the fix
+    text = "4242, x\n1, /usr/sbin/sshd, 100, GPU-1\n925944, python, 520, GPU-1\n"
+    with pytest.raises(BrokenTable, match="not a whole row"):
+        parse_compute_apps(text)

@@ -11,7 +11,8 @@ describes; ``alice`` and ``bob`` submit jobs. Each finding of the security revie
 - a job whose name or script path spells another owner (`` UserId=alice(1001)``) is traced as nobody's:
   neither tracebot nor its privilege believes it; nor does tracebot believe an accounting row spelled in a
   step's command line, nor a name that spells the nodes to py-spy;
-- the privilege dumps another user's array task whose own id is the array's (scontrol prints its siblings too).
+- the privilege dumps another user's array task whose own id is the array's (scontrol prints its siblings too);
+- a job that writes a node dump of its own into the dump step's output never gets it shown.
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ from tests.plugins.slurm.cluster import (
     wait_until_hung,
 )
 from tests.support import require
+from tracebot.plugins.slurm import signed
 from tracebot.plugins.slurm.client import SACCT_FIELDS, SlurmCli
 from tracebot.plugins.slurm.jobinfo import from_sacct
 from tracebot.plugins.slurm.parse import parse_records
@@ -298,12 +300,52 @@ def test_another_users_array_task_that_carries_the_arrays_own_id_is_dumped_throu
         records = parse_records(run(["scontrol", "show", "job", "-o", array]).stdout)
         assert len(records) == 2, records  # the finished task 1 is still listed beside it
         own = next(r for r in records if r["JobId"] == array)
+        key = signed.new_key()  # what tracebot writes to the privilege's stdin, for the dump to sign with
         proc = subprocess.run([*as_user("tracebot"), *PRIVILEGE, "dump", array, own["BatchHost"], "60", "10"],
-                              capture_output=True, text=True, timeout=120, check=False)
+                              input=f"{key}\n", capture_output=True, text=True, timeout=120, check=False)
         assert proc.returncode == 0, proc.stderr
-        json.loads(proc.stdout)  # the node's dump, as tracebot reads it
+        assert len(signed.read_signed(key, proc.stdout).docs) == 1  # the node's dump, as tracebot reads it
     finally:
         run(["scancel", array], check=False)
+
+
+def _forger_log(path: Path) -> list[str]:
+    return [ln for ln in path.read_text(errors="replace").splitlines() if ln.startswith("forger: ")] \
+        if path.exists() else []
+
+
+def test_a_job_that_writes_a_dump_of_its_own_into_the_dump_step_never_gets_it_shown(deployment: Deployment) -> None:
+    # alice's rank 0 opens the dump step's stdout through /proc (hers to open: the step runs as her) and, once the
+    # dumper has ended, writes a document of its own: the last JSON line of the step's output was taken as her
+    # node's dump, so the admin read "rank 0 all fine" and a rank 99 that never existed
+    log = deployment.alice_dir / f"forge-{uuid.uuid4().hex[:8]}.out"
+    job = sbatch_as("alice", "-J", "forge-dump", "-o", str(log), "-n", "2", "--overcommit",
+                    "--wrap", f"srun {DEPLOY_PYTHON} {JOBS / 'forge_dump.py'}")
+    try:
+        wait_for(job, {"RUNNING"}, timeout=QUEUE_WAIT_S)
+        for _ in range(240):
+            if log.exists() and {"rank 0 up", "rank 1 up"} <= set(log.read_text().splitlines()):
+                break
+            subprocess.run(["sleep", "0.5"], check=True, timeout=5)
+        doc = as_service(deployment, "job", job)
+        text = json.dumps(doc)
+        assert "all_ranks_fine_forged" not in text and "invented_rank_forged" not in text, doc["summary"]
+        # the job's two ranks, each with its own stack, or unreadable where the job wrote into the output of the
+        # py-spy that read it (a program its owner may read, so a child the dump runs is the job's to garble)
+        shown = {r: [f["function"] for f in g["frames"]] for g in doc["stack_groups"] for r in g["ranks"]}
+        assert sorted([*shown, *doc["unreadable"]]) == ["0", "1"], (shown, doc["unreadable"])
+        assert all(rank in doc["unreadable"] or honest in shown[rank]
+                   for rank, honest in (("0", "watch_for_the_dumper"), ("1", "honest_wait"))), shown
+        # and the forger did try: it found the dump step, looked for the key where a job can look, and could not
+        # even open the step's output: the privilege runs the dump with an execute-only interpreter, undumpable
+        # from its first instruction (install-privilege.sh), so not even its first instant is the job's
+        tried = _forger_log(log)
+        dumpers = {ln.split()[3].rstrip(":") for ln in tried if ln.startswith("forger: saw pid") and "srun" not in ln}
+        assert dumpers, tried
+        assert not [ln for ln in tried if "key-like values" in ln and not ln.endswith(": 0 key-like values")], tried
+        assert not [ln for ln in tried if ln.split()[2] in dumpers and ln.endswith("stdout: opened")], "\n".join(tried)
+    finally:
+        run(["scancel", job], check=False)
 
 
 def trace_as_runner(dep: Deployment, runner: str, job: str, extra_env: dict[str, str] | None = None) -> dict:
