@@ -53,13 +53,20 @@ def word_char_grams(word: str) -> tuple[str, ...]:
 
 def word_grams(text: str) -> list[str]:
     """scikit-learn's ``word`` analyzer with :data:`WORD_PATTERN` and n-grams :data:`WORD_NGRAMS`, then
-    the glossary's concepts the text mentions (:meth:`tracebot.matcher.glossary.Glossary.concepts`)."""
-    lowered = text.lower()
-    tokens = _WORD.findall(lowered)
+    the glossary's concepts the text mentions (:meth:`tracebot.matcher.glossary.Glossary.concepts`): the
+    text's words, then its runs of two words, ... (:func:`word_terms`), then its concepts."""
+    tokens, concepts = word_terms(text)
     out = list(tokens)
     for n in range(WORD_NGRAMS[0] + 1, WORD_NGRAMS[1] + 1):
         out += [" ".join(tokens[i : i + n]) for i in range(len(tokens) - n + 1)]
-    return out + glossary().concepts(lowered, tokens)
+    return out + concepts
+
+
+def word_terms(text: str) -> tuple[list[str], list[str]]:
+    """``text``'s words (:data:`WORD_PATTERN`, lower-cased, in order) and the glossary's concepts it mentions."""
+    lowered = text.lower()
+    tokens = _WORD.findall(lowered)
+    return tokens, glossary().concepts(lowered, tokens)
 
 
 @cache
@@ -89,6 +96,12 @@ class Vocab:
     analyzer: str  # a key of ANALYZERS
     index: dict[str, int]
     idf: np.ndarray
+    # The word space's two-word terms, not in ``index`` (training.WordCounts.vocab): each as its words'
+    # numbers (the first's in the top 32 bits), ascending, and the terms' own numbers. At 1,000 entries that
+    # do not repeat each other's texts, 272,713 of its 336,094 terms; a dict of them all was 0.14-0.2 s of
+    # every warm start to unpickle, these arrays are mapped. None: every term is in ``index``.
+    pairs: np.ndarray | None = None
+    pair_ids: np.ndarray | None = None
 
     def __getstate__(self) -> dict:
         state = self.__dict__.copy()
@@ -99,13 +112,27 @@ class Vocab:
         if self.analyzer == "char":
             idx, tf = self._char_counts(text)
         else:
-            index = self.index
-            ids = [i for i in map(index.get, word_grams(text)) if i is not None]
-            idx, tf = np.unique(np.array(ids, dtype=np.int64), return_counts=True)
+            idx, tf = np.unique(np.array(self._term_ids(text), dtype=np.int64), return_counts=True)
         if not len(idx):
             return Vector(np.zeros(0, dtype=np.int64), np.zeros(0))
         val = (np.log(tf) + 1.0) * self.idf[idx]
         return Vector(idx, val / np.sqrt(val @ val))
+
+    def _term_ids(self, text: str) -> list[int]:
+        """The numbers of ``text``'s terms (:func:`word_grams`) in the vocabulary, in any order."""
+        index = self.index
+        if self.pairs is None:
+            return [i for i in map(index.get, word_grams(text)) if i is not None]
+        tokens, concepts = word_terms(text)
+        words = list(map(index.get, tokens))
+        ids = [i for i in words if i is not None]
+        ids += [i for i in map(index.get, concepts) if i is not None]
+        both = [a << 32 | b for a, b in zip(words, words[1:], strict=False) if a is not None and b is not None]
+        if both and len(self.pairs):
+            codes = np.array(both, dtype=np.int64)
+            at = np.minimum(np.searchsorted(self.pairs, codes), len(self.pairs) - 1)
+            ids += self.pair_ids[at[self.pairs[at] == codes]].tolist()
+        return ids
 
     def _char_counts(self, text: str) -> tuple[np.ndarray, np.ndarray]:
         """The features of ``text``'s character n-grams (ascending) and how often each occurs. A pasted

@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
+from itertools import compress
 
 import numpy as np
 from scipy import sparse
@@ -54,12 +55,15 @@ from tracebot.matcher.model import (
 from tracebot.matcher.samples import Sample, entry_texts, gathered_keys, training_texts
 from tracebot.matcher.samples import gathered as evidence_of
 from tracebot.matcher.tfidf import (
+    WORD_NGRAMS,
     Columns,
     Space,
     Vocab,
     dense_row,
+    ranges,
     word_char_grams,
     word_grams,
+    word_terms,
 )
 
 
@@ -166,22 +170,43 @@ class WordCounts:
 
     def __init__(self) -> None:
         self.vocabulary_: dict[str, int] = {}
-        self._grams: list[str] = []  # while fitting: every text's features, one text after the other
+        # the two-word terms: each as its words' numbers (the first's in the top 32 bits), and its own
+        self.pairs = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
+        # while fitting: every text's features, one text after the other, how many, how many are words
+        self._grams: list[str] = []
         self._lens: list[int] = []
+        self._words: list[int] = []
 
     def add(self, texts: Iterable[str]) -> None:
         for text in texts:
-            grams = word_grams(text)
+            tokens, concepts = word_terms(text)
+            grams = word_grams(text) if WORD_NGRAMS != (1, 2) else [*tokens, *map(" ".join, zip(tokens, tokens[1:], strict=False)), *concepts]
             self._grams += grams
             self._lens.append(len(grams))
+            self._words.append(len(tokens))
 
     def fit_transform(self, texts: list[str] | None = None) -> sparse.csr_matrix:
         self.add(texts or ())
-        grams, lens = self._grams, self._lens
-        self._grams, self._lens = [], []
+        grams, lens, words = self._grams, np.array(self._lens, dtype=np.int64), np.array(self._words, dtype=np.int64)
+        self._grams, self._lens, self._words = [], [], []
         self.vocabulary_ = _numbering(set(grams))
         cols = np.fromiter(map(self.vocabulary_.__getitem__, grams), dtype=np.int64, count=len(grams))
+        # a text's features are its words, then its runs of two words (word_grams): each pair's words' numbers
+        starts, two = np.cumsum(lens) - lens, np.maximum(words - 1, 0)
+        first = ranges(starts, two)
+        terms, at = np.unique(cols[ranges(starts + words, two)], return_index=True)
+        codes = cols[first[at]] << 32 | cols[first[at] + 1]
+        order = np.argsort(codes, kind="stable")
+        self.pairs = (codes[order], terms[order])
         return _matrix(cols, lens, len(self.vocabulary_))
+
+    def vocab(self, idf: np.ndarray) -> Vocab:
+        """The fitted vocabulary for answering: the two-word terms as :attr:`pairs`, the others in a dict."""
+        if WORD_NGRAMS != (1, 2):
+            return Vocab("word", self.vocabulary_, idf)
+        single = np.ones(len(self.vocabulary_), dtype=bool)
+        single[self.pairs[1]] = False
+        return Vocab("word", dict(compress(self.vocabulary_.items(), single.tolist())), idf, *self.pairs)
 
     def transform(self, texts: list[str]) -> sparse.csr_matrix:
         index = self.vocabulary_
@@ -378,7 +403,8 @@ class FittedSpaces:
         out = []
         for kind, v, st, sq, cols in zip(("char", "word"), self.vectorizers, self.sums_t, self.sq_norms, self.part_columns, strict=True):
             # the vocabulary's terms are str and its numbers int already (converting 436,000 of them was 0.2-0.3 s)
-            vocab = Vocab(kind, v.vocabulary_, v.idf_.astype(np.float64))
+            idf = v.idf_.astype(np.float64)
+            vocab = v.counts.vocab(idf) if kind == "word" else Vocab(kind, v.vocabulary_, idf)
             out.append(Space(vocab, _columns(st).with_dense_rows(), sq, cols, self.starts))
         return out
 
