@@ -86,16 +86,22 @@ def word_grams(padded: str, numbers: np.ndarray, lengths: np.ndarray, bits: int)
     """Every n-gram of each word (``lengths``: each padded word's length in ``padded``; ``numbers``: each
     character's number, in ``bits`` bits)."""
     lo, hi = CHAR_NGRAMS
-    numbers = np.concatenate([numbers, np.zeros(hi, dtype=np.uint64)])  # an n-gram never reads past its word
+    # the longest n-gram's number at every position of ``padded`` (past a word's end it reads the next
+    # word's spaces and letters, or zeros); a shorter n-gram's is its top bits: taken at each n-gram's start,
+    # not assembled character by character there (4.3 million n-grams from 1.2 million positions)
+    numbers = np.concatenate([numbers, np.zeros(hi - 1, dtype=np.uint64)])
+    size = len(numbers) - hi + 1
+    longest = np.zeros(size, dtype=np.uint64)
+    for j in range(hi):
+        longest |= numbers[j : j + size] << np.uint64(bits * (hi - 1 - j))
     offsets = np.cumsum(lengths) - lengths
     which = np.arange(len(lengths))
     rows, codes, starts = [], [], []
     for n in range(lo, hi + 1):
         count = np.maximum(lengths - n + 1, 0)
         at = ranges(offsets, count)
-        code = np.zeros(len(at), dtype=np.uint64)
-        for j in range(n):
-            code |= numbers[at + j] << np.uint64(bits * (hi - 1 - j))
+        code = longest[at]
+        code &= np.uint64(((1 << (bits * n)) - 1) << (bits * (hi - n)))
         rows.append(np.repeat(which, count))
         codes.append(code)
         starts.append(at)
