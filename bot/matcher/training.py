@@ -109,6 +109,12 @@ class CharCounts:
         self.vocabulary_ = dict(zip(grams.terms(where), range(len(where)), strict=True))
         return _counted(ids, lens, _csr(grams.rows, features, (len(words), len(where))))
 
+    def vocab(self, idf: np.ndarray) -> Vocab:
+        """The fitted vocabulary for answering: the n-grams as their numbers (when they have them)."""
+        if self._alphabet is None:
+            return Vocab("char", self.vocabulary_, idf)
+        return Vocab("char", {}, idf, alphabet=self._alphabet, codes=self._codes)
+
     def transform(self, texts: list[str]) -> sparse.csr_matrix:
         """The texts' counts of the fitted n-grams (an n-gram outside the vocabulary is left out)."""
         words: dict[str, int] = {}
@@ -124,11 +130,7 @@ class CharCounts:
             index = self.vocabulary_
             found = [[index[g] for g in word_char_grams(w) if g in index] for w in words]
             return _csr(np.repeat(np.arange(len(words)), [len(f) for f in found]), [i for f in found for i in f], shape)
-        padded, points, lengths = char_codes.code_points(words)
-        grams = char_codes.word_grams(padded, self._alphabet.numbers(points), lengths, self._alphabet.bits)
-        at = np.minimum(np.searchsorted(self._codes, grams.codes), max(len(self._codes) - 1, 0))
-        known = self._codes[at] == grams.codes if len(self._codes) else np.zeros(len(at), dtype=bool)
-        return _csr(grams.rows[known], at[known], shape)
+        return _csr(*char_codes.found(words, self._alphabet, self._codes), shape)
 
 
 def _split(texts: Iterable[str], words: dict[str, int], ids: list[int], lens: list[int]) -> None:
@@ -401,10 +403,9 @@ class FittedSpaces:
 
     def export(self) -> list[Space]:
         out = []
-        for kind, v, st, sq, cols in zip(("char", "word"), self.vectorizers, self.sums_t, self.sq_norms, self.part_columns, strict=True):
-            # the vocabulary's terms are str and its numbers int already (converting 436,000 of them was 0.2-0.3 s)
-            idf = v.idf_.astype(np.float64)
-            vocab = v.counts.vocab(idf) if kind == "word" else Vocab(kind, v.vocabulary_, idf)
+        for v, st, sq, cols in zip(self.vectorizers, self.sums_t, self.sq_norms, self.part_columns, strict=True):
+            # the vocabulary as answering reads it (CharCounts.vocab, WordCounts.vocab)
+            vocab = v.counts.vocab(v.idf_.astype(np.float64))
             out.append(Space(vocab, _columns(st).with_dense_rows(), sq, cols, self.starts))
         return out
 
