@@ -8,8 +8,12 @@ with another checkout's interpreter (``/work/baseline/.venv/bin/python bench/ben
 that version's code with this benchmark. Training is timed after the training code is imported
 (SciPy, ~0.4 s, paid once per process, and only when no cached model exists).
 
-Usage: .venv/bin/python bench/bench_model.py [--sizes 53,1000] (bench/results/model.json; speed_table.py makes
-the README's table of it)
+``--distinct``: the knowledge base of ``bench_cold_start.make_kb(..., distinct=True)`` (each copy's texts
+varied, no two entries sharing an example line, an anchor or a phrase), where the plain copies hide the
+cost of anything memoised per text.
+
+Usage: .venv/bin/python bench/bench_model.py [--sizes 53,1000] [--distinct] (bench/results/model.json;
+speed_table.py makes the README's table of it)
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ import json
 import os
 import statistics
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -26,7 +31,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from bench.bench_matcher import PASTE_2KB, scaled_kb, timed  # noqa: E402
-from tracebot.knowledge.loader import load_knowledge_base  # noqa: E402
+from tracebot.knowledge.loader import KnowledgeBase, load_knowledge_base  # noqa: E402
 from tracebot.matcher import Matcher  # noqa: E402
 
 QUESTION = "my training job gets slower and slower and then NCCL times out on one node, how do I debug this?"
@@ -37,16 +42,26 @@ def _first(m: Matcher, text: str) -> str | None:
     return d.matches[0].entry_id if d.matches else None
 
 
+def _distinct_kb(n: int) -> KnowledgeBase:
+    from bench.bench_cold_start import make_kb
+
+    with tempfile.TemporaryDirectory(prefix="tracebot-bench-model-") as tmp:
+        make_kb(Path(tmp), n, distinct=True)
+        kb, _ = load_knowledge_base(Path(tmp))
+    return kb
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--sizes", default="53,1000")
+    ap.add_argument("--distinct", action="store_true", help="each copy's texts varied (bench_cold_start.make_kb)")
     args = ap.parse_args()
     base, _ = load_knowledge_base(REPO / "knowledge")
     import tracebot.matcher.training  # noqa: F401 — importing the training code (SciPy) is not training
 
-    out: dict = {"bench": "model", "load_average_at_start": [round(x, 2) for x in os.getloadavg()]}
+    out: dict = {"bench": "model", "distinct": args.distinct, "load_average_at_start": [round(x, 2) for x in os.getloadavg()]}
     for n in (int(s) for s in args.sizes.split(",")):
-        kb = scaled_kb(base, n)
+        kb = _distinct_kb(n) if args.distinct else scaled_kb(base, n)
         plain = Matcher(kb, model=False)
         t = time.perf_counter()
         model = plain.train_model(extra=[("", None)])  # extra: never from the cache

@@ -1,21 +1,25 @@
 """The README's speed tables, from the benchmarks' JSON output (never typed by hand).
 
-    .venv/bin/python bench/bench_kb_scaling.py > scaling.json
-    .venv/bin/python bench/bench_slurm_log_scan.py > slurm.json
-    .venv/bin/python bench/bench_cold_start.py > cold.json
-    .venv/bin/python bench/bench_model.py > model.json
-    .venv/bin/python bench/profile_cold_start.py > profile.json
-    .venv/bin/python bench/speed_table.py scaling.json slurm.json model.json cold.json profile.json
+    .venv/bin/python bench/bench_kb_scaling.py > bench/results/kb_scaling.json
+    .venv/bin/python bench/bench_slurm_log_scan.py > bench/results/slurm_log_scan.json
+    .venv/bin/python bench/bench_model.py > bench/results/model.json
+    .venv/bin/python bench/bench_cold_start.py --baseline /work/baseline > bench/results/cold_start.json
+    .venv/bin/python bench/speed_table.py --readme README.md bench/results/kb_scaling.json \
+        bench/results/slurm_log_scan.json bench/results/model.json bench/results/cold_start.json
 
+Each argument is one benchmark's JSON (recognised by its ``bench`` field). Without ``--readme`` the tables
+are printed (Markdown); with it, each is written into the README between its markers,
+``<!-- speed-table:NAME -->`` and ``<!-- /speed-table:NAME -->`` (NAME: ``scaling``, ``big-logs``,
+``model``, ``cold-start``, ``profile``), and the README's other text is left as it is; a table whose
+benchmark was not given keeps its old text, and a given table without markers in the README is an error.
 ``profile_cold_start`` runs may be given several times (before.json after.json): one column each.
-
-Each argument is one benchmark's JSON (recognised by its ``bench`` field); prints Markdown.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
-import sys
+import re
 from pathlib import Path
 
 
@@ -118,23 +122,47 @@ def profile_table(profiles: list[tuple[str, dict]]) -> list[str]:
     return rows
 
 
-def main(paths: list[str]) -> None:
-    loaded = [(Path(p).stem, json.loads(Path(p).read_text())) for p in paths]
-    found = {r["bench"]: r for _, r in loaded}
-    profiles = [(name, r) for name, r in loaded if r["bench"] == "profile_cold_start"]
-    out: list[str] = []
+def tables(paths: list[str]) -> dict[str, list[str]]:
+    """Each table the given benchmarks' JSON makes, by its marker's name, in the README's order."""
+    loaded = [(Path(p).stem, json.loads(Path(p).read_text(encoding="utf-8"))) for p in paths]
+    found = {r["bench"]: r for _, r in loaded if isinstance(r, dict) and "bench" in r}
+    profiles = [(name, r) for name, r in loaded if isinstance(r, dict) and r.get("bench") == "profile_cold_start"]
+    out: dict[str, list[str]] = {}
     if "kb_scaling" in found:
-        out += scaling_table(found["kb_scaling"]) + [""]
+        out["scaling"] = scaling_table(found["kb_scaling"])
     if "kb_scaling" in found or "slurm_log_scan" in found:
-        out += big_log_rows(found.get("kb_scaling"), found.get("slurm_log_scan")) + [""]
+        out["big-logs"] = big_log_rows(found.get("kb_scaling"), found.get("slurm_log_scan"))
     if "model" in found:
-        out += model_table(found["model"]) + [""]
+        out["model"] = model_table(found["model"])
     if "cold_start" in found:
-        out += cold_table(found["cold_start"]) + [""]
+        out["cold-start"] = cold_table(found["cold_start"])
     if profiles:
-        out += profile_table(profiles)
-    print("\n".join(out))
+        out["profile"] = profile_table(profiles)
+    return out
+
+
+def into_readme(text: str, made: dict[str, list[str]]) -> str:
+    """``text`` with each table of ``made`` between its markers (the markers kept, a blank line inside each)."""
+    for name, rows in made.items():
+        marked = re.compile(rf"(<!-- speed-table:{re.escape(name)} -->\n).*?(<!-- /speed-table:{re.escape(name)} -->)", re.S)
+        if not marked.search(text):
+            raise SystemExit(f"no <!-- speed-table:{name} --> ... <!-- /speed-table:{name} --> markers in the README")
+        body = "\n".join(rows)
+        text = marked.sub(lambda m, body=body: f"{m.group(1)}\n{body}\n\n{m.group(2)}", text, count=1)
+    return text
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description="The README's speed tables from the benchmarks' JSON.")
+    ap.add_argument("json", nargs="+", help="a benchmark's JSON output (several)")
+    ap.add_argument("--readme", type=Path, help="write the tables into this README between their markers")
+    args = ap.parse_args(argv)
+    made = tables(args.json)
+    if args.readme is None:
+        print("\n\n".join("\n".join(rows) for rows in made.values()))
+        return
+    args.readme.write_text(into_readme(args.readme.read_text(encoding="utf-8"), made), encoding="utf-8")
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    main()

@@ -18,12 +18,14 @@ from functools import cache, lru_cache
 
 import numpy as np
 
+from tracebot.matcher import char_codes
+from tracebot.matcher.char_codes import CHAR_NGRAMS
 from tracebot.matcher.glossary import Glossary
+from tracebot.matcher.spans import ranges
 
 # Words and word pairs: a word starts with a letter and may carry dots (torch.cuda.OutOfMemoryError);
 # two kana/kanji in a row count as a word, since Japanese has no spaces.
 WORD_PATTERN = r"(?u)[^\W\d_][\w.]*\w|[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff]{2}"
-CHAR_NGRAMS = (2, 4)
 WORD_NGRAMS = (1, 2)
 _WORD = re.compile(WORD_PATTERN)
 
@@ -53,13 +55,20 @@ def word_char_grams(word: str) -> tuple[str, ...]:
 
 def word_grams(text: str) -> list[str]:
     """scikit-learn's ``word`` analyzer with :data:`WORD_PATTERN` and n-grams :data:`WORD_NGRAMS`, then
-    the glossary's concepts the text mentions (:meth:`tracebot.matcher.glossary.Glossary.concepts`)."""
-    lowered = text.lower()
-    tokens = _WORD.findall(lowered)
+    the glossary's concepts the text mentions (:meth:`tracebot.matcher.glossary.Glossary.concepts`): the
+    text's words, then its runs of two words, ... (:func:`word_terms`), then its concepts."""
+    tokens, concepts = word_terms(text)
     out = list(tokens)
     for n in range(WORD_NGRAMS[0] + 1, WORD_NGRAMS[1] + 1):
         out += [" ".join(tokens[i : i + n]) for i in range(len(tokens) - n + 1)]
-    return out + glossary().concepts(lowered, tokens)
+    return out + concepts
+
+
+def word_terms(text: str) -> tuple[list[str], list[str]]:
+    """``text``'s words (:data:`WORD_PATTERN`, lower-cased, in order) and the glossary's concepts it mentions."""
+    lowered = text.lower()
+    tokens = _WORD.findall(lowered)
+    return tokens, glossary().concepts(lowered, tokens)
 
 
 @cache
@@ -89,6 +98,17 @@ class Vocab:
     analyzer: str  # a key of ANALYZERS
     index: dict[str, int]
     idf: np.ndarray
+    # The word space's two-word terms, not in ``index`` (training.WordCounts.vocab): each as its words'
+    # numbers (the first's in the top 32 bits), ascending, and the terms' own numbers. At 1,000 entries that
+    # do not repeat each other's texts, 272,713 of its 336,094 terms; a dict of them all was 0.14-0.2 s of
+    # every warm start to unpickle, these arrays are mapped. None: every term is in ``index``.
+    pairs: np.ndarray | None = None
+    pair_ids: np.ndarray | None = None
+    # The character space's n-grams as numbers (char_codes; ascending: in the order of their features) and
+    # the alphabet they are numbered in, with ``index`` empty: at 1,000 distinct entries a dict of 100,000
+    # n-grams was ~0.03-0.04 s of every warm start to unpickle. None: the n-grams are in ``index``.
+    alphabet: char_codes.Alphabet | None = None
+    codes: np.ndarray | None = None
 
     def __getstate__(self) -> dict:
         state = self.__dict__.copy()
@@ -99,13 +119,27 @@ class Vocab:
         if self.analyzer == "char":
             idx, tf = self._char_counts(text)
         else:
-            index = self.index
-            ids = [i for i in map(index.get, word_grams(text)) if i is not None]
-            idx, tf = np.unique(np.array(ids, dtype=np.int64), return_counts=True)
+            idx, tf = np.unique(np.array(self._term_ids(text), dtype=np.int64), return_counts=True)
         if not len(idx):
             return Vector(np.zeros(0, dtype=np.int64), np.zeros(0))
         val = (np.log(tf) + 1.0) * self.idf[idx]
         return Vector(idx, val / np.sqrt(val @ val))
+
+    def _term_ids(self, text: str) -> list[int]:
+        """The numbers of ``text``'s terms (:func:`word_grams`) in the vocabulary, in any order."""
+        index = self.index
+        if self.pairs is None:
+            return [i for i in map(index.get, word_grams(text)) if i is not None]
+        tokens, concepts = word_terms(text)
+        words = list(map(index.get, tokens))
+        ids = [i for i in words if i is not None]
+        ids += [i for i in map(index.get, concepts) if i is not None]
+        both = [a << 32 | b for a, b in zip(words, words[1:], strict=False) if a is not None and b is not None]
+        if both and len(self.pairs):
+            codes = np.array(both, dtype=np.int64)
+            at = np.minimum(np.searchsorted(self.pairs, codes), len(self.pairs) - 1)
+            ids += self.pair_ids[at[self.pairs[at] == codes]].tolist()
+        return ids
 
     def _char_counts(self, text: str) -> tuple[np.ndarray, np.ndarray]:
         """The features of ``text``'s character n-grams (ascending) and how often each occurs. A pasted
@@ -114,14 +148,11 @@ class Vocab:
         cache: dict[str, np.ndarray] | None = self.__dict__.get("_word_ids")
         if cache is None or len(cache) > MAX_CACHED_WORDS:
             cache = self.__dict__["_word_ids"] = {}
-        index = self.index
-        arrays, times = [], []
-        for word, n in Counter(text.lower().split()).items():
-            ids = cache.get(word)
-            if ids is None:
-                ids = cache[word] = np.array([i for i in map(index.get, word_char_grams(word)) if i is not None], dtype=np.int64)
-            arrays.append(ids)
-            times.append(n)
+        counted = Counter(text.lower().split())
+        missing = [w for w in counted if w not in cache]
+        if missing:
+            cache.update(zip(missing, self._char_ids(missing), strict=True))
+        arrays, times = [cache[w] for w in counted], list(counted.values())
         if not arrays:
             return np.zeros(0, dtype=np.int64), np.zeros(0)
         # counted over the text's own features, not over a vocabulary-long array (44,000 character n-grams
@@ -130,13 +161,22 @@ class Vocab:
         idx, at = np.unique(np.concatenate(arrays), return_inverse=True)
         return idx, np.bincount(at, weights=np.repeat(times, [len(a) for a in arrays]), minlength=len(idx))
 
+    def _char_ids(self, words: list[str]) -> list[np.ndarray]:
+        """Each word's character n-grams' feature numbers (those in the vocabulary): all the words at once
+        when the n-grams are numbers, else looked up in ``index`` one by one."""
+        if self.codes is None or self.alphabet is None:
+            index = self.index
+            return [np.array([i for i in map(index.get, word_char_grams(w)) if i is not None], dtype=np.int64) for w in words]
+        rows, ids = char_codes.found(words, self.alphabet, self.codes)
+        order = np.argsort(rows, kind="stable")
+        return np.split(ids[order], np.cumsum(np.bincount(rows, minlength=len(words)))[:-1])
+
 
 # Scratch arrays for the products' large temporaries, kept per thread: on this 2-core machine fresh
 # memory for each temporary (page faults, zeroing) cost more than the arithmetic (a 2 KB paste's product
 # with 1,000 entries' sums: 6 ms with fresh arrays, 2 ms with kept ones).
 _scratch = threading.local()
 MAX_SCRATCH = 1 << 24  # items; a larger temporary is allocated for the call only
-_COUNTING = np.arange(0)
 
 
 def scratch(name: str, n: int, dtype: np.dtype | type) -> np.ndarray:
@@ -148,22 +188,6 @@ def scratch(name: str, n: int, dtype: np.dtype | type) -> np.ndarray:
             return np.empty(n, dtype=dtype)
         kept = _scratch.__dict__[key] = np.empty(max(n, 1 << 16), dtype=dtype)
     return kept[:n]
-
-
-def _counting(n: int) -> np.ndarray:
-    """``np.arange(n)``, read-only, from one shared array that grows as needed."""
-    global _COUNTING
-    if len(_COUNTING) < n:
-        grown = np.arange(max(n, 2 * len(_COUNTING), 1 << 16))
-        grown.flags.writeable = False
-        _COUNTING = grown
-    return _COUNTING[:n]
-
-
-def ranges(starts: np.ndarray, lens: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
-    """``concatenate([arange(s, s + n) for s, n in zip(starts, lens)])`` without a Python loop (into
-    ``out`` when given: an int64 array of ``lens.sum()`` items)."""
-    return np.add(np.repeat(starts - (np.cumsum(lens) - lens), lens), _counting(int(lens.sum())), out=out)
 
 
 @dataclass

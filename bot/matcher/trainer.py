@@ -215,8 +215,11 @@ class Helper:
             self._done.wait(TIMEOUT_S)
 
     def stop(self) -> None:
-        """End the child if it still runs (its work is no longer needed) and wait until it is reaped."""
-        if not self._ended.is_set():
+        """End the child if it still runs (its work is no longer needed) and wait until it is reaped. A
+        child that has closed its output is ending by itself (its model stored): it is only waited for, as
+        a killed one would be (killed, it ended with -9 whenever this process loaded the model faster than
+        the kernel freed the child's memory)."""
+        if not self._ended.is_set() and not self._done.is_set():
             with contextlib.suppress(OSError):
                 self.proc.kill()
         if self._writer is not None:  # its write fails now that the child is gone

@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
+from itertools import compress
 
 import numpy as np
 from scipy import sparse
@@ -28,6 +29,7 @@ from threadpoolctl import ThreadpoolController
 from tracebot.config import DEFAULT_THRESHOLD
 from tracebot.knowledge.entry import Entry
 from tracebot.knowledge.silence import Silence
+from tracebot.matcher import char_codes
 from tracebot.matcher.features import TextInfo
 from tracebot.matcher.logistic import group_folds, logistic
 from tracebot.matcher.model import (
@@ -53,94 +55,172 @@ from tracebot.matcher.model import (
 from tracebot.matcher.samples import Sample, entry_texts, gathered_keys, training_texts
 from tracebot.matcher.samples import gathered as evidence_of
 from tracebot.matcher.tfidf import (
+    WORD_NGRAMS,
     Columns,
     Space,
     Vocab,
     dense_row,
+    ranges,
     word_char_grams,
     word_grams,
+    word_terms,
 )
 
 
 class CharCounts:
-    """scikit-learn's ``CountVectorizer(analyzer=char_grams)``, counted a word at a time: a text's
-    character n-grams are its words' n-grams (``char_wb``), so each distinct word is analysed and looked
-    up once, and a text's counts come from its words' feature numbers. scikit-learn's loop over every
-    n-gram of every text was most of fitting at 1,000 entries; ``tests/matcher/test_model.py`` holds the
-    two to the same matrix. The texts to fit on may be given a few at a time (:meth:`add`) before
-    :meth:`fit_transform`: the training helper analyses each entry's texts as its parent hands them over."""
+    """scikit-learn's ``CountVectorizer(analyzer=char_grams)``, counted a distinct word at a time: a text's
+    character n-grams are its words' n-grams (``char_wb``), so its counts are its words' counts (texts ×
+    words) times each word's n-gram counts (words × n-grams), one sparse product. The distinct words'
+    n-grams are numbered all at once in NumPy (:mod:`tracebot.matcher.char_codes`): numbering them one at a
+    time in Python was ~5 s of CPU at 1,000 entries that do not repeat each other's texts (4.3 million
+    n-grams of 101,572 distinct words). ``tests/matcher/test_model.py`` holds the two to the same matrix.
+    The texts to fit on may be given a few at a time (:meth:`add`) before :meth:`fit_transform`: the
+    training helper splits each entry's texts into words as its parent hands them over."""
 
     def __init__(self) -> None:
         self.vocabulary_: dict[str, int] = {}
-        self._words: dict[str, np.ndarray] = {}
-        # while fitting: each n-gram's number in the order it first came, and the texts added so far
-        self._fitting = False
-        self._index: dict[str, int] = {}
-        self._arrays: list[np.ndarray] = [np.zeros(0, dtype=np.int64)]
+        # the fitted alphabet, and each feature's n-gram as a number (ascending: feature order); no alphabet
+        # when it was too large for numbers (then words are looked up in vocabulary_, n-gram by n-gram)
+        self._alphabet: char_codes.Alphabet | None = None
+        self._codes = np.zeros(0, dtype=np.uint64)
+        # while fitting: the distinct words in order of first appearance, and the texts added so far (their
+        # words' numbers, one text after the other, and how many each has)
+        self._words: dict[str, int] = {}
+        self._ids: list[int] = []
         self._lens: list[int] = []
 
     def add(self, texts: Iterable[str]) -> None:
         """More texts to fit on, after those added before (:meth:`fit_transform` then fits on them all)."""
-        if not self._fitting:  # a fit begins: the words' numbers are those of its n-grams
-            self._fitting, self._index, self._words = True, {}, {}
-        index = self._index
-        number = lambda grams: [index.setdefault(g, len(index)) for g in grams]  # noqa: E731
-        for text in texts:
-            self._lens.append(self._text_ids(text, number, self._arrays))
+        _split(texts, self._words, self._ids, self._lens)
 
     def fit_transform(self, texts: list[str] | None = None) -> sparse.csr_matrix:
         """Fit on ``texts`` (``None``: on those :meth:`add` was given)."""
         self.add(texts or ())
-        index = self._index
-        cols, lens = np.concatenate(self._arrays), np.array(self._lens, dtype=np.int64)
-        self._fitting, self._index, self._arrays, self._lens = False, {}, [np.zeros(0, dtype=np.int64)], []
-        # features numbered in the order of their n-grams, as scikit-learn numbers them
-        terms = sorted(index)
-        renumber = np.empty(len(index), dtype=np.int64)
-        renumber[[index[t] for t in terms]] = np.arange(len(terms))
-        self.vocabulary_ = {t: i for i, t in enumerate(terms)}
-        self._words = {w: renumber[ids] for w, ids in self._words.items()}
-        return self._matrix(renumber[cols], lens)
+        words, ids, lens = list(self._words), self._ids, self._lens
+        self._words, self._ids, self._lens = {}, [], []
+        padded, points, lengths = char_codes.code_points(words)
+        self._alphabet = char_codes.Alphabet.of(points)
+        if self._alphabet is None:
+            self.vocabulary_ = _numbering({g for w in words for g in word_char_grams(w)})
+            return _counted(ids, lens, self._looked_up(words))
+        bits = self._alphabet.bits
+        grams = char_codes.word_grams(padded, self._alphabet.numbers(points), lengths, bits)
+        self._codes, features, where = char_codes.numbered(grams.codes, bits)
+        self.vocabulary_ = dict(zip(grams.terms(where), range(len(where)), strict=True))
+        return _counted(ids, lens, _csr(grams.rows, features, (len(words), len(where))))
+
+    def vocab(self, idf: np.ndarray) -> Vocab:
+        """The fitted vocabulary for answering: the n-grams as their numbers (when they have them)."""
+        if self._alphabet is None:
+            return Vocab("char", self.vocabulary_, idf)
+        return Vocab("char", {}, idf, alphabet=self._alphabet, codes=self._codes)
 
     def transform(self, texts: list[str]) -> sparse.csr_matrix:
-        index = self.vocabulary_
-        return self._matrix(*self._ids(texts, lambda grams: [index[g] for g in grams if g in index]))
+        """The texts' counts of the fitted n-grams (an n-gram outside the vocabulary is left out)."""
+        words: dict[str, int] = {}
+        ids: list[int] = []
+        lens: list[int] = []
+        _split(texts, words, ids, lens)
+        return _counted(ids, lens, self._looked_up(list(words)))
 
-    def _ids(self, texts: list[str], number) -> tuple[np.ndarray, np.ndarray]:
-        """The feature numbers of every text's n-grams, one text after the other, and how many each text
-        has (``number`` turns a word's n-grams into feature numbers)."""
-        arrays: list[np.ndarray] = [np.zeros(0, dtype=np.int64)]
-        lens = [self._text_ids(text, number, arrays) for text in texts]
-        return np.concatenate(arrays), np.array(lens, dtype=np.int64)
-
-    def _text_ids(self, text: str, number, arrays: list[np.ndarray]) -> int:
-        """Append ``text``'s feature numbers to ``arrays`` (a word's at a time); how many there are."""
-        words = self._words
-        n = 0
-        for w in text.lower().split():
-            ids = words.get(w)
-            if ids is None:
-                ids = words[w] = np.array(number(word_char_grams(w)), dtype=np.int64)
-            arrays.append(ids)
-            n += len(ids)
-        return n
-
-    def _matrix(self, cols: np.ndarray, lens: np.ndarray) -> sparse.csr_matrix:
-        rows = np.repeat(np.arange(len(lens)), lens)
-        m = sparse.csr_matrix((np.ones(len(cols)), (rows, cols)), shape=(len(lens), len(self.vocabulary_)))
-        m.sum_duplicates()  # counts; also sorts each row's columns
-        return m
+    def _looked_up(self, words: list[str]) -> sparse.csr_matrix:
+        """(words × features) each word's counts of the fitted n-grams."""
+        shape = (len(words), len(self.vocabulary_))
+        if self._alphabet is None:
+            index = self.vocabulary_
+            found = [[index[g] for g in word_char_grams(w) if g in index] for w in words]
+            return _csr(np.repeat(np.arange(len(words)), [len(f) for f in found]), [i for f in found for i in f], shape)
+        return _csr(*char_codes.found(words, self._alphabet, self._codes), shape)
 
 
-class WordCounts(CharCounts):
+def _split(texts: Iterable[str], words: dict[str, int], ids: list[int], lens: list[int]) -> None:
+    """Each text's words (lower-cased, split at whitespace, as ``char_wb`` splits): numbered in ``words``
+    (in order of first appearance), their numbers added to ``ids`` and their count to ``lens``."""
+    for text in texts:
+        split = text.lower().split()
+        ids += [words.setdefault(w, len(words)) for w in split]
+        lens.append(len(split))
+
+
+def _csr(rows, cols, shape: tuple[int, int]) -> sparse.csr_matrix:
+    """A count matrix with a 1 for each (row, column) pair (repeated pairs add up)."""
+    return sparse.csr_matrix((np.ones(len(cols)), (np.asarray(rows, dtype=np.int64), np.asarray(cols, dtype=np.int64))), shape=shape)
+
+
+def _counted(ids: list[int], lens: list[int], by_word: sparse.csr_matrix) -> sparse.csr_matrix:
+    """(texts × features) counts: each text's words (``ids``, ``lens``: :func:`_split`) times ``by_word``
+    (words × features counts). Whole counts, added exactly: the matrix counting every n-gram gives."""
+    starts = np.zeros(len(lens) + 1, dtype=np.int64)
+    np.cumsum(lens, out=starts[1:])
+    texts = sparse.csr_matrix((np.ones(len(ids)), np.asarray(ids, dtype=np.int64), starts), shape=(len(lens), by_word.shape[0]))
+    m = sparse.csr_matrix(texts @ by_word)
+    m.sort_indices()
+    return m
+
+
+def _numbering(terms: Iterable[str]) -> dict[str, int]:
+    """Features numbered in the order of their terms, as scikit-learn numbers them."""
+    ordered = sorted(terms)
+    return dict(zip(ordered, range(len(ordered)), strict=True))
+
+
+class WordCounts:
     """scikit-learn's ``CountVectorizer(analyzer=word_grams)``: each text's features (:func:`word_grams`)
     counted, numbered in the order of their terms; in a text that :meth:`transform` counts, a term
     outside the vocabulary is left out. ``tests/matcher/test_model.py`` holds the two to the same
-    matrix."""
+    matrix. :meth:`add` analyses texts before :meth:`fit_transform`, as :class:`CharCounts` does."""
 
-    def _text_ids(self, text: str, number, arrays: list[np.ndarray]) -> int:
-        arrays.append(np.array(number(word_grams(text)), dtype=np.int64))
-        return len(arrays[-1])
+    def __init__(self) -> None:
+        self.vocabulary_: dict[str, int] = {}
+        # the two-word terms: each as its words' numbers (the first's in the top 32 bits), and its own
+        self.pairs = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
+        # while fitting: every text's features, one text after the other, how many, how many are words
+        self._grams: list[str] = []
+        self._lens: list[int] = []
+        self._words: list[int] = []
+
+    def add(self, texts: Iterable[str]) -> None:
+        for text in texts:
+            tokens, concepts = word_terms(text)
+            grams = word_grams(text) if WORD_NGRAMS != (1, 2) else [*tokens, *map(" ".join, zip(tokens, tokens[1:], strict=False)), *concepts]
+            self._grams += grams
+            self._lens.append(len(grams))
+            self._words.append(len(tokens))
+
+    def fit_transform(self, texts: list[str] | None = None) -> sparse.csr_matrix:
+        self.add(texts or ())
+        grams, lens, words = self._grams, np.array(self._lens, dtype=np.int64), np.array(self._words, dtype=np.int64)
+        self._grams, self._lens, self._words = [], [], []
+        self.vocabulary_ = _numbering(set(grams))
+        cols = np.fromiter(map(self.vocabulary_.__getitem__, grams), dtype=np.int64, count=len(grams))
+        # a text's features are its words, then its runs of two words (word_grams): each pair's words' numbers
+        starts, two = np.cumsum(lens) - lens, np.maximum(words - 1, 0)
+        first = ranges(starts, two)
+        terms, at = np.unique(cols[ranges(starts + words, two)], return_index=True)
+        codes = cols[first[at]] << 32 | cols[first[at] + 1]
+        order = np.argsort(codes, kind="stable")
+        self.pairs = (codes[order], terms[order])
+        return _matrix(cols, lens, len(self.vocabulary_))
+
+    def vocab(self, idf: np.ndarray) -> Vocab:
+        """The fitted vocabulary for answering: the two-word terms as :attr:`pairs`, the others in a dict."""
+        if WORD_NGRAMS != (1, 2):
+            return Vocab("word", self.vocabulary_, idf)
+        single = np.ones(len(self.vocabulary_), dtype=bool)
+        single[self.pairs[1]] = False
+        return Vocab("word", dict(compress(self.vocabulary_.items(), single.tolist())), idf, *self.pairs)
+
+    def transform(self, texts: list[str]) -> sparse.csr_matrix:
+        index = self.vocabulary_
+        found = [[index[g] for g in word_grams(t) if g in index] for t in texts]
+        return _matrix(np.array([i for f in found for i in f], dtype=np.int64), [len(f) for f in found], len(index))
+
+
+def _matrix(cols: np.ndarray, lens: list[int], n: int) -> sparse.csr_matrix:
+    """(texts × ``n`` features) counts of each text's features (``cols``, ``lens`` of them per text)."""
+    m = _csr(np.repeat(np.arange(len(lens)), lens), cols, (len(lens), n))
+    m.sum_duplicates()  # counts; also sorts each row's columns
+    return m
 
 
 class Tfidf:
@@ -323,8 +403,9 @@ class FittedSpaces:
 
     def export(self) -> list[Space]:
         out = []
-        for kind, v, st, sq, cols in zip(("char", "word"), self.vectorizers, self.sums_t, self.sq_norms, self.part_columns, strict=True):
-            vocab = Vocab(kind, {str(k): int(i) for k, i in v.vocabulary_.items()}, v.idf_.astype(np.float64))
+        for v, st, sq, cols in zip(self.vectorizers, self.sums_t, self.sq_norms, self.part_columns, strict=True):
+            # the vocabulary as answering reads it (CharCounts.vocab, WordCounts.vocab)
+            vocab = v.counts.vocab(v.idf_.astype(np.float64))
             out.append(Space(vocab, _columns(st).with_dense_rows(), sq, cols, self.starts))
         return out
 
