@@ -141,3 +141,12 @@ def test_in_a_long_log_the_socket_failure_explains_the_system_error_printed_befo
     d = Matcher(load_knowledge_base(KNOWLEDGE)[0], model=False).diagnose("\n".join(lines))
     assert [m.entry_id for m in d.matches[:2]] == ["nccl-network-hang", "nccl-system-error-gpu-memory"]
     assert d.matches[1].explained_by == ["nccl-network-hang"]
+
+
+def test_a_pattern_that_fires_on_the_entrys_own_words_explains_nothing(tmp_path):
+    # the other entry claims the example's line (kb lint reports the theft); it is no error beside it
+    got = _derived(tmp_path, [
+        entry_dict("victim"),
+        entry_dict("thief", recognise={"anchors": ["victim happened"]}, examples={"match": ["thief line"]}),
+    ])
+    assert got == {}
