@@ -57,6 +57,9 @@ class Match:
     # values the matched line states, named as in tracebot.knowledge.facts: {"requested": "20.00 MiB"}
     facts: dict[str, str] = field(default_factory=dict)
     see_also: list[str] = field(default_factory=list)  # related entries that matched the same line
+    # entries matched in the same text, with exact evidence as this one, whose failure this one's lines
+    # accompany (the knowledge base's examples say so: tracebot.matcher.explains); ranked after them
+    explained_by: list[str] = field(default_factory=list)
     # among a log's root causes with exact evidence, 0 for the one that showed first (by time across
     # ranks, else by line); None for the rest and for pastes the ranking model orders
     order: int | None = None

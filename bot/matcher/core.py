@@ -25,6 +25,7 @@ from tracebot.knowledge.entry import Entry
 from tracebot.knowledge.loader import KnowledgeBase
 from tracebot.matcher import ModelUnavailable, platforms
 from tracebot.matcher.asking import asks
+from tracebot.matcher.explains import explained_by
 from tracebot.matcher.facts import read_facts
 from tracebot.matcher.index import CompiledKB, looks_like_error, tokens
 from tracebot.matcher.normalize import CleanLine, LocalRanks, clean, mask, to_text
@@ -594,6 +595,7 @@ class Matcher:
             matches = [m for m in matches if m.entry_id not in gone]
             kept = {ei: a for ei, a in kept.items() if ei not in guesses}
         _same_line_relations(matches, {e.id: e.related for e in (idx.entries[ei] for ei in kept)})
+        explained_by(matches, idx.explains, (idx.entries[ei].id for ei, a in kept.items() if a.kind in ("anchor", "regex")))
         if probs:
             _root_causes_outrank_symptoms(matches, thr)
         diagnosis = Diagnosis(
@@ -613,7 +615,7 @@ class Matcher:
             if ff is not None and ff.entry_id is None and not ff.cascade:
                 # its line beyond the first few where an entry fired (a node's log appended late): read it again
                 text = clean(ff.text).text
-                fired = {idx.entries[s.entry].id for s in idx.strong_hits(text) if not idx.vetoed(s.entry, text)}
+                fired = {idx.entries[ei].id for ei in idx.fired(text)}
                 ff.entry_id = next((m.entry_id for m in diagnosis.matches if m.entry_id in fired), None)
             first_failure_leads(diagnosis, {
                 idx.entries[ei].id: Seen(a.line_nos[0] if a.line_nos else a.first_line,

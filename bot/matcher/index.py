@@ -160,6 +160,18 @@ class CompiledKB:
             found.sort(key=self._rank.__getitem__)
         return [self.strong[i] for i in found]
 
+    def fired(self, clean_text: str) -> list[int]:
+        """The entries whose anchor or regex fires on one clean line and is not vetoed by their ``unless``."""
+        return [s.entry for s in self.strong_hits(clean_text) if not self.vetoed(s.entry, clean_text)]
+
+    @cached_property
+    def explains(self) -> dict[str, tuple[str, ...]]:
+        """Entry id → the entries whose failure it explains, read from the entries' examples
+        (:mod:`tracebot.matcher.explains`); made when the index is built, so that it is cached with it."""
+        from tracebot.matcher.explains import derive
+
+        return derive(self)
+
     def _patterns(self, which: str, ei: int) -> list[Any]:
         """Entry ``ei``'s ``unless`` or named-group ``readers`` patterns, compiled on first use."""
         compiled = self._compiled.get((which, ei))

@@ -48,7 +48,31 @@ def rank_key(m: Match) -> tuple:
 
 
 def rank(matches: Iterable[Match]) -> list[Match]:
-    return sorted(matches, key=rank_key)
+    return explainers_first(sorted(matches, key=rank_key))
+
+
+def explainers_first(ranked: list[Match]) -> list[Match]:
+    """``ranked`` with each match's explainers (``Match.explained_by``: the watchdog's teardown lines around a
+    ``ncclRemoteError`` are explained by it) moved to just before it, in their own order; everything else
+    keeps its place. A confident match is never put after an explainer that is not confident: the threshold
+    decides what is posted, the relation only orders it. The relation has no cycles
+    (:mod:`tracebot.matcher.explains`); ``above`` guards against one all the same."""
+    if not any(m.explained_by for m in ranked):
+        return ranked
+    rest = list(ranked)
+    out: list[Match] = []
+
+    def place(m: Match, above: frozenset[str]) -> None:
+        for o in [o for o in rest if o.entry_id in m.explained_by and o.entry_id not in above
+                  and (o.confident or not m.confident)]:
+            if o in rest:
+                place(o, above | {m.entry_id})
+        rest.remove(m)
+        out.append(m)
+
+    while rest:
+        place(rest[0], frozenset())
+    return out
 
 
 def in_language(d: Diagnosis, kb: KnowledgeBase | None) -> Diagnosis:

@@ -42,6 +42,16 @@ FORMS = [
     ("no-gpu-visible", "lightning.fabric.utilities.exceptions.MisconfigurationException: `CUDAAccelerator` can not run on your system since the accelerator is not available. The following accelerator(s) is available and can be passed into `accelerator` argument of `Trainer`: ['cpu']."),
     ("cuda-driver-version-insufficient", "RuntimeError: CUDA error: the provided PTX was compiled with an unsupported toolchain."),
     ("disk-full-on-save", "RuntimeError: [enforce fail at inline_container.cc:626] . PytorchStreamWriter failed writing central directory: file write failed"),
+    # HDF5's sec2 driver as h5py raises it (a Keras .h5 checkpoint); ctime's newline ends the first line
+    ("disk-full-on-save", "OSError: Can't write data (file write failed: time = Tue Jun  3 10:00:00 2025\n, filename = 'ckpt/weights.05.h5', "
+                          "file descriptor = 7, errno = 28, error message = 'No space left on device', buf = 0x55d0c1a2b000, total write "
+                          "size = 1048576, bytes this sub-write = 1048576, bytes actually written = 18446744073709551615, offset = 4096)"),
+    # TensorFlow's IOError status for ENOSPC / EDQUOT: in Python, and as the C++ log's OP_REQUIRES line
+    ("disk-full-on-save", "tensorflow.python.framework.errors_impl.ResourceExhaustedError: /ckpt/run1/model.ckpt-2000_temp/"
+                          "part-00000-of-00001.data-00000-of-00001.tempstate8123; No space left on device [Op:SaveV2]"),
+    ("disk-full-on-save", "2025-06-03 10:00:00.000000: W tensorflow/core/framework/op_kernel.cc:1828] OP_REQUIRES failed at "
+                          "save_restore_v2_ops.cc:160 : RESOURCE_EXHAUSTED: /ckpt/run1/ckpt-7_temp/part-00000-of-00001.data-00000-of-00001; "
+                          "Disk quota exceeded"),
     # other front ends for the host's memory and the time limit: Ray's memory monitor, docker compose, submitit
     ("host-oom-killed", "ray.exceptions.OutOfMemoryError: Task was killed due to the node running low on memory."),
     ("host-oom-killed", "trainer-1 exited with code 137"),
@@ -65,6 +75,12 @@ NEAR_MISSES = [
     ("slurm-job-stopped-triage", "slurmstepd: error: *** JOB 4410 ON gpu-a12 CANCELLED AT 2025-06-01T10:00:00 DUE TO TIME LIMIT ***"),
     ("no-gpu-visible", "MisconfigurationException: `MPSAccelerator` can not run on your system since the accelerator is not available."),
     ("slurm-time-limit", "submitit INFO (2025-06-01 10:00:00,000) - Job has not timed out. Ran 15 minutes out of requested 240 minutes."),
+    # HDF5's read failure (an I/O error, not a full disk); TensorFlow's other RESOURCE_EXHAUSTED statuses
+    ("disk-full-on-save", ", filename = 'data/train.h5', file descriptor = 3, errno = 5, error message = 'Input/output error', buf = "
+                          "0x55d0c1a2b000, total read size = 4096, bytes this sub-read = 4096, bytes actually read = 18446744073709551615, offset = 0)"),
+    ("disk-full-on-save", "tensorflow.python.framework.errors_impl.ResourceExhaustedError: /data/shards/train-00017-of-01024; Too many open files"),
+    ("disk-full-on-save", "tensorflow.python.framework.errors_impl.ResourceExhaustedError: OOM when allocating tensor with shape[8192,8192] and "
+                          "type float on /job:localhost/replica:0/task:0/device:GPU:0 by allocator GPU_0_bfc"),
 ]
 
 

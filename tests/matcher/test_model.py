@@ -140,7 +140,9 @@ def test_naive_bayes_is_scikit_learns_multinomial_nb_on_the_entries_texts(traine
     expected = nb.predict_joint_log_proba(word.transform(texts))
     for i, text in enumerate(texts):
         got = model.bayes.log_likelihoods(model.spaces[1].vocab.vector(text))
-        assert np.ptp(got - expected[i]) < 1e-6, text  # equal up to a constant per text
+        # equal up to a constant per text, to float32's rounding of the stored weights (about 6e-8 of each),
+        # which grows with the log-likelihoods' size: 1.03e-6 on a text near -150 once an example grew
+        assert np.ptp(got - expected[i]) < 1e-6 + 1e-8 * np.abs(expected[i]).max(), text
 
 
 def test_answering_from_a_cached_model_imports_neither_scikit_learn_nor_scipy(tmp_path):
