@@ -58,18 +58,37 @@ def derive(index: CompiledKB) -> dict[str, tuple[str, ...]]:
 
 
 class _Spans:
-    """Where on a line each entry's anchors and regexes match (each pattern compiled once, on first use)."""
+    """Where on a line each entry's anchors and regexes match. Entries with the same patterns (copies of one
+    entry, as a scaled knowledge base has) share one compiled list and one answer per line: each pattern
+    list is compiled once, on first use, and run once per line."""
 
     def __init__(self, index: CompiledKB) -> None:
         self.index = index
-        self._compiled: dict[int, list[Any]] = {}
+        self._keys: dict[int, tuple[str, ...]] = {}
+        self._compiled: dict[tuple[str, ...], list[Any]] = {}
+        self._found: dict[tuple[tuple[str, ...], str], list[tuple[int, int]]] = {}
+        self._lines: dict[str, tuple[str, frozenset[int]]] = {}  # an example's line → (clean, entries fired)
+
+    def line(self, raw: str) -> tuple[str, frozenset[int]]:
+        """A line of an example, cleaned, and the entries whose evidence fires on it (once per distinct line)."""
+        seen = self._lines.get(raw)
+        if seen is None:
+            clean_line = clean(raw).text
+            seen = self._lines[raw] = (clean_line, frozenset(self.index.fired(clean_line)) if clean_line else frozenset())
+        return seen
 
     def of(self, ei: int, line: str) -> list[tuple[int, int]]:
-        patterns = self._compiled.get(ei)
-        if patterns is None:
+        key = self._keys.get(ei)
+        if key is None:
             e = self.index.entries[ei]
-            patterns = self._compiled[ei] = [compile_pattern(p) for p in [*map(re.escape, e.anchors), *e.regex]]
-        return [(m.start(), m.end()) for p in patterns for m in p.finditer(line)]
+            key = self._keys[ei] = (*map(re.escape, e.anchors), *e.regex)
+        found = self._found.get((key, line))
+        if found is None:
+            patterns = self._compiled.get(key)
+            if patterns is None:
+                patterns = self._compiled[key] = [compile_pattern(p) for p in key]
+            found = self._found[(key, line)] = [(m.start(), m.end()) for p in patterns for m in p.finditer(line)]
+        return found
 
     def beside(self, a: int, text: str) -> set[int]:
         """The entries other than ``a`` whose exact evidence fires in ``text`` on a part of a line that none of
@@ -79,8 +98,7 @@ class _Spans:
         fired_a = False
         found: set[int] = set()
         for _no, raw in text_lines(text, ScanStats()):
-            line = clean(raw).text
-            fired = set(self.index.fired(line)) if line else set()
+            line, fired = self.line(raw)
             if a in fired:
                 fired_a = True
             others = fired - {a} - found
