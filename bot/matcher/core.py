@@ -595,7 +595,7 @@ class Matcher:
             matches = [m for m in matches if m.entry_id not in gone]
             kept = {ei: a for ei, a in kept.items() if ei not in guesses}
         _same_line_relations(matches, {e.id: e.related for e in (idx.entries[ei] for ei in kept)})
-        explained_by(matches, idx.explains, (idx.entries[ei].id for ei, a in kept.items() if a.kind in ("anchor", "regex")))
+        explained_by(matches, idx.explainer.explains_ids, (idx.entries[ei].id for ei, a in kept.items() if a.kind in ("anchor", "regex")))
         if probs:
             _root_causes_outrank_symptoms(matches, thr)
         diagnosis = Diagnosis(

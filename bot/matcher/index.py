@@ -8,13 +8,16 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tracebot.knowledge.entry import Entry
 from tracebot.knowledge.loader import KnowledgeBase, compile_pattern
 from tracebot.matcher.candidates import CandidateStage, unanchor
 from tracebot.matcher.ngrams import NgramIndex
 from tracebot.matcher.normalize import mask
+
+if TYPE_CHECKING:
+    from tracebot.matcher.explains import Explainer
 
 # Words that make a line worth a closer look in a long log. They only select candidate lines; they
 # never make a match on their own.
@@ -142,6 +145,7 @@ class CompiledKB:
         state = self.__dict__.copy()
         state["_compiled"] = {}  # compiled again on first use
         state.pop("search_index", None)
+        state.pop("explainer", None)  # compiled patterns: worked out again on first need
         return state
 
     @cached_property
@@ -164,13 +168,20 @@ class CompiledKB:
         """The entries whose anchor or regex fires on one clean line and is not vetoed by their ``unless``."""
         return [s.entry for s in self.strong_hits(clean_text) if not self.vetoed(s.entry, clean_text)]
 
-    @cached_property
+    @property
     def explains(self) -> dict[str, tuple[str, ...]]:
         """Entry id → the entries whose failure it explains, read from the entries' examples
-        (:mod:`tracebot.matcher.explains`); made when the index is built, so that it is cached with it."""
+        (:mod:`tracebot.matcher.explains`): the whole relation, derived on each call (tools and tests)."""
         from tracebot.matcher.explains import derive
 
         return derive(self)
+
+    @cached_property
+    def explainer(self) -> Explainer:
+        """The relation as answering asks it, one pair of entries at a time, worked out on first need."""
+        from tracebot.matcher.explains import Explainer
+
+        return Explainer(self)
 
     def _patterns(self, which: str, ei: int) -> list[Any]:
         """Entry ``ei``'s ``unless`` or named-group ``readers`` patterns, compiled on first use."""

@@ -136,7 +136,6 @@ def load_compiled(
             parsed(kb, mkey)
         index = CompiledKB(kb)
         index.model_key = mkey
-        _ = index.explains  # derived now, so that the cache file holds it
         return kb, errors, index
 
     if not directory.is_dir():
