@@ -63,6 +63,7 @@ class Explainer:
         self._spans = _Spans(index)
         self._ids = {e.id: i for i, e in enumerate(index.entries)}
         self._together: dict[int, frozenset[int]] = {}
+        self._by_content: dict[tuple[tuple[str, ...], ...], frozenset[int]] = {}
         self._edges: dict[int, frozenset[int]] = {}
         self._lock = threading.Lock()  # the bot answers on several threads; the memos are filled once
 
@@ -82,9 +83,15 @@ class Explainer:
         """The entries whose exact evidence fires in one of ``a``'s examples beside ``a``'s own."""
         found = self._together.get(a)
         if found is None:
-            found = self._together[a] = frozenset(
-                b for text in self.index.entries[a].examples_match for b in self._spans.beside(a, text)
-            )
+            e = self.index.entries[a]
+            # copies of one entry (same patterns, vetoes and examples) find the same entries: worked out once
+            same = (self._spans.key(a), tuple(e.unless), tuple(e.examples_match))
+            found = self._by_content.get(same)
+            if found is None:
+                found = self._by_content[same] = frozenset(
+                    b for text in e.examples_match for b in self._spans.beside(a, text)
+                )
+            self._together[a] = found
         return found
 
     def edges(self, a: int) -> frozenset[int]:
