@@ -66,6 +66,13 @@ class Click:
     message_ts: str | None = None
     thread_ts: str | None = None
 
+    def fields(self) -> tuple[str, str, str]:
+        """The button's value as tracebot wrote it: (diagnosis id, entry id, language of the answer). Answers
+        from before the language was added end at the entry: English."""
+        diag_id, _, rest = self.value.partition(":")
+        entry_id, _, lang = rest.partition(":")
+        return diag_id, entry_id, lang or "en"
+
 
 def mentions(slack_text: str, user_id: str | None) -> bool:
     return bool(user_id) and f"<@{user_id}" in slack_text

@@ -79,9 +79,9 @@ def _duration(seconds: float) -> str:
     return f"{seconds / 60:.0f} minutes" if seconds < 7200 else f"{seconds / 3600:.0f} hours"
 
 
-def language_of(asked: Inbound) -> str:
-    """The language ``asked`` is written in: tracebot's own words to its asker are said in it."""
-    return language(prose_lines(plain_text(asked.text, strip_mentions=True)))
+def language_of(slack_text: str) -> str:
+    """The language a message (or a thread's text) is written in: tracebot's own words to its asker are said in it."""
+    return language(prose_lines(plain_text(slack_text, strip_mentions=True)))
 
 
 @dataclass(frozen=True)
@@ -308,7 +308,7 @@ class Service:
             channel=msg.channel,
             thread=msg.thread_root,
             accepted=accepted,
-            lang=language_of(msg),
+            lang=language_of(msg.text),
         )
 
     def on_direct(self, msg: Inbound, source: str, keys: list[str] | None = None) -> bool:
@@ -332,7 +332,7 @@ class Service:
             plan = self.router.plan(text, self.caller(msg.user), msg.channel)
             self.audit(plan, text, msg.user, msg.channel, via="mention")
             return self._command_in_thread(plan, msg, accepted)
-        where = {"channel": msg.channel, "thread": msg.thread_root, "accepted": accepted, "lang": language_of(msg)}
+        where = {"channel": msg.channel, "thread": msg.thread_root, "accepted": accepted, "lang": language_of(msg.text)}
         if not text and not msg.files:
             return self.enqueue(lambda job: self._hint(msg), "hint", **where)
         return self.enqueue(lambda job: self._answer_asked(msg, source), f"{source} {msg.channel}/{msg.ts}", **where)
@@ -342,7 +342,7 @@ class Service:
         no words of its own to tell by)."""
         lang = "en"
         if asked.thread_ts:
-            lang = language(prose_lines(plain_text(self.outbox.thread_text(asked.channel, asked.thread_ts), strip_mentions=True)))
+            lang = language_of(self.outbox.thread_text(asked.channel, asked.thread_ts))
         hint = msg(lang, "empty_mention")
         self.outbox.post(asked.channel, hint, thread_ts=asked.thread_root)
 
@@ -387,7 +387,7 @@ class Service:
 
     def _say_failed(self, asked: Inbound, exc: Exception) -> None:
         """The apology, in the language the asker wrote in (a Japanese thread read it in English)."""
-        lang = language_of(asked)
+        lang = language_of(asked.text)
         if isinstance(exc, PostRefused):  # the diagnosis worked; Slack would not take the answer
             text = msg(lang, "refused", reason=render.escape(str(exc)))
         elif isinstance(exc, PostUnconfirmed):  # the diagnosis worked; the answer may be posted or not
@@ -431,7 +431,7 @@ class Service:
     def tell_busy(self, click: Click) -> None:
         """A click the job pool had no room for: its clicker is told so, in the answer's language, rather
         than the click vanishing (Slack has its ack and will not send it again)."""
-        lang = click.value.split(":")[2] if click.value.count(":") >= 2 else "en"
+        _, _, lang = click.fields()
         thread = click.thread_ts or click.message_ts
         try:
             self.outbox.ephemeral(click.channel, click.user, msg(lang, "busy_click"), None, thread)
@@ -439,9 +439,7 @@ class Service:
             log.exception("could not tell %s that their click in %s was dropped (tracebot too busy)", click.user, click.channel)
 
     def on_click(self, click: Click) -> None:
-        diag_id_text, _, rest = click.value.partition(":")
-        entry_id, _, lang = rest.partition(":")  # answers before the language was added end at the entry
-        lang = lang or "en"
+        diag_id_text, entry_id, lang = click.fields()
         try:
             diag_id = int(diag_id_text)
         except ValueError:
