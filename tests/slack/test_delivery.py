@@ -148,3 +148,33 @@ def test_a_restart_after_the_answer_was_posted_does_not_post_it_again(start_app,
     slack.idle()
     assert slack.fake.posts() == [], "the answer was in the thread already"
     assert slack.tracebot.store.count("inbox") == 0
+
+
+def test_a_mention_whose_inbox_row_could_not_be_written_is_still_answered_once_slack_is_back(start_app, tmp_path):
+    """The store turned read-only, so the accepted mention has no inbox row; Slack then took neither the
+    answer nor the apology. It was lost (nothing retried it, nobody was told); it is now tried again in
+    this process like any other accepted work."""
+    slack = start_app(store=Store(tmp_path / "ro.sqlite3", timeout_s=0.2))
+    tune(slack, delays_s=(0.05,))
+    slack.tracebot.store.db.execute("PRAGMA query_only = ON")  # every write fails: no inbox row
+    slack.fake.fail_until_lifted(POST)
+    mention = payloads.mention(OOM_LINE)
+    assert slack.event(mention).status == 200
+    slack.fake.wait_for(lambda: len(slack.fake.calls_to(POST)) >= 6, timeout=30)
+    slack.fake.lift(POST)
+    slack.idle()
+    assert len(answers(slack.fake, mention)) == 1
+
+
+def test_an_answer_without_an_inbox_row_that_slack_never_took_is_shown_to_admins_as_given_up(start_app, tmp_path):
+    slack = start_app(store=Store(tmp_path / "ro.sqlite3", timeout_s=0.2))
+    tune(slack, give_up_after_s=0.0)
+    slack.tracebot.store.db.execute("PRAGMA query_only = ON")
+    slack.fake.fail_until_lifted(POST)
+    mention = payloads.mention(OOM_LINE)
+    slack.event(mention)
+    slack.idle()
+    slack.fake.lift(POST)
+    slack.event(payloads.home_opened("U0ADMIN"))
+    home = slack.fake.wait_for(lambda: slack.fake.calls_to("views.publish"))[-1].params["view"]["blocks"]
+    assert f"mention C0TRAIN/{mention['ts']}" in texts(home)
