@@ -29,6 +29,7 @@ from tracebot.service.outbox import DELIVERY, Delivery, PostUnconfirmed
 
 log = logging.getLogger(__name__)
 DELAYS_S = (5.0, 15.0, 30.0, 60.0, 120.0, 300.0)  # then every 300 s, until the work is given up
+LATER = object()  # what a durable job returns when Slack could not be reached: it runs again later
 Submit = Callable[[Callable[[Any], object], str, str | None], None]
 
 
@@ -85,7 +86,7 @@ class Redelivery:
             except PostUnconfirmed as exc:
                 log.warning("Slack could not be reached for %s (%s)", label, exc)
                 self._later(run, attempt + 1, first, label, lane, work_id, str(exc))
-                return None
+                return LATER
             except BaseException:
                 self.inbox.done(work_id)
                 raise

@@ -28,6 +28,7 @@ from tracebot.service.outbox import NotInChannel
 from tracebot.service.plugin_host import BUILTIN_COMMANDS
 from tracebot.service.progress import ProgressLine
 from tracebot.service.records import Records
+from tracebot.service.redelivery import LATER, Redelivery
 from tracebot.service.router import Plan, Router
 from tracebot.store import Store
 
@@ -57,7 +58,9 @@ class TraceRuns:
         progress_interval_s: float = 1.0,
         records: Records | None = None,
         inbox: Inbox | None = None,
+        redelivery: Redelivery | None = None,
     ) -> None:
+        """``redelivery``: where a result Slack could not take waits to be posted again (None: not kept)."""
         self.outbox = outbox
         self.store = store
         self.pool = pool
@@ -67,6 +70,7 @@ class TraceRuns:
         self.progress_interval_s = progress_interval_s
         self.records = records or Records()
         self.inbox = inbox or Inbox(store, self.records, durable=False)
+        self.redelivery = redelivery
         self._lock = threading.Lock()  # a job's "channel", "followers" and "finished" in its meta
 
     def start(
@@ -179,7 +183,7 @@ class TraceRuns:
         line: ProgressLine | None = None
         run_id: int | None = None
         result: Result | None = None
-        finished = False
+        finished = later = False
         try:
             if thread_ts is None:
                 channel, parent_ts = self._open_thread(plan, channel, user)
@@ -203,7 +207,8 @@ class TraceRuns:
                 None,
             )
             if plan.step.command.plugin == BUILTIN_COMMANDS and plan.command == "diagnose":
-                self.answer_text(plan.step.kwargs["text"], channel, user, thread)
+                text = plan.step.kwargs["text"]
+                later = self._deliver(lambda: self.answer_text(text, channel, user, thread), plan, channel, work_id)
                 status, summary = "ok", "diagnosed"
             else:
                 ctx = self.router.context(plan.step, self.caller(user), channel, progress=job.progress)
@@ -220,7 +225,8 @@ class TraceRuns:
                     )
                     result, status, summary = None, "error", "not run; only the person who asked sees why"
                 else:
-                    posting.post_result(self.outbox, channel, thread, result)
+                    posted = result
+                    later = self._deliver(lambda: posting.post_result(self.outbox, channel, thread, posted), plan, channel, work_id)
                     status, summary = result.status, result.summary
             finished = True
         except Exception as exc:
@@ -236,7 +242,18 @@ class TraceRuns:
                     None,
                 )
             self._tell_followers(job, plan, result, status, summary)
-            self.inbox.done(work_id)
+            if not later:  # else its row stays until the result is posted (or given up on)
+                self.inbox.done(work_id)
+
+    def _deliver(self, post: Callable[[], object], plan: Plan, channel: str, work_id: int | None) -> bool:
+        """Post the run's answer now; when Slack cannot be reached, it is posted again later as an answer to
+        a message is (:mod:`tracebot.service.redelivery`: retries, no double post, given up visibly). True
+        when it waits for that."""
+        if self.redelivery is None:
+            post()
+            return False
+        job = self.redelivery.durable(lambda _job: post(), work_id, f"/trace {plan.label} result", channel)
+        return job(None) is LATER
 
     def _finalise(
         self,

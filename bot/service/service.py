@@ -156,6 +156,7 @@ class Service:
             progress_interval_s=PROGRESS_INTERVAL_S,
             records=self.records,
             inbox=self.inbox,
+            redelivery=self.redelivery,
         )
 
     def caller(self, user: str | None) -> Caller:
@@ -733,10 +734,13 @@ class Service:
                     self.outbox.post(channel, text, [render.section(text)], thread_ts=thread)
                 else:
                     self.outbox.ephemeral(channel, user, text, [render.section(text)])
+            except PostUnconfirmed:
+                raise  # Slack is down: the note is tried again (redelivery), as an answer is
             except Exception:
                 log.exception("could not tell %s in %s that tracebot dropped its work", user, channel)
+        label = f"restart note {channel}"
         try:
-            self.jobs.submit(self.inbox.finishing(say, work.id), label=f"restart note {channel}", lane=channel)
+            self.jobs.submit(self.redelivery.durable(say, work.id, label, channel, again=True), label=label, lane=channel)
         except PoolBusy:
             log.error("could not queue the restart note for %s in %s", user, channel)
 

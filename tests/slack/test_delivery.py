@@ -178,3 +178,45 @@ def test_an_answer_without_an_inbox_row_that_slack_never_took_is_shown_to_admins
     slack.event(payloads.home_opened("U0ADMIN"))
     home = slack.fake.wait_for(lambda: slack.fake.calls_to("views.publish"))[-1].params["view"]["blocks"]
     assert f"mention C0TRAIN/{mention['ts']}" in texts(home)
+
+
+def test_a_trace_result_slack_did_not_take_is_posted_once_slack_is_back(start_app):
+    """``/trace slow 7`` ran; when its result was due Slack answered every post with 503. The result was
+    dropped (the parent said the run finished, its thread never got what it found); it is now tried again
+    like an answer, and posted once."""
+    slack = start_app()
+    tune(slack, delays_s=(0.05,))
+    slack.slow.release.clear()
+    try:
+        assert slack.command("slow 7", channel="C0TRAIN", user="U0ALICE").status == 200
+        slack.fake.wait_for(lambda: len(slack.fake.calls_to(POST)) >= 2)  # the parent and its progress line
+        slack.fake.fail_until_lifted(POST)
+    finally:
+        slack.slow.release.set()
+    slack.fake.wait_for(lambda: len(slack.fake.calls_to(POST)) >= 5, timeout=30)
+    slack.fake.lift(POST)
+    slack.idle()
+    in_slack = [m for (channel, _root), ms in slack.fake.posted.items() if channel == "C0TRAIN" for m in ms]
+    results = [m for m in in_slack if "3 of 4 ranks stuck" in m["text"] and m.get("thread_ts")]
+    assert len(results) == 1, results
+    assert slack.tracebot.store.count("inbox") == 0
+
+
+def test_a_restart_note_slack_did_not_take_is_posted_once_slack_is_back(start_app):
+    slack = start_app()
+    tune(slack, delays_s=(0.05,))
+    store = slack.tracebot.store
+    work_id = store.add_work(Work("trace", {
+        "text": "slow 7", "label": "slow 7", "command": "slow", "channel": "C0TRAIN", "user": "U0ALICE",
+        "thread_ts": None,
+    }, a_dead_owner()))
+    store.set_work_thread(work_id, '["C0TRAIN", "1763000000.000100"]')
+    slack.fake.fail_until_lifted(POST)
+    assert slack.tracebot.resume() == 1
+    slack.fake.wait_for(lambda: len(slack.fake.calls_to(POST)) >= 3, timeout=30)
+    assert store.count("inbox") == 1, "the note is still owed"
+    slack.fake.lift(POST)
+    slack.idle()
+    notes = [m["text"] for m in slack.fake.thread_replies("C0TRAIN", "1763000000.000100")]
+    assert len(notes) == 1 and "did not run it again" in notes[0], notes
+    assert store.count("inbox") == 0
