@@ -23,6 +23,7 @@ from tracebot.slack.inbound import from_message
 from tracebot.slack.outbox import POST_METADATA_TYPE
 from tracebot.store import Store, Work
 from tracebot.store import owner as owners
+from tracebot.store.stats import entry_stats
 
 POST = "chat.postMessage"
 
@@ -220,3 +221,16 @@ def test_a_restart_note_slack_did_not_take_is_posted_once_slack_is_back(start_ap
     notes = [m["text"] for m in slack.fake.thread_replies("C0TRAIN", "1763000000.000100")]
     assert len(notes) == 1 and "did not run it again" in notes[0], notes
     assert store.count("inbox") == 0
+
+
+def test_an_answer_posted_on_its_second_try_is_one_diagnosis_in_the_stats(start_app):
+    slack = start_app()
+    tune(slack, delays_s=(0.05,))
+    slack.fake.fail_until_lifted(POST)
+    mention = payloads.mention(OOM_LINE)
+    slack.event(mention)
+    slack.fake.wait_for(lambda: len(slack.fake.calls_to(POST)) >= 6, timeout=30)
+    slack.fake.lift(POST)
+    slack.idle()
+    assert len(answers(slack.fake, mention)) == 1
+    assert [(s.entry_id, s.matched) for s in entry_stats(slack.tracebot.store)] == [("test-cuda-oom", 1)]

@@ -6,6 +6,7 @@ from __future__ import annotations
 from tests.slack import payloads
 from tests.slack.blocks import texts
 from tests.slack.tiny_kb import NCCL_LINE, OOM_LINE
+from tracebot.store.stats import entry_stats
 
 OOM_TITLE, NCCL_TITLE = "Test: CUDA out of memory", "Test: NCCL watchdog timeout"
 
@@ -62,3 +63,15 @@ def test_a_link_unfurled_into_a_message_is_not_an_edit(slack):
     slack.event(unfurl)
     slack.idle()
     assert len(slack.fake.posts()) == 1 and not slack.fake.calls_to("chat.update")
+
+
+def test_an_edit_that_changes_the_answer_leaves_one_diagnosis_in_the_stats(slack):
+    """The answer is changed in place; so is its record: the stats counted the message twice (once for
+    the out-of-memory answer it no longer gives), and the maintainers' table was off by every edit."""
+    first = payloads.message(OOM_LINE)
+    slack.event(first)
+    slack.idle()
+    slack.event(payloads.edited(first, NCCL_LINE))
+    slack.idle()
+    matched = {s.entry_id: s.matched for s in entry_stats(slack.tracebot.store)}
+    assert matched == {"test-nccl-watchdog": 1}, matched
