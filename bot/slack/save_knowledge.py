@@ -29,7 +29,7 @@ from tracebot.authoring.from_thread import ThreadMessage, fix_choices, one_line,
 from tracebot.authoring.log_window import NotText, error_window
 from tracebot.matcher.signals import error_signature
 from tracebot.render.slack import code, escape, section
-from tracebot.service.attachments import is_text_file, located
+from tracebot.service.attachments import download_name, is_readable, located, logs_in
 from tracebot.service.inbound import Inbound
 from tracebot.service.outbox import DownloadRefused, too_large
 from tracebot.service.posting import attach
@@ -166,31 +166,47 @@ def _attached_error(service: Service, root: ThreadMessage) -> tuple[str, list[st
         if f.unreadable:
             notes.append(f"{f.name}: could not be read ({f.unreadable})")
             continue
-        if not is_text_file(f) or not f.url:
+        if not is_readable(f) or not f.url:
             notes.append(f"{f.name}: not a text or log file")
             continue
         if f.size is not None and f.size > limit:
             notes.append(f"{f.name}: {too_large(limit)}, the most tracebot reads of an attachment")
             continue
         with tempfile.TemporaryDirectory(prefix="tracebot-thread-file-") as tmp:
-            dest = Path(tmp) / "log"
+            dest = Path(tmp) / download_name(f)
+            deadline = time.monotonic() + service.config.message_budget_s
             try:
                 service.outbox.download(f.url, dest, limit)
-                window = error_window(dest, max_inflated=service.config.max_inflated_bytes,
-                                      deadline=time.monotonic() + service.config.message_budget_s)
             except DownloadRefused as exc:
-                notes.append(f"{f.name}: {exc}")
-                continue
-            except NotText as exc:
                 notes.append(f"{f.name}: {exc}")
                 continue
             except OSError as exc:
                 notes.append(f"{f.name}: could not be read ({exc.strerror or exc})")
                 continue
-        if error_signature(window) is not None:
-            return window, notes
-        notes.append(f"{f.name}: no error line found in it")
+            # a .xz, .bz2 or .zip is unpacked as an answer unpacks it; each log in it is tried in turn
+            out = logs_in(f.name, dest, Path(tmp), max_bytes=service.config.max_inflated_bytes, deadline=deadline)
+            notes += out.notes
+            for name, path in out.files:
+                window = _window(path, name, notes, service.config.max_inflated_bytes, deadline)
+                if window:
+                    return window, notes
     return "", notes
+
+
+def _window(path: Path, name: str, notes: list[str], max_inflated: int, deadline: float) -> str:
+    """The error window of one log (``name`` in notes), or "" with a note saying why there is none."""
+    try:
+        window = error_window(path, max_inflated=max_inflated, deadline=deadline)
+    except NotText as exc:
+        notes.append(f"{name}: {exc}")
+        return ""
+    except OSError as exc:
+        notes.append(f"{name}: could not be read ({exc.strerror or exc})")
+        return ""
+    if error_signature(window) is None:
+        notes.append(f"{name}: no error line found in it")
+        return ""
+    return window
 
 
 def save(service: Service, client: WebClient, *, channel: str, thread_ts: str, fix_ts: str, user: str) -> None:

@@ -289,6 +289,31 @@ def test_an_attached_gz_cut_short_is_drafted_from_what_could_be_unpacked(slack):
     assert "ValueError: shard index 11 out of range" in upload["content"].decode()
 
 
+@pytest.mark.parametrize("name", ["train.log.xz", "train.log.bz2", "logs.zip"])
+def test_a_log_attached_as_xz_bz2_or_zip_is_drafted_from_as_answers_read_it(slack, name):
+    """Answers read .xz, .bz2 and .zip attachments; Save as knowledge called them "not a text or log file"
+    and drafted nothing."""
+    import bz2
+    import io
+    import lzma
+    import zipfile
+
+    log = "\n".join([f"step {i} loss 0.{i}" for i in range(40)] + ERROR.splitlines()[1:] + ["exiting"]).encode()
+    if name.endswith(".zip"):
+        buf = io.BytesIO()
+        with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
+            z.writestr("README.txt", "how to read these logs")
+            z.writestr("rank0/train.log", log)
+        packed = buf.getvalue()
+    else:
+        packed = (lzma.compress if name.endswith(".xz") else bz2.compress)(log)
+    url = slack.fake.add_file(name, packed)
+    _submit_with_attachment(slack, {"id": "F0PACKED", "name": name, "mimetype": "application/octet-stream",
+                                    "url_private_download": url})
+    upload = slack.fake.wait_for(lambda: [u for u in slack.fake.uploads.values() if u.get("completed")])[0]
+    assert "ValueError: shard index 11 out of range" in upload["content"].decode()
+
+
 # A traceback pasted in ``` fences, and a fix, as Slack sends them (& < > escaped)
 FENCED = ("```Traceback (most recent call last):\n  File \"/srv/train.py\", line 88, in &lt;module&gt;\n"
           "ValueError: shard 11 &gt; 8 shards &amp; no fallback```")
