@@ -282,7 +282,12 @@ class FakeSlack:
             every = [*root_too, *messages, *replies] if not root_too else [*root_too, *replies]
             if str(p.get("include_all_metadata")).lower() not in ("true", "1"):
                 every = [{k: v for k, v in m.items() if k != "metadata"} for m in every]
-            return {"ok": True, "messages": every, "has_more": False}
+            # Paged as Slack pages it: ``limit`` messages (Slack's default and most: 1,000), then a cursor
+            start = int(str(p.get("cursor") or "c0").removeprefix("c"))
+            end = start + min(int(p.get("limit") or 1000), 1000)
+            more = end < len(every)
+            return {"ok": True, "messages": every[start:end], "has_more": more,
+                    "response_metadata": {"next_cursor": f"c{end}" if more else ""}}
         if method == "views.open":
             if not p.get("trigger_id"):
                 return {"ok": False, "error": "invalid_trigger_id"}

@@ -108,6 +108,35 @@ def test_a_thread_becomes_a_draft_posted_in_it_and_committed_on_a_branch(slack, 
     assert "kb/" not in git(repo, "ls-remote", "origin"), "nothing is pushed unless push: true is configured"
 
 
+def _long_thread(slack, replies: int) -> tuple[str, dict]:
+    """A thread of ERROR and ``replies`` chatty replies, FIX the last of them (the reply to open the shortcut on)."""
+    root = payloads.new_ts()
+    chat = [{"ts": payloads.new_ts(), "user": "U0DAVE", "text": f"still failing on try {i}"} for i in range(replies - 1)]
+    fix = {"ts": payloads.new_ts(), "user": "U0CAROL", "text": FIX}
+    slack.fake.add_thread("C0TRAIN", [{"ts": root, "user": "U0ERIN", "text": ERROR}, *chat, fix])
+    return root, {**fix, "thread_ts": root, "type": "message"}
+
+
+def test_the_fix_in_a_thread_longer_than_one_page_is_listed_and_drafted_from(slack):
+    """Only the first 200 messages were read: in a long thread the fix (near its end) was not offered."""
+    _root, reply = _long_thread(slack, 450)
+    view = _open_modal(slack, reply)
+    select = next(b for b in view["blocks"] if b["type"] == "input")["element"]
+    fix = [o for o in select["options"] if o["text"]["text"].startswith(FIX[:60])]
+    assert len(fix) == 1, [o["text"]["text"] for o in select["options"]][-3:]
+    assert "more than" not in texts(view["blocks"]), "no cap was hit: nothing said about one"
+    values = {"fix": {"fix_reply": {"type": "static_select", "selected_option": fix[0]}}}
+    assert slack.interaction(payloads.view_submission(view, values)).status == 200
+    upload = slack.fake.wait_for(lambda: [u for u in slack.fake.uploads.values() if u.get("completed")])[0]
+    assert "pass `--num-shards 16` after resharding" in upload["content"].decode()
+
+
+def test_a_thread_past_the_most_tracebot_reads_says_how_much_of_it_was_read(slack):
+    _root, reply = _long_thread(slack, 2100)
+    view = _open_modal(slack, reply)
+    assert "more than 2,000 messages" in texts(view["blocks"]) and "first 2,000" in texts(view["blocks"])
+
+
 def test_the_shortcut_in_a_channel_tracebot_is_not_in_reads_nothing_and_says_how_to_invite_it(slack):
     slack.fake.not_in.add("C0PRIVATE")
     root, _, reply = _thread(slack)
