@@ -16,6 +16,7 @@ import logging
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 
 from tracebot.plugin_api import Caller
 from tracebot.render import slack as render
@@ -24,7 +25,7 @@ from tracebot.service import posting
 from tracebot.service.egress import EgressOutbox
 from tracebot.service.inbox import Inbox
 from tracebot.service.jobs import Job, JobPool, PoolBusy
-from tracebot.service.outbox import NotInChannel
+from tracebot.service.outbox import DELIVERY, NotInChannel
 from tracebot.service.plugin_host import BUILTIN_COMMANDS
 from tracebot.service.progress import ProgressLine
 from tracebot.service.records import Records
@@ -295,20 +296,33 @@ class TraceRuns:
         with self._lock:
             job.meta["finished"] = True
             followers: list[Follower] = job.meta.pop("followers", [])
+        emoji = render.STATUS_EMOJI.get(status, "")
+        state = f"{emoji} {summary[:300]} (it was already running for someone else)"
         for f in followers:
+            later = False
             try:
-                emoji = render.STATUS_EMOJI.get(status, "")
-                state = f"{emoji} {summary[:300]} (it was already running for someone else)"
-                where = f.thread_ts or self.outbox.post(f.channel, *render.parent(plan.label, f.user, state))
-                if result is not None:
-                    posting.post_result(self.outbox, f.channel, where, result)
-                elif f.thread_ts is not None:
-                    text = f"{_typed(plan)} — {state}"
-                    self.outbox.post(f.channel, text, [render.section(text)], f.thread_ts)
+                # Slack unreachable: tried again later, as the run's own result is (its row kept till then)
+                post = partial(self._post_to_follower, f, plan, result, state, [])
+                later = self._deliver(post, plan, f.channel, f.work_id)
             except Exception:
                 log.exception("could not post /trace %s to %s", plan.label, f.channel)
             finally:
-                self.inbox.done(f.work_id)
+                if not later:
+                    self.inbox.done(f.work_id)
+
+    def _post_to_follower(self, f: Follower, plan: Plan, result: Result | None, state: str, parent: list[str]) -> None:
+        """The result where ``f`` asked. ``parent``: the parent message this posted on an earlier try (a
+        top-level post cannot be looked for by its key, so it is remembered, not posted again)."""
+        if f.thread_ts is None and not parent:
+            parent.append(self.outbox.post(f.channel, *render.parent(plan.label, f.user, state)))
+        elif f.thread_ts is None and (delivery := DELIVERY.get()) is not None:
+            delivery.next_key()  # the parent's key, as on the first try: the posts after it keep theirs
+        where = f.thread_ts or parent[0]
+        if result is not None:
+            posting.post_result(self.outbox, f.channel, where, result)
+        elif f.thread_ts is not None:
+            text = f"{_typed(plan)} — {state}"
+            self.outbox.post(f.channel, text, [render.section(text)], f.thread_ts)
 
 
 def _already_running_here(plan: Plan, link: object) -> render.Rendered:

@@ -234,3 +234,31 @@ def test_an_answer_posted_on_its_second_try_is_one_diagnosis_in_the_stats(start_
     slack.idle()
     assert len(answers(slack.fake, mention)) == 1
     assert [(s.entry_id, s.matched) for s in entry_stats(slack.tracebot.store)] == [("test-cuda-oom", 1)]
+
+
+@pytest.mark.parametrize("down_from", ["parent", "result"])
+def test_a_trace_result_promised_to_another_channel_is_posted_there_once_slack_is_back(start_app, down_from):
+    """Bob asked from C0PUBLIC for a run already going for Carol and was told its result would come there;
+    Slack was down when it finished, and his copy was only logged."""
+    slack = start_app()
+    tune(slack, delays_s=(0.05,))
+    slack.slow.release.clear()
+    try:
+        assert slack.command("slow 88", channel="C0PRIVATE", user="U0CAROL").body == ""
+        slack.fake.wait_for(lambda: slack.fake.calls_to("chat.getPermalink"))
+        assert "post its result here" in slack.command("slow 88", channel="C0PUBLIC", user="U0BOB").json()["text"]
+        slack.fake.wait_for(lambda: len(slack.fake.calls_to(POST)) >= 2)  # Carol's parent and progress line
+        # Carol's result goes through; then Slack is down for Bob's parent, or for his result only
+        slack.fake.fail_until_lifted(POST, after=1 if down_from == "parent" else 2)
+    finally:
+        slack.slow.release.set()
+    public = [c for c in slack.fake.calls_to(POST) if c.params.get("channel") == "C0PUBLIC"]
+    slack.fake.wait_for(lambda: len([c for c in slack.fake.calls_to(POST) if c.params.get("channel") == "C0PUBLIC"]) >= 4, timeout=30)
+    assert not public
+    slack.fake.lift(POST)
+    slack.idle()
+    in_public = [m for (channel, _root), ms in slack.fake.posted.items() if channel == "C0PUBLIC" for m in ms]
+    said = [m for m in in_public if "3 of 4 ranks stuck" in texts(m.get("blocks"))]
+    assert len([m for m in said if m.get("thread_ts")]) == 1, in_public  # the result, in Bob's thread
+    assert len([m for m in said if not m.get("thread_ts")]) == 1, in_public  # the parent that says it ran
+    assert slack.tracebot.store.count("inbox") == 0
