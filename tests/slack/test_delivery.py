@@ -55,16 +55,21 @@ def a_dead_owner() -> str:
     return dead
 
 
-def test_a_mention_slack_takes_neither_the_answer_nor_the_apology_for_is_answered_once_slack_is_back(start_app):
-    slack = start_app()
-    tune(slack, delays_s=(0.05,))
+def mention_through_an_outage(slack: Slack) -> dict[str, Any]:
+    """A mention whose answer's three tries and apology's three all met Slack down; then Slack is back."""
     slack.fake.fail_until_lifted(POST)
     mention = payloads.mention(OOM_LINE)
     assert slack.event(mention).status == 200
-    # the answer's three tries and the apology's three: Slack was down through all of them
     slack.fake.wait_for(lambda: len(slack.fake.calls_to(POST)) >= 6, timeout=30)
     slack.fake.lift(POST)
     slack.idle()
+    return mention
+
+
+def test_a_mention_slack_takes_neither_the_answer_nor_the_apology_for_is_answered_once_slack_is_back(start_app):
+    slack = start_app()
+    tune(slack, delays_s=(0.05,))
+    mention = mention_through_an_outage(slack)
     assert len(answers(slack.fake, mention)) == 1
     assert slack.tracebot.store.count("inbox") == 0
 
@@ -158,12 +163,7 @@ def test_a_mention_whose_inbox_row_could_not_be_written_is_still_answered_once_s
     slack = start_app(store=Store(tmp_path / "ro.sqlite3", timeout_s=0.2))
     tune(slack, delays_s=(0.05,))
     slack.tracebot.store.db.execute("PRAGMA query_only = ON")  # every write fails: no inbox row
-    slack.fake.fail_until_lifted(POST)
-    mention = payloads.mention(OOM_LINE)
-    assert slack.event(mention).status == 200
-    slack.fake.wait_for(lambda: len(slack.fake.calls_to(POST)) >= 6, timeout=30)
-    slack.fake.lift(POST)
-    slack.idle()
+    mention = mention_through_an_outage(slack)
     assert len(answers(slack.fake, mention)) == 1
 
 
@@ -226,12 +226,7 @@ def test_a_restart_note_slack_did_not_take_is_posted_once_slack_is_back(start_ap
 def test_an_answer_posted_on_its_second_try_is_one_diagnosis_in_the_stats(start_app):
     slack = start_app()
     tune(slack, delays_s=(0.05,))
-    slack.fake.fail_until_lifted(POST)
-    mention = payloads.mention(OOM_LINE)
-    slack.event(mention)
-    slack.fake.wait_for(lambda: len(slack.fake.calls_to(POST)) >= 6, timeout=30)
-    slack.fake.lift(POST)
-    slack.idle()
+    mention = mention_through_an_outage(slack)
     assert len(answers(slack.fake, mention)) == 1
     assert [(s.entry_id, s.matched) for s in entry_stats(slack.tracebot.store)] == [("test-cuda-oom", 1)]
 
