@@ -209,7 +209,7 @@ def cmd_kb_compare(args: argparse.Namespace) -> int:
 
 
 def cmd_kb_export_feedback(args: argparse.Namespace) -> int:
-    from tracebot.authoring.feedback_export import feedback_cases, write_cases
+    from tracebot.authoring.feedback_export import WontWrite, feedback_cases, write_cases
     from tracebot.store import Store, StoreError
 
     db = args.db or Config.from_env().db_path
@@ -219,7 +219,10 @@ def cmd_kb_export_feedback(args: argparse.Namespace) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     try:
-        write_cases(cases, Path(args.out))
+        write_cases(cases, Path(args.out), force=args.force)
+    except WontWrite as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     except OSError as exc:  # a folder named as the file, a read-only place: said, not a traceback
         print(f"error: cannot write {args.out}: {exc.strerror or exc}", file=sys.stderr)
         return 2
@@ -264,7 +267,11 @@ def add_kb_subcommands(kbs: Any, eval_p: argparse.ArgumentParser) -> None:
         "export-feedback", help="Helpful / Not this votes as labelled corpus cases (JSONL) to review"
     )
     exp.add_argument("--db", help="SQLite file (default: $TRACEBOT_DB)")
-    exp.add_argument("--out", default="feedback-cases.jsonl", help="where to write (default: %(default)s)")
+    exp.add_argument(
+        "--out", default="feedback-cases.jsonl",
+        help="where to write (default: %(default)s); an existing file only with --force, never a symlink",
+    )
+    exp.add_argument("--force", action="store_true", help="write over an existing --out file")
     exp.set_defaults(func=cmd_kb_export_feedback)
 
     eval_p.add_argument(

@@ -8,6 +8,7 @@ was scrubbed of secrets and people's names when it was stored, and is scrubbed a
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
@@ -43,10 +44,28 @@ def feedback_cases(store: Store) -> list[dict[str, Any]]:
     return list(cases.values())
 
 
-def write_cases(cases: list[dict[str, Any]], path: Path) -> None:
+class WontWrite(Exception):
+    """``--out`` names a file tracebot will not write: one that exists (without ``--force``), or a symlink."""
+
+
+def write_cases(cases: list[dict[str, Any]], path: Path, *, force: bool = False) -> None:
     """The cases as JSONL in ``path``; a new file is readable by its user alone (0600), as the store is: the
-    texts come from DMs and private channels too. An existing file keeps the mode its owner gave it."""
+    texts come from DMs and private channels too. An existing file is written over only with ``force`` (a
+    typo'd path truncated the database or a reviewed export) and keeps the mode its owner gave it; a
+    symlink never is (it would write wherever it points), checked by the open itself, not before it."""
+    if path.is_symlink():
+        raise WontWrite(f"{path} is a symbolic link; tracebot does not write through one")
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | (os.O_TRUNC if force else os.O_EXCL)
+    try:
+        fd = os.open(path, flags, 0o600)
+    except FileExistsError:
+        if path.is_dir():
+            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path)) from None
+        raise WontWrite(f"{path} exists; pass --force to write over it") from None
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:  # made a symlink since the check above
+            raise WontWrite(f"{path} is a symbolic link; tracebot does not write through one") from None
+        raise
     with open(fd, "w", encoding="utf-8") as f:
         f.write("".join(json.dumps(c, ensure_ascii=False) + "\n" for c in cases))

@@ -261,6 +261,7 @@ def candidate_lines(
     as well as between blocks (the consumer's time spent on each line counts)."""
     carry = b""
     lines_before = 0  # newlines in everything before the current block
+    open_line = False  # the last block was cut inside a line (one longer than a block): not counted yet
     done = False
     while not done:
         try:
@@ -299,8 +300,10 @@ def candidate_lines(
             raw = block[line_start : min(line_end, line_start + MAX_LINE_BYTES)]
             yield counted_lines + 1, as_shown(decode_line(raw))
         lines_before = counted_lines + block.count(b"\n", counted_pos)  # each newline is counted once
-        if block and not block.endswith(b"\n"):
-            lines_before += 1
+        if block:
+            # A line the block was cut inside goes on in the next one: it is counted once, at its newline
+            # or at the end of the log (counting it at each cut shifted every later line number).
+            open_line = not block.endswith(b"\n")
         if progress:
             progress(stats.bytes_read, size_hint)
         if stats.bytes_read >= max_bytes and not done:
@@ -308,10 +311,10 @@ def candidate_lines(
             stats.notes.append(note("read_limit", size=size_text(stats.bytes_read)))
             break
         if deadline is not None and time.monotonic() > deadline and not done:
-            stats.lines_total = lines_before
+            stats.lines_total = lines_before + open_line
             _time_limit(stats)
             return
-    stats.lines_total = lines_before
+    stats.lines_total = lines_before + open_line
 
 
 def _time_limit(stats: ScanStats) -> None:

@@ -48,6 +48,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "failed": ":x: Sorry, I could not diagnose that ({error}); the error is in my log.",
         "refused": ":x: Sorry, I diagnosed this but Slack refused my answer (Slack said: {reason}); the details are in my log.",
         "unconfirmed": ":warning: I diagnosed this, but Slack did not confirm my answer ({error}). If it is not in this thread, mention me again.",
+        "answer_changed": ":pencil2: The message was edited, so my answer above no longer applies, and Slack would not let me change it ({reason}). This is the answer now:",
         "shedding": ":hourglass: I'm answering too many messages right now, so I skipped this one and may skip "
         "others here for a minute or two. Post it again in a few minutes, or mention me with it.",
         "busy_click": ":hourglass: I'm too busy to answer that click right now; click it again in a minute.",
@@ -136,6 +137,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "failed": ":x: すみません、診断できませんでした ({error})。エラーの内容はログに残しています。",
         "refused": ":x: すみません、診断はできましたが Slack が回答を受け付けませんでした (Slack の応答: {reason})。詳細はログに残しています。",
         "unconfirmed": ":warning: 診断はできましたが、Slack から回答の投稿の確認がありませんでした ({error})。このスレッドに回答がなければ、もう一度メンションしてください。",
+        "answer_changed": ":pencil2: メッセージが編集されたため上の回答はもう当てはまりませんが、Slack が回答の書き換えを受け付けませんでした ({reason})。今の回答はこちらです:",
         "shedding": ":hourglass: 今は答えるメッセージが多すぎるため、このメッセージは飛ばしました。この後 1〜2 分は、ここで"
         "ほかのメッセージも飛ばすかもしれません。数分後にもう一度投稿するか、メンションを付けて送ってください。",
         "busy_click": ":hourglass: 今は混み合っていて、このボタンに応えられませんでした。1 分ほどしてからもう一度押してください。",

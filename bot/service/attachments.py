@@ -16,7 +16,7 @@ from tracebot.matcher.ranking import in_language
 from tracebot.matcher.scan import BINARY_SEEN, file_is_blank, file_is_text
 from tracebot.notes import note
 from tracebot.result import Diagnosis
-from tracebot.service.archives import is_archive, unpack
+from tracebot.service.archives import Unpacked, is_archive, unpack
 from tracebot.service.inbound import FileRef, Inbound
 from tracebot.service.outbox import DownloadRefused, DownloadTooLarge, Outbox
 from tracebot.sizes import size_text
@@ -39,6 +39,26 @@ def is_text_file(f: FileRef) -> bool:
         or f.filetype in _TEXT_FILETYPES
         or f.name.lower().endswith(_TEXT_SUFFIXES)
     )
+
+
+def is_readable(f: FileRef) -> bool:
+    """A file tracebot reads logs from: text (plain or ``.gz``, unpacked as it is read) or an archive."""
+    return is_archive(f.name) or is_text_file(f)
+
+
+def download_name(f: FileRef) -> str:
+    """The name an attachment is downloaded under: what :func:`logs_in` and the log reader tell it by."""
+    name = f.name.lower()
+    return "upload.gz" if name.endswith(".gz") else "upload.bin" if is_archive(name) else "upload.log"
+
+
+def logs_in(name: str, path: Path, into: Path, *, max_bytes: int, deadline: float) -> Unpacked:
+    """The logs a downloaded attachment ``name`` holds: itself (plain or ``.gz``), or what its archive
+    (``.xz``, ``.bz2``, ``.zip``) unpacks to in ``into``, with notes on what was left out. Answers and
+    Save as knowledge read attachments through this one door."""
+    if not is_archive(name):
+        return Unpacked(files=[(name, path)])
+    return unpack(name, path, into, max_bytes=max_bytes, deadline=deadline)
 
 
 @dataclass
@@ -146,8 +166,7 @@ def diagnose_message(
         if f.unreadable:
             notes.append(note("unreadable", file=f.name, error=f.unreadable))
             continue
-        archive = is_archive(f.name)
-        if (not archive and not is_text_file(f)) or not f.url:
+        if not is_readable(f) or not f.url:
             notes.append(note("not_a_log", file=f.name))
             continue
         if f.size is not None and f.size > limits.max_file_bytes:
@@ -159,7 +178,7 @@ def diagnose_message(
                          note("size_budget_spent", file=f.name, size=size_text(limits.max_message_inflated_bytes)))
             continue
         with tempfile.TemporaryDirectory(prefix="tracebot-") as tmp:
-            path = Path(tmp) / ("upload.gz" if f.name.lower().endswith(".gz") else "upload.bin" if archive else "upload.log")
+            path = Path(tmp) / download_name(f)
             try:
                 outbox.download(f.url, path, limits.max_file_bytes)
             except DownloadTooLarge as exc:  # Slack did not give its size, or gave a wrong one
@@ -169,12 +188,9 @@ def diagnose_message(
                 log.warning("could not read %s: %s", f.name, exc)
                 notes.append(note("unreadable", file=f.name, error=f"{type(exc).__name__}: {str(exc)[:120]}"))
                 continue
-            logs = [(f.name, path)]
-            if archive:
-                out = unpack(f.name, path, Path(tmp), max_bytes=min(limits.max_inflated_bytes, room), deadline=deadline)
-                notes += out.notes
-                logs = out.files
-            for name, log_path in logs:
+            out = logs_in(f.name, path, Path(tmp), max_bytes=min(limits.max_inflated_bytes, room), deadline=deadline)
+            notes += out.notes
+            for name, log_path in out.files:
                 room = limits.max_message_inflated_bytes - unpacked
                 found = _read_log(matcher, log_path, name, notes, threshold=threshold, max_inflated=min(limits.max_inflated_bytes, room), deadline=deadline)
                 if found is not None:

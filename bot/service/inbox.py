@@ -59,20 +59,6 @@ class Inbox:
         if work_id is not None:
             self.records.attempt("finishing accepted work", lambda: self.store.finish_work(work_id), None)
 
-    def finishing(self, fn: Callable[[Any], object], work_id: int | None) -> Callable[[Any], object]:
-        """``fn`` that marks its work done when it returns or raises (a failure it raises has been
-        logged by the pool; only the process dying leaves the work undone)."""
-        if work_id is None:
-            return fn
-
-        def run(job: Any) -> object:
-            try:
-                return fn(job)
-            finally:
-                self.done(work_id)
-
-        return run
-
     def adopt(self, max_age_s: float, now: Callable[[], float] = time.time) -> list[Work]:
         """The work of processes that are gone, now this one's. A row whose process cannot be checked
         (another host's, or written where /proc could not be read) is taken only once older than

@@ -7,6 +7,9 @@ Now the row stays and the job runs again after a growing wait (``DELAYS_S``), it
 before they are sent again (:class:`~tracebot.service.outbox.Delivery`), so nothing lands twice. A
 process stopped meanwhile leaves the row to the next start (:meth:`Inbox.adopt`, ``Service.resume``).
 Past ``give_up_after_s`` the work is dropped: logged, and listed in the App Home for admins.
+
+Work the store could not write down (read-only, full, locked: no inbox row) is tried again the same way
+in this process, its posts keyed by a name of its own; only a restart meanwhile loses it.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import heapq
 import logging
 import threading
 import time
+import uuid
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -25,6 +29,7 @@ from tracebot.service.outbox import DELIVERY, Delivery, PostUnconfirmed
 
 log = logging.getLogger(__name__)
 DELAYS_S = (5.0, 15.0, 30.0, 60.0, 120.0, 300.0)  # then every 300 s, until the work is given up
+LATER = object()  # what a durable job returns when Slack could not be reached: it runs again later
 Submit = Callable[[Callable[[Any], object], str, str | None], None]
 
 
@@ -68,19 +73,20 @@ class Redelivery:
     ) -> Callable[[Any], object]:
         """``fn`` as a job that finishes its work when it returns or raises, except when Slack could not
         be reached: then it runs again later. ``again``: the work was started by a process now gone,
-        which may have posted part of it."""
-        if work_id is None:
-            return fn
+        which may have posted part of it. ``work_id`` None: the store could not record the work, so it is
+        tried again only while this process lives (accepted all the same: Slack will not send it again)."""
         first = self._clock()
+        # The posts' key: the inbox row's id, or a name of this process's own for work without a row
+        name = f"w{work_id}" if work_id is not None else f"m{uuid.uuid4().hex[:16]}"
 
         def run(job: Any, attempt: int = 0) -> object:
-            token = DELIVERY.set(Delivery(f"w{work_id}", again=again or attempt > 0))
+            token = DELIVERY.set(Delivery(name, again=again or attempt > 0))
             try:
                 result = fn(job)
             except PostUnconfirmed as exc:
                 log.warning("Slack could not be reached for %s (%s)", label, exc)
                 self._later(run, attempt + 1, first, label, lane, work_id, str(exc))
-                return None
+                return LATER
             except BaseException:
                 self.inbox.done(work_id)
                 raise
@@ -93,7 +99,8 @@ class Redelivery:
         return run
 
     def _later(
-        self, run: Callable[..., object], attempt: int, first: float, label: str, lane: str | None, work_id: int, why: str
+        self, run: Callable[..., object], attempt: int, first: float, label: str, lane: str | None,
+        work_id: int | None, why: str,
     ) -> None:
         """``run`` again after the attempt's wait; given up (its work done) when that is past the bound."""
         delay = self.delays_s[min(attempt - 1, len(self.delays_s) - 1)] if self.delays_s else 0.0

@@ -16,6 +16,7 @@ import logging
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 
 from tracebot.plugin_api import Caller
 from tracebot.render import slack as render
@@ -24,10 +25,11 @@ from tracebot.service import posting
 from tracebot.service.egress import EgressOutbox
 from tracebot.service.inbox import Inbox
 from tracebot.service.jobs import Job, JobPool, PoolBusy
-from tracebot.service.outbox import NotInChannel
+from tracebot.service.outbox import DELIVERY, NotInChannel
 from tracebot.service.plugin_host import BUILTIN_COMMANDS
 from tracebot.service.progress import ProgressLine
 from tracebot.service.records import Records
+from tracebot.service.redelivery import LATER, Redelivery
 from tracebot.service.router import Plan, Router
 from tracebot.store import Store
 
@@ -57,7 +59,9 @@ class TraceRuns:
         progress_interval_s: float = 1.0,
         records: Records | None = None,
         inbox: Inbox | None = None,
+        redelivery: Redelivery | None = None,
     ) -> None:
+        """``redelivery``: where a result Slack could not take waits to be posted again (None: not kept)."""
         self.outbox = outbox
         self.store = store
         self.pool = pool
@@ -67,6 +71,7 @@ class TraceRuns:
         self.progress_interval_s = progress_interval_s
         self.records = records or Records()
         self.inbox = inbox or Inbox(store, self.records, durable=False)
+        self.redelivery = redelivery
         self._lock = threading.Lock()  # a job's "channel", "followers" and "finished" in its meta
 
     def start(
@@ -179,7 +184,7 @@ class TraceRuns:
         line: ProgressLine | None = None
         run_id: int | None = None
         result: Result | None = None
-        finished = False
+        finished = later = False
         try:
             if thread_ts is None:
                 channel, parent_ts = self._open_thread(plan, channel, user)
@@ -203,7 +208,8 @@ class TraceRuns:
                 None,
             )
             if plan.step.command.plugin == BUILTIN_COMMANDS and plan.command == "diagnose":
-                self.answer_text(plan.step.kwargs["text"], channel, user, thread)
+                text = plan.step.kwargs["text"]
+                later = self._deliver(lambda: self.answer_text(text, channel, user, thread), plan, channel, work_id)
                 status, summary = "ok", "diagnosed"
             else:
                 ctx = self.router.context(plan.step, self.caller(user), channel, progress=job.progress)
@@ -220,7 +226,8 @@ class TraceRuns:
                     )
                     result, status, summary = None, "error", "not run; only the person who asked sees why"
                 else:
-                    posting.post_result(self.outbox, channel, thread, result)
+                    posted = result
+                    later = self._deliver(lambda: posting.post_result(self.outbox, channel, thread, posted), plan, channel, work_id)
                     status, summary = result.status, result.summary
             finished = True
         except Exception as exc:
@@ -236,7 +243,18 @@ class TraceRuns:
                     None,
                 )
             self._tell_followers(job, plan, result, status, summary)
-            self.inbox.done(work_id)
+            if not later:  # else its row stays until the result is posted (or given up on)
+                self.inbox.done(work_id)
+
+    def _deliver(self, post: Callable[[], object], plan: Plan, channel: str, work_id: int | None) -> bool:
+        """Post the run's answer now; when Slack cannot be reached, it is posted again later as an answer to
+        a message is (:mod:`tracebot.service.redelivery`: retries, no double post, given up visibly). True
+        when it waits for that."""
+        if self.redelivery is None:
+            post()
+            return False
+        job = self.redelivery.durable(lambda _job: post(), work_id, f"/trace {plan.label} result", channel)
+        return job(None) is LATER
 
     def _finalise(
         self,
@@ -278,20 +296,33 @@ class TraceRuns:
         with self._lock:
             job.meta["finished"] = True
             followers: list[Follower] = job.meta.pop("followers", [])
+        emoji = render.STATUS_EMOJI.get(status, "")
+        state = f"{emoji} {summary[:300]} (it was already running for someone else)"
         for f in followers:
+            later = False
             try:
-                emoji = render.STATUS_EMOJI.get(status, "")
-                state = f"{emoji} {summary[:300]} (it was already running for someone else)"
-                where = f.thread_ts or self.outbox.post(f.channel, *render.parent(plan.label, f.user, state))
-                if result is not None:
-                    posting.post_result(self.outbox, f.channel, where, result)
-                elif f.thread_ts is not None:
-                    text = f"{_typed(plan)} — {state}"
-                    self.outbox.post(f.channel, text, [render.section(text)], f.thread_ts)
+                # Slack unreachable: tried again later, as the run's own result is (its row kept till then)
+                post = partial(self._post_to_follower, f, plan, result, state, [])
+                later = self._deliver(post, plan, f.channel, f.work_id)
             except Exception:
                 log.exception("could not post /trace %s to %s", plan.label, f.channel)
             finally:
-                self.inbox.done(f.work_id)
+                if not later:
+                    self.inbox.done(f.work_id)
+
+    def _post_to_follower(self, f: Follower, plan: Plan, result: Result | None, state: str, parent: list[str]) -> None:
+        """The result where ``f`` asked. ``parent``: the parent message this posted on an earlier try (a
+        top-level post cannot be looked for by its key, so it is remembered, not posted again)."""
+        if f.thread_ts is None and not parent:
+            parent.append(self.outbox.post(f.channel, *render.parent(plan.label, f.user, state)))
+        elif f.thread_ts is None and (delivery := DELIVERY.get()) is not None:
+            delivery.next_key()  # the parent's key, as on the first try: the posts after it keep theirs
+        where = f.thread_ts or parent[0]
+        if result is not None:
+            posting.post_result(self.outbox, f.channel, where, result)
+        elif f.thread_ts is not None:
+            text = f"{_typed(plan)} — {state}"
+            self.outbox.post(f.channel, text, [render.section(text)], f.thread_ts)
 
 
 def _already_running_here(plan: Plan, link: object) -> render.Rendered:

@@ -32,6 +32,7 @@ from tracebot.matcher.core import language, prose_lines
 from tracebot.plugin_api import Caller
 from tracebot.render import slack as render
 from tracebot.render.messages import msg
+from tracebot.render.messages import msg as msg_text  # where ``msg`` names a message
 from tracebot.render.slack_home import HOME_BLOCKS, home_view
 from tracebot.render.slack_maintainers import AUDIT_ROWS, audit_blocks
 from tracebot.result import Diagnosis
@@ -156,6 +157,7 @@ class Service:
             progress_interval_s=PROGRESS_INTERVAL_S,
             records=self.records,
             inbox=self.inbox,
+            redelivery=self.redelivery,
         )
 
     def caller(self, user: str | None) -> Caller:
@@ -299,7 +301,19 @@ class Service:
         thread = msg.thread_root
         diag_id = self._record(diagnosis, msg, source=source, thread=thread, reply_ts=reply_ts)
         # Always an answer: one that no longer applies is replaced by one that says nothing known matched.
-        self.outbox.update(msg.channel, reply_ts, *posting.fitted(self._rendered(diagnosis, diag_id, always=True)))
+        rendered = self._rendered(diagnosis, diag_id, always=True)
+        try:
+            # Slack unreachable (PostUnconfirmed) is not caught: the job is tried again (redelivery)
+            self.outbox.update(msg.channel, reply_ts, *posting.fitted(rendered))
+        except PostRefused as exc:
+            # The old answer cannot be edited (deleted, too old): a stale answer must not stand unremarked,
+            # so the new one follows it, saying why; the next edit changes that one.
+            log.warning("Slack would not update the answer %s/%s (%s); posting the new one", msg.channel, reply_ts, exc)
+            note = msg_text(diagnosis.lang, "answer_changed", reason=render.escape(str(exc)))
+            text, blocks = rendered
+            ts = posting.post(self.outbox, msg.channel, (f"{note}\n{text}", [render.section(note), *blocks]), thread)
+            if diag_id is not None:
+                self.records.attempt("recording an answer's ts", lambda: self.store.set_reply_ts(diag_id, ts), None)
 
     def _auto(self, msg: Inbound, accepted: Accepted) -> bool:
         return self.enqueue(
@@ -733,10 +747,13 @@ class Service:
                     self.outbox.post(channel, text, [render.section(text)], thread_ts=thread)
                 else:
                     self.outbox.ephemeral(channel, user, text, [render.section(text)])
+            except PostUnconfirmed:
+                raise  # Slack is down: the note is tried again (redelivery), as an answer is
             except Exception:
                 log.exception("could not tell %s in %s that tracebot dropped its work", user, channel)
+        label = f"restart note {channel}"
         try:
-            self.jobs.submit(self.inbox.finishing(say, work.id), label=f"restart note {channel}", lane=channel)
+            self.jobs.submit(self.redelivery.durable(say, work.id, label, channel, again=True), label=label, lane=channel)
         except PoolBusy:
             log.error("could not queue the restart note for %s in %s", user, channel)
 

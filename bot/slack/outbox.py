@@ -164,7 +164,18 @@ class SlackOutbox:
         return None
 
     def update(self, channel: str, ts: str, text: str, blocks: Blocks | None = None) -> None:
-        self.client.chat_update(channel=channel, ts=ts, text=text, blocks=blocks or [])
+        """Edit a message in place. Slack's server errors (after the client's retries) and a timeout are
+        :class:`PostUnconfirmed` (the edit is tried again later: editing twice is harmless); a refusal
+        (``cant_update_message``, ``message_not_found``...) is :class:`PostRefused`."""
+        try:
+            self.client.chat_update(channel=channel, ts=ts, text=text, blocks=blocks or [])
+        except SlackApiError as exc:
+            status = exc.response.status_code
+            if status in SERVER_ERRORS:
+                raise PostUnconfirmed(f"HTTP {status}") from exc
+            raise PostRefused(str(exc.response.get("error") or status)) from exc
+        except OSError as exc:
+            raise PostUnconfirmed(type(exc).__name__) from exc
 
     def ephemeral(
         self, channel: str, user: str, text: str, blocks: Blocks | None = None, thread_ts: str | None = None

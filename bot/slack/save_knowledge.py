@@ -15,6 +15,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from weakref import WeakKeyDictionary
@@ -29,7 +30,7 @@ from tracebot.authoring.from_thread import ThreadMessage, fix_choices, one_line,
 from tracebot.authoring.log_window import NotText, error_window
 from tracebot.matcher.signals import error_signature
 from tracebot.render.slack import code, escape, section
-from tracebot.service.attachments import is_text_file, located
+from tracebot.service.attachments import download_name, is_readable, located, logs_in
 from tracebot.service.inbound import Inbound
 from tracebot.service.outbox import DownloadRefused, too_large
 from tracebot.service.posting import attach
@@ -41,6 +42,8 @@ SHORTCUT_ID = "tracebot_save_knowledge"
 VIEW_ID = "tracebot_save_knowledge_modal"
 FIX_BLOCK, FIX_ACTION = "fix", "fix_reply"
 MAX_OPTIONS = 100  # Slack's limit for a static_select
+THREAD_PAGE = 200  # messages per conversations.replies call (Slack's advice)
+MAX_THREAD_MESSAGES = 2000  # read of one thread at most (10 pages): said in the modal when a thread is longer
 NOT_A_MEMBER = {"not_in_channel", "channel_not_found"}
 # A draft retrains the ranking model and answers every entry's examples: seconds of a core and a model's
 # memory, on the channel's lane, where the channel's answers wait behind it. So one draft at a time, and each
@@ -91,10 +94,31 @@ def drafting(service: Service) -> Drafting:
         return _drafting.setdefault(service, Drafting())
 
 
-def read_thread(client: WebClient, channel: str, ts: str) -> list[ThreadMessage]:
-    """The thread's messages as their authors wrote them (:meth:`ThreadMessage.from_slack` undoes Slack's markup)."""
-    resp = client.conversations_replies(channel=channel, ts=ts, limit=200)
-    return [ThreadMessage.from_slack(m) for m in resp.get("messages") or []]
+@dataclass
+class Thread:
+    messages: list[ThreadMessage]
+    cut: bool = False  # longer than MAX_THREAD_MESSAGES: only the first ones were read
+
+
+def read_thread(client: WebClient, channel: str, ts: str) -> Thread:
+    """The thread's messages as their authors wrote them (:meth:`ThreadMessage.from_slack` undoes Slack's
+    markup), page after page (Slack's cursor): reading only the first page missed the fix of a long
+    thread. At most MAX_THREAD_MESSAGES, and the :class:`Thread` says when there were more."""
+    seen: set[str] = set()
+    messages: list[ThreadMessage] = []
+    cursor = None
+    while True:
+        resp = client.conversations_replies(channel=channel, ts=ts, limit=THREAD_PAGE, cursor=cursor)
+        for m in resp.get("messages") or []:
+            key = str(m.get("ts"))
+            if key not in seen:  # a page may repeat the thread's root
+                seen.add(key)
+                messages.append(ThreadMessage.from_slack(m))
+        cursor = (resp.get("response_metadata") or {}).get("next_cursor")
+        if not cursor:
+            return Thread(messages)
+        if len(messages) >= MAX_THREAD_MESSAGES:
+            return Thread(messages[:MAX_THREAD_MESSAGES], cut=True)
 
 
 def _modal(title: str, blocks: list[dict[str, Any]], metadata: str = "", submit: bool = False) -> dict[str, Any]:
@@ -111,12 +135,18 @@ def _modal(title: str, blocks: list[dict[str, Any]], metadata: str = "", submit:
     return view
 
 
-def choose_fix_view(channel: str, thread_ts: str, messages: list[ThreadMessage]) -> dict[str, Any]:
+def choose_fix_view(channel: str, thread_ts: str, thread: Thread) -> dict[str, Any]:
+    messages = thread.messages
     error = thread_error(messages)
     replies = fix_choices(messages)[-MAX_OPTIONS:]
-    shown = section("*The error*\n" + code(one_line(error, 600)))  # quoted in one code block of our own
+    shown = [section("*The error*\n" + code(one_line(error, 600)))]  # quoted in one code block of our own
+    if thread.cut:
+        shown.append(section(
+            f"This thread has more than {MAX_THREAD_MESSAGES:,} messages, the most I read of one: I read the "
+            f"first {MAX_THREAD_MESSAGES:,}, so a reply after them is not listed."
+        ))
     if not replies:
-        return _modal("Save as knowledge", [shown, section("This thread has no replies to pick as the fix yet.")])
+        return _modal("Save as knowledge", [*shown, section("This thread has no replies to pick as the fix yet.")])
     options = [
         {"text": {"type": "plain_text", "text": one_line(m.text, 75)}, "value": m.ts} for m in replies
     ]
@@ -131,7 +161,7 @@ def choose_fix_view(channel: str, thread_ts: str, messages: list[ThreadMessage])
         "`kb lint` and `kb eval --compare`, and posts the YAML in this thread."
     )
     metadata = json.dumps({"channel": channel, "thread_ts": thread_ts})
-    return _modal("Save as knowledge", [shown, pick, note], metadata, submit=True)
+    return _modal("Save as knowledge", [*shown, pick, note], metadata, submit=True)
 
 
 def open_modal(service: Service, client: WebClient, trigger_id: str, channel: str, message: dict[str, Any]) -> None:
@@ -166,35 +196,51 @@ def _attached_error(service: Service, root: ThreadMessage) -> tuple[str, list[st
         if f.unreadable:
             notes.append(f"{f.name}: could not be read ({f.unreadable})")
             continue
-        if not is_text_file(f) or not f.url:
+        if not is_readable(f) or not f.url:
             notes.append(f"{f.name}: not a text or log file")
             continue
         if f.size is not None and f.size > limit:
             notes.append(f"{f.name}: {too_large(limit)}, the most tracebot reads of an attachment")
             continue
         with tempfile.TemporaryDirectory(prefix="tracebot-thread-file-") as tmp:
-            dest = Path(tmp) / "log"
+            dest = Path(tmp) / download_name(f)
+            deadline = time.monotonic() + service.config.message_budget_s
             try:
                 service.outbox.download(f.url, dest, limit)
-                window = error_window(dest, max_inflated=service.config.max_inflated_bytes,
-                                      deadline=time.monotonic() + service.config.message_budget_s)
             except DownloadRefused as exc:
-                notes.append(f"{f.name}: {exc}")
-                continue
-            except NotText as exc:
                 notes.append(f"{f.name}: {exc}")
                 continue
             except OSError as exc:
                 notes.append(f"{f.name}: could not be read ({exc.strerror or exc})")
                 continue
-        if error_signature(window) is not None:
-            return window, notes
-        notes.append(f"{f.name}: no error line found in it")
+            # a .xz, .bz2 or .zip is unpacked as an answer unpacks it; each log in it is tried in turn
+            out = logs_in(f.name, dest, Path(tmp), max_bytes=service.config.max_inflated_bytes, deadline=deadline)
+            notes += out.notes
+            for name, path in out.files:
+                window = _window(path, name, notes, service.config.max_inflated_bytes, deadline)
+                if window:
+                    return window, notes
     return "", notes
 
 
+def _window(path: Path, name: str, notes: list[str], max_inflated: int, deadline: float) -> str:
+    """The error window of one log (``name`` in notes), or "" with a note saying why there is none."""
+    try:
+        window = error_window(path, max_inflated=max_inflated, deadline=deadline)
+    except NotText as exc:
+        notes.append(f"{name}: {exc}")
+        return ""
+    except OSError as exc:
+        notes.append(f"{name}: could not be read ({exc.strerror or exc})")
+        return ""
+    if error_signature(window) is None:
+        notes.append(f"{name}: no error line found in it")
+        return ""
+    return window
+
+
 def save(service: Service, client: WebClient, *, channel: str, thread_ts: str, fix_ts: str, user: str) -> None:
-    messages = read_thread(client, channel, thread_ts)
+    messages = read_thread(client, channel, thread_ts).messages
     error = thread_error(messages)
     file_notes: list[str] = []
     if messages and error_signature(error) is None and messages[0].files:

@@ -339,7 +339,12 @@ class Store:
     ) -> int:
         """``text``: what was answered, already scrubbed (:func:`tracebot.secrets.for_keeping`). Every string of
         ``matches`` (the matched line, the values read off it) is scrubbed here with ``scrub`` (the service's
-        scrubber; the process's own when not given): they are the user's text, kept for good."""
+        scrubber; the process's own when not given): they are the user's text, kept for good.
+
+        One message has one diagnosis: a message answered again (an edit that changes its answer, a retry
+        after Slack was down, the shortcut run on it once more) updates its row, keeping the row's id (the
+        answer's buttons carry it), its time and, unless given, its answer's ts; the stats counted it once
+        per answer before. Returns the row's id."""
         kept = map_strings([m.to_dict() for m in matches], scrub or Scrubber.for_process().text)
         row = {
             "channel": channel,
@@ -355,7 +360,27 @@ class Store:
             "text": text,
             "created_at": time.time(),
         }
-        return self._run(lambda: int(self.db["diagnoses"].insert(row).last_pk))
+        if message_ts is None:
+            return self._run(lambda: int(self.db["diagnoses"].insert(row).last_pk))
+
+        def upsert() -> int:
+            with _write_locked(self.db.conn) as conn:
+                found = conn.execute(
+                    "SELECT id FROM diagnoses WHERE channel = ? AND message_ts = ? ORDER BY id DESC LIMIT 1",
+                    [channel, message_ts],
+                ).fetchone()
+                if found is None:
+                    names = ", ".join(row)
+                    cur = conn.execute(f"INSERT INTO diagnoses ({names}) VALUES ({', '.join('?' * len(row))})", list(row.values()))
+                    return int(cur.lastrowid or 0)
+                changed = {k: v for k, v in row.items() if k != "created_at" and (k != "reply_ts" or v is not None)}
+                conn.execute(
+                    f"UPDATE diagnoses SET {', '.join(f'{k} = ?' for k in changed)} WHERE id = ?",
+                    [*changed.values(), found[0]],
+                )
+                return int(found[0])
+
+        return self._run(upsert)
 
     def set_reply_ts(self, diagnosis_id: int, reply_ts: str) -> None:
         self._run(lambda: self.db["diagnoses"].update(diagnosis_id, {"reply_ts": reply_ts}))

@@ -109,6 +109,7 @@ class FakeSlack:
         self.posted: dict[tuple[str, str], list[dict[str, Any]]] = {}
         self._failures: dict[str, list[tuple[int, int, str, bool]]] = {}
         self._outage: dict[str, int] = {}  # method -> the status every call gets until lifted
+        self._outage_after: dict[str, int] = {}  # method -> calls still answered before the outage starts
         self.holds: dict[str, Hold] = {}
         self._lock = threading.Lock()
         self._ts = itertools.count(1)
@@ -165,10 +166,12 @@ class FakeSlack:
         its answer is the failure."""
         self._failures.setdefault(method, []).append((status, retry_after, error, landed))
 
-    def fail_until_lifted(self, method: str, status: int = 503) -> None:
-        """Every call to ``method`` fails with ``status`` (Slack down) until :meth:`lift`."""
+    def fail_until_lifted(self, method: str, status: int = 503, *, after: int = 0) -> None:
+        """Every call to ``method`` fails with ``status`` (Slack down) until :meth:`lift`; ``after``: once
+        that many more calls have gone through (Slack goes down in the middle of what is being posted)."""
         with self._lock:
             self._outage[method] = status
+            self._outage_after[method] = after
 
     def lift(self, method: str) -> None:
         with self._lock:
@@ -282,7 +285,12 @@ class FakeSlack:
             every = [*root_too, *messages, *replies] if not root_too else [*root_too, *replies]
             if str(p.get("include_all_metadata")).lower() not in ("true", "1"):
                 every = [{k: v for k, v in m.items() if k != "metadata"} for m in every]
-            return {"ok": True, "messages": every, "has_more": False}
+            # Paged as Slack pages it: ``limit`` messages (Slack's default and most: 1,000), then a cursor
+            start = int(str(p.get("cursor") or "c0").removeprefix("c"))
+            end = start + min(int(p.get("limit") or 1000), 1000)
+            more = end < len(every)
+            return {"ok": True, "messages": every[start:end], "has_more": more,
+                    "response_metadata": {"next_cursor": f"c{end}" if more else ""}}
         if method == "views.open":
             if not p.get("trigger_id"):
                 return {"ok": False, "error": "invalid_trigger_id"}
@@ -402,7 +410,10 @@ class FakeSlack:
                     failures = fake._failures.get(method)
                     failure = failures.pop(0) if failures else None
                     if failure is None and method in fake._outage:
-                        failure = (fake._outage[method], 1, "service_unavailable", False)
+                        if fake._outage_after.get(method, 0) > 0:
+                            fake._outage_after[method] -= 1
+                        else:
+                            failure = (fake._outage[method], 1, "service_unavailable", False)
                     if failure is not None and failure[3]:  # it took effect; only the answer is lost
                         call.response = fake._answer(method, params)
                 if failure is not None:

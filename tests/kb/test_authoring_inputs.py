@@ -115,3 +115,31 @@ def test_kb_new_from_the_same_thread_again_leaves_the_draft_being_edited_alone(t
     assert main(args) == 2
     assert f"error: {draft} is already there" in capsys.readouterr().err
     assert "Sharded with 16." in draft.read_text()
+
+
+def test_export_feedback_refuses_to_write_over_an_existing_file_unless_forced(tmp_path: Path, capsys):
+    """A typo'd --out naming the database (or a reviewed export) was truncated without a word."""
+    db = tmp_path / "tracebot.sqlite3"
+    Store(db)
+    assert main(["kb", "export-feedback", "--db", str(db), "--out", str(db)]) == 2
+    assert capsys.readouterr().err.strip() == f"error: {db} exists; pass --force to write over it"
+    assert db.stat().st_size > 0 and Store.existing(db).count("diagnoses") == 0, "the database is still one"
+    reviewed = tmp_path / "cases.jsonl"
+    reviewed.write_text('{"id": "kept"}\n')
+    assert main(["kb", "export-feedback", "--db", str(db), "--out", str(reviewed), "--force"]) == 0
+    assert reviewed.read_text() == ""  # no votes yet: written over, as asked
+
+
+def test_export_feedback_never_writes_through_a_symlink_even_forced(tmp_path: Path, capsys):
+    db = tmp_path / "tracebot.sqlite3"
+    Store(db)
+    target = tmp_path / "corpus.jsonl"
+    target.write_text('{"id": "kept"}\n')
+    link = tmp_path / "out.jsonl"
+    link.symlink_to(target)
+    dangling = tmp_path / "dangling.jsonl"
+    dangling.symlink_to(tmp_path / "elsewhere.jsonl")
+    for out in (link, dangling):
+        assert main(["kb", "export-feedback", "--db", str(db), "--out", str(out), "--force"]) == 2
+        assert capsys.readouterr().err.strip() == f"error: {out} is a symbolic link; tracebot does not write through one"
+    assert target.read_text() == '{"id": "kept"}\n' and not (tmp_path / "elsewhere.jsonl").exists()

@@ -85,6 +85,16 @@ def test_long_log_is_scanned_by_candidates_and_reports_correct_line_numbers(m):
     assert d.lines_scored < 100  # only the error lines were scored, not 40k lines of noise
 
 
+@pytest.mark.parametrize("tail", ["\n", ""])
+def test_a_line_longer_than_the_read_block_is_one_line_and_the_error_after_it_keeps_its_number(m, tail):
+    """A 9 MB line (a minified JSON dump) spans three 4 MB read blocks; each block cut inside it counted
+    it again, so the error below it was reported two lines too far down."""
+    log = "\n".join(["starting", "x" * (9 << 20), "[rank7]: RuntimeError: CUDA out of memory."]) + tail
+    d = m.diagnose(log)
+    assert d.best.entry_id == "oom" and d.best.line_no == 3
+    assert d.lines_total == 3
+
+
 def test_every_line_examined_in_short_texts_but_variable_parts_dedupe(m):
     text = "\n".join(f"[rank{r}]: RuntimeError: CUDA out of memory. Tried to allocate {r}.00 GiB" for r in range(5))
     best = m.diagnose(text).best

@@ -23,6 +23,7 @@ from tracebot.slack.inbound import from_message
 from tracebot.slack.outbox import POST_METADATA_TYPE
 from tracebot.store import Store, Work
 from tracebot.store import owner as owners
+from tracebot.store.stats import entry_stats
 
 POST = "chat.postMessage"
 
@@ -54,16 +55,21 @@ def a_dead_owner() -> str:
     return dead
 
 
-def test_a_mention_slack_takes_neither_the_answer_nor_the_apology_for_is_answered_once_slack_is_back(start_app):
-    slack = start_app()
-    tune(slack, delays_s=(0.05,))
+def mention_through_an_outage(slack: Slack) -> dict[str, Any]:
+    """A mention whose answer's three tries and apology's three all met Slack down; then Slack is back."""
     slack.fake.fail_until_lifted(POST)
     mention = payloads.mention(OOM_LINE)
     assert slack.event(mention).status == 200
-    # the answer's three tries and the apology's three: Slack was down through all of them
     slack.fake.wait_for(lambda: len(slack.fake.calls_to(POST)) >= 6, timeout=30)
     slack.fake.lift(POST)
     slack.idle()
+    return mention
+
+
+def test_a_mention_slack_takes_neither_the_answer_nor_the_apology_for_is_answered_once_slack_is_back(start_app):
+    slack = start_app()
+    tune(slack, delays_s=(0.05,))
+    mention = mention_through_an_outage(slack)
     assert len(answers(slack.fake, mention)) == 1
     assert slack.tracebot.store.count("inbox") == 0
 
@@ -147,4 +153,107 @@ def test_a_restart_after_the_answer_was_posted_does_not_post_it_again(start_app,
     assert slack.tracebot.resume() == 1
     slack.idle()
     assert slack.fake.posts() == [], "the answer was in the thread already"
+    assert slack.tracebot.store.count("inbox") == 0
+
+
+def test_a_mention_whose_inbox_row_could_not_be_written_is_still_answered_once_slack_is_back(start_app, tmp_path):
+    """The store turned read-only, so the accepted mention has no inbox row; Slack then took neither the
+    answer nor the apology. It was lost (nothing retried it, nobody was told); it is now tried again in
+    this process like any other accepted work."""
+    slack = start_app(store=Store(tmp_path / "ro.sqlite3", timeout_s=0.2))
+    tune(slack, delays_s=(0.05,))
+    slack.tracebot.store.db.execute("PRAGMA query_only = ON")  # every write fails: no inbox row
+    mention = mention_through_an_outage(slack)
+    assert len(answers(slack.fake, mention)) == 1
+
+
+def test_an_answer_without_an_inbox_row_that_slack_never_took_is_shown_to_admins_as_given_up(start_app, tmp_path):
+    slack = start_app(store=Store(tmp_path / "ro.sqlite3", timeout_s=0.2))
+    tune(slack, give_up_after_s=0.0)
+    slack.tracebot.store.db.execute("PRAGMA query_only = ON")
+    slack.fake.fail_until_lifted(POST)
+    mention = payloads.mention(OOM_LINE)
+    slack.event(mention)
+    slack.idle()
+    slack.fake.lift(POST)
+    slack.event(payloads.home_opened("U0ADMIN"))
+    home = slack.fake.wait_for(lambda: slack.fake.calls_to("views.publish"))[-1].params["view"]["blocks"]
+    assert f"mention C0TRAIN/{mention['ts']}" in texts(home)
+
+
+def test_a_trace_result_slack_did_not_take_is_posted_once_slack_is_back(start_app):
+    """``/trace slow 7`` ran; when its result was due Slack answered every post with 503. The result was
+    dropped (the parent said the run finished, its thread never got what it found); it is now tried again
+    like an answer, and posted once."""
+    slack = start_app()
+    tune(slack, delays_s=(0.05,))
+    slack.slow.release.clear()
+    try:
+        assert slack.command("slow 7", channel="C0TRAIN", user="U0ALICE").status == 200
+        slack.fake.wait_for(lambda: len(slack.fake.calls_to(POST)) >= 2)  # the parent and its progress line
+        slack.fake.fail_until_lifted(POST)
+    finally:
+        slack.slow.release.set()
+    slack.fake.wait_for(lambda: len(slack.fake.calls_to(POST)) >= 5, timeout=30)
+    slack.fake.lift(POST)
+    slack.idle()
+    in_slack = [m for (channel, _root), ms in slack.fake.posted.items() if channel == "C0TRAIN" for m in ms]
+    results = [m for m in in_slack if "3 of 4 ranks stuck" in m["text"] and m.get("thread_ts")]
+    assert len(results) == 1, results
+    assert slack.tracebot.store.count("inbox") == 0
+
+
+def test_a_restart_note_slack_did_not_take_is_posted_once_slack_is_back(start_app):
+    slack = start_app()
+    tune(slack, delays_s=(0.05,))
+    store = slack.tracebot.store
+    work_id = store.add_work(Work("trace", {
+        "text": "slow 7", "label": "slow 7", "command": "slow", "channel": "C0TRAIN", "user": "U0ALICE",
+        "thread_ts": None,
+    }, a_dead_owner()))
+    store.set_work_thread(work_id, '["C0TRAIN", "1763000000.000100"]')
+    slack.fake.fail_until_lifted(POST)
+    assert slack.tracebot.resume() == 1
+    slack.fake.wait_for(lambda: len(slack.fake.calls_to(POST)) >= 3, timeout=30)
+    assert store.count("inbox") == 1, "the note is still owed"
+    slack.fake.lift(POST)
+    slack.idle()
+    notes = [m["text"] for m in slack.fake.thread_replies("C0TRAIN", "1763000000.000100")]
+    assert len(notes) == 1 and "did not run it again" in notes[0], notes
+    assert store.count("inbox") == 0
+
+
+def test_an_answer_posted_on_its_second_try_is_one_diagnosis_in_the_stats(start_app):
+    slack = start_app()
+    tune(slack, delays_s=(0.05,))
+    mention = mention_through_an_outage(slack)
+    assert len(answers(slack.fake, mention)) == 1
+    assert [(s.entry_id, s.matched) for s in entry_stats(slack.tracebot.store)] == [("test-cuda-oom", 1)]
+
+
+@pytest.mark.parametrize("down_from", ["parent", "result"])
+def test_a_trace_result_promised_to_another_channel_is_posted_there_once_slack_is_back(start_app, down_from):
+    """Bob asked from C0PUBLIC for a run already going for Carol and was told its result would come there;
+    Slack was down when it finished, and his copy was only logged."""
+    slack = start_app()
+    tune(slack, delays_s=(0.05,))
+    slack.slow.release.clear()
+    try:
+        assert slack.command("slow 88", channel="C0PRIVATE", user="U0CAROL").body == ""
+        slack.fake.wait_for(lambda: slack.fake.calls_to("chat.getPermalink"))
+        assert "post its result here" in slack.command("slow 88", channel="C0PUBLIC", user="U0BOB").json()["text"]
+        slack.fake.wait_for(lambda: len(slack.fake.calls_to(POST)) >= 2)  # Carol's parent and progress line
+        # Carol's result goes through; then Slack is down for Bob's parent, or for his result only
+        slack.fake.fail_until_lifted(POST, after=1 if down_from == "parent" else 2)
+    finally:
+        slack.slow.release.set()
+    public = [c for c in slack.fake.calls_to(POST) if c.params.get("channel") == "C0PUBLIC"]
+    slack.fake.wait_for(lambda: len([c for c in slack.fake.calls_to(POST) if c.params.get("channel") == "C0PUBLIC"]) >= 4, timeout=30)
+    assert not public
+    slack.fake.lift(POST)
+    slack.idle()
+    in_public = [m for (channel, _root), ms in slack.fake.posted.items() if channel == "C0PUBLIC" for m in ms]
+    said = [m for m in in_public if "3 of 4 ranks stuck" in texts(m.get("blocks"))]
+    assert len([m for m in said if m.get("thread_ts")]) == 1, in_public  # the result, in Bob's thread
+    assert len([m for m in said if not m.get("thread_ts")]) == 1, in_public  # the parent that says it ran
     assert slack.tracebot.store.count("inbox") == 0

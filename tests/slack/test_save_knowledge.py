@@ -108,6 +108,35 @@ def test_a_thread_becomes_a_draft_posted_in_it_and_committed_on_a_branch(slack, 
     assert "kb/" not in git(repo, "ls-remote", "origin"), "nothing is pushed unless push: true is configured"
 
 
+def _long_thread(slack, replies: int) -> tuple[str, dict]:
+    """A thread of ERROR and ``replies`` chatty replies, FIX the last of them (the reply to open the shortcut on)."""
+    root = payloads.new_ts()
+    chat = [{"ts": payloads.new_ts(), "user": "U0DAVE", "text": f"still failing on try {i}"} for i in range(replies - 1)]
+    fix = {"ts": payloads.new_ts(), "user": "U0CAROL", "text": FIX}
+    slack.fake.add_thread("C0TRAIN", [{"ts": root, "user": "U0ERIN", "text": ERROR}, *chat, fix])
+    return root, {**fix, "thread_ts": root, "type": "message"}
+
+
+def test_the_fix_in_a_thread_longer_than_one_page_is_listed_and_drafted_from(slack):
+    """Only the first 200 messages were read: in a long thread the fix (near its end) was not offered."""
+    _root, reply = _long_thread(slack, 450)
+    view = _open_modal(slack, reply)
+    select = next(b for b in view["blocks"] if b["type"] == "input")["element"]
+    fix = [o for o in select["options"] if o["text"]["text"].startswith(FIX[:60])]
+    assert len(fix) == 1, [o["text"]["text"] for o in select["options"]][-3:]
+    assert "more than" not in texts(view["blocks"]), "no cap was hit: nothing said about one"
+    values = {"fix": {"fix_reply": {"type": "static_select", "selected_option": fix[0]}}}
+    assert slack.interaction(payloads.view_submission(view, values)).status == 200
+    upload = slack.fake.wait_for(lambda: [u for u in slack.fake.uploads.values() if u.get("completed")])[0]
+    assert "pass `--num-shards 16` after resharding" in upload["content"].decode()
+
+
+def test_a_thread_past_the_most_tracebot_reads_says_how_much_of_it_was_read(slack):
+    _root, reply = _long_thread(slack, 2100)
+    view = _open_modal(slack, reply)
+    assert "more than 2,000 messages" in texts(view["blocks"]) and "first 2,000" in texts(view["blocks"])
+
+
 def test_the_shortcut_in_a_channel_tracebot_is_not_in_reads_nothing_and_says_how_to_invite_it(slack):
     slack.fake.not_in.add("C0PRIVATE")
     root, _, reply = _thread(slack)
@@ -284,6 +313,31 @@ def test_an_attached_gz_cut_short_is_drafted_from_what_could_be_unpacked(slack):
     packed = gzip.compress(log.encode())
     url = slack.fake.add_file("train.log.gz", packed[: len(packed) // 2])
     _submit_with_attachment(slack, {"id": "F0CUT", "name": "train.log.gz", "mimetype": "application/gzip",
+                                    "url_private_download": url})
+    upload = slack.fake.wait_for(lambda: [u for u in slack.fake.uploads.values() if u.get("completed")])[0]
+    assert "ValueError: shard index 11 out of range" in upload["content"].decode()
+
+
+@pytest.mark.parametrize("name", ["train.log.xz", "train.log.bz2", "logs.zip"])
+def test_a_log_attached_as_xz_bz2_or_zip_is_drafted_from_as_answers_read_it(slack, name):
+    """Answers read .xz, .bz2 and .zip attachments; Save as knowledge called them "not a text or log file"
+    and drafted nothing."""
+    import bz2
+    import io
+    import lzma
+    import zipfile
+
+    log = "\n".join([f"step {i} loss 0.{i}" for i in range(40)] + ERROR.splitlines()[1:] + ["exiting"]).encode()
+    if name.endswith(".zip"):
+        buf = io.BytesIO()
+        with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
+            z.writestr("README.txt", "how to read these logs")
+            z.writestr("rank0/train.log", log)
+        packed = buf.getvalue()
+    else:
+        packed = (lzma.compress if name.endswith(".xz") else bz2.compress)(log)
+    url = slack.fake.add_file(name, packed)
+    _submit_with_attachment(slack, {"id": "F0PACKED", "name": name, "mimetype": "application/octet-stream",
                                     "url_private_download": url})
     upload = slack.fake.wait_for(lambda: [u for u in slack.fake.uploads.values() if u.get("completed")])[0]
     assert "ValueError: shard index 11 out of range" in upload["content"].decode()

@@ -259,3 +259,17 @@ def test_a_database_whose_folder_cannot_be_made_is_a_store_error_naming_it(tmp_p
     (tmp_path / "var").write_text("a file where the folder should be")
     with pytest.raises(StoreError, match=r"tracebot database .*/var/t\.sqlite3: cannot create it \(Not a directory"):
         Store(tmp_path / "var" / "t.sqlite3")
+
+
+def test_a_message_answered_again_is_one_diagnosis_updated_in_place(tmp_path):
+    store = Store(":memory:")
+    first = store.record_diagnosis(channel="C1", message_ts="1.0", matches=[_match("cuda-oom")], confident=True,
+                                   source="auto", reply_ts="1.5")
+    again = store.record_diagnosis(channel="C1", message_ts="1.0", matches=[_match("nccl-timeout")], confident=True,
+                                   source="auto")
+    other = store.record_diagnosis(channel="C2", message_ts="1.0", matches=[_match("cuda-oom")], confident=True,
+                                   source="auto")
+    assert again == first and other != first
+    assert {s.entry_id: s.matched for s in entry_stats(store)} == {"nccl-timeout": 1, "cuda-oom": 1}
+    kept = store.diagnosis(first)
+    assert kept is not None and kept.reply_ts == "1.5", "the answer it updates is still where it was"
