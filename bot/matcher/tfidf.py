@@ -18,7 +18,7 @@ from functools import cache, lru_cache
 
 import numpy as np
 
-from tracebot.matcher import char_codes
+from tracebot.matcher import char_codes, codes
 from tracebot.matcher.char_codes import CHAR_NGRAMS
 from tracebot.matcher.glossary import Glossary
 from tracebot.matcher.spans import ranges
@@ -65,10 +65,16 @@ def word_grams(text: str) -> list[str]:
 
 
 def word_terms(text: str) -> tuple[list[str], list[str]]:
-    """``text``'s words (:data:`WORD_PATTERN`, lower-cased, in order) and the glossary's concepts it mentions."""
+    """``text``'s words (:data:`WORD_PATTERN`, lower-cased, in order) and its extra terms: the glossary's concepts
+    it mentions, and the names its numbered errors stand for (:func:`tracebot.matcher.codes.names`: ``exit code
+    -9`` adds ``sigkill``) with their concepts."""
     lowered = text.lower()
     tokens = _WORD.findall(lowered)
-    return tokens, glossary().concepts(lowered, tokens)
+    named = codes.names(lowered)
+    concepts = glossary().concepts(lowered, tokens)
+    if named:
+        concepts += [*named, *glossary().concepts("", named)]
+    return tokens, concepts
 
 
 @cache

@@ -23,7 +23,7 @@ from tracebot.knowledge.loader import KnowledgeBase
 from tracebot.matcher import Matcher, trainer, training
 from tracebot.matcher.features import text_info
 from tracebot.matcher.loading import load_matcher
-from tracebot.matcher.model import BAYES_ALPHA, POINT_RANGE, candidates, rows
+from tracebot.matcher.model import BAYES_ALPHA, NB_MARGIN_NATS, POINT_RANGE, _bayes, candidates, rows
 from tracebot.matcher.samples import gathered, training_texts
 from tracebot.matcher.tfidf import CHAR_NGRAMS, Columns, char_grams, word_grams
 from tracebot.matcher.training import fit
@@ -938,3 +938,12 @@ def test_the_train_helper_switch_reads_the_usual_on_off_words_and_refuses_any_ot
         trainer.start(cold)
     with pytest.raises(ValueError, match=said):
         Config.from_env({trainer.HELPER_ENV: "always"})
+
+
+def test_a_narrow_naive_bayes_lead_is_read_as_narrow():
+    # naive Bayes' first choice 2 nats ahead of the next was right about three times in five on the development
+    # sets, 8 or more nats ahead nearly always: the ranking model reads how far ahead, not only who leads
+    top, margin = _bayes(np.array([0.0, -2.0, -20.0]), np.arange(3))
+    assert top.tolist() == [1.0, 0.0, 0.0]
+    assert margin.tolist() == pytest.approx([2 / NB_MARGIN_NATS, -2 / NB_MARGIN_NATS, -1.0])
+    assert _bayes(np.array([0.0, -30.0]), np.arange(2))[1].tolist() == [1.0, -1.0]  # a wide lead, as before
