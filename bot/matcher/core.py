@@ -505,6 +505,16 @@ class Matcher:
                 out[ei] = _Hit(ei, "phrase", idx.phrase_texts[pi], round(score, 1))
         return out
 
+    def _facts(self, line: str, ei: int, read: dict[tuple[str, tuple[str, ...]], dict[str, str]]) -> dict[str, str]:
+        """What ``line`` says by entry ``ei``'s readers (:func:`read_facts`), read once per line and list of
+        readers in ``read``: a line that fired twenty entries with the same regexes (copies of one entry) was
+        cleaned and searched by some twenty patterns twenty times."""
+        key = (line, self.index.reader_sources(ei))
+        found = read.get(key)
+        if found is None:
+            found = read[key] = read_facts(clean(line).text, self.index.readers(ei))
+        return dict(found)
+
     def _finish(
         self,
         aggs: dict[int, _Agg],
@@ -565,6 +575,7 @@ class Matcher:
         filled = placeholders(named or "\n".join(a.line for a in kept.values()))
         lang = language(prose)
         matches: list[Match] = []
+        read: dict[tuple[str, tuple[str, ...]], dict[str, str]] = {}  # (line, readers) -> its facts
         for ei, a in kept.items():
             score = self.model.score(sure[ei]) if probs else round(a.score, 1)
             if probs and a.kind in ("anchor", "regex"):
@@ -587,7 +598,7 @@ class Matcher:
             m.probability = round(probs[ei], 4) if probs else None
             m.line, m.line_no, m.occurrences, m.line_nos = a.line, a.first_line, a.occurrences, a.line_nos
             m.ranks, m.hosts = list(a.ranks), list(a.hosts)
-            m.facts = read_facts(clean(a.line).text, idx.readers(ei)) if a.line else {}
+            m.facts = self._facts(a.line, ei, read) if a.line else {}
             matches.append(m)
         if guesses and any(m.confident for m in matches):
             # guesses are for a paste nobody is sure about; beside a confident answer they are noise
@@ -662,10 +673,13 @@ def _says_it_is_over(text: str) -> bool:
     """Whether the lines of ``text`` that state no error (the words a person put around a paste: "fixed,
     thanks", "works now") say the error is over, as the thank-you and statement rules read prose."""
     from tracebot.matcher.features import SHOWN_ERROR_SCORE
-    from tracebot.matcher.signals import GLOG_PREFIX, line_score
+    from tracebot.matcher.signals import GLOG_PREFIX, scores_at_least
 
+    if not (_RESOLVED.search(text) or _FIX_REPORT.search(text)):
+        # both match within a line, so not in some of the lines when not in all of them: no line is scored
+        return False
     around = "\n".join(
-        x for x in text.splitlines() if line_score(GLOG_PREFIX.sub("", x.strip())) < SHOWN_ERROR_SCORE
+        x for x in text.splitlines() if not scores_at_least(GLOG_PREFIX.sub("", x.strip()), SHOWN_ERROR_SCORE)
     )
     return bool(_RESOLVED.search(around) or _FIX_REPORT.search(around))
 

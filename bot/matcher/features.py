@@ -15,7 +15,7 @@ from tracebot.knowledge.entry import Entry
 from tracebot.matcher import asking
 from tracebot.matcher.index import looks_like_error
 from tracebot.matcher.platforms import mentioned
-from tracebot.matcher.signals import GLOG_PREFIX, line_score
+from tracebot.matcher.signals import GLOG_PREFIX, scores_at_least
 
 KINDS = ("line", "traceback", "log", "question", "chat")
 # A line states an error when it scores this much as one (signals.line_score: "failed", "timed out", "killed",
@@ -87,7 +87,7 @@ def text_info(text: str, prose: str) -> TextInfo:
     states = opens and kind != "chat" and has_error and not exc and not _SOURCE_LOCATION.search(stripped)
     # last line first: a traceback, and most pasted logs, end with what failed
     shows = kind in ("line", "traceback", "log") and any(
-        line_score(GLOG_PREFIX.sub("", x.strip())) >= SHOWN_ERROR_SCORE for x in reversed(lines)
+        scores_at_least(GLOG_PREFIX.sub("", x.strip()), SHOWN_ERROR_SCORE) for x in reversed(lines)
     )
     return TextInfo(kind, len(lines), has_error, exc, exc_type, asks, states, mentioned(stripped), shows)
 

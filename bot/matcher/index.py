@@ -195,6 +195,10 @@ class CompiledKB:
         """Entry ``ei``'s regexes with named groups (they read the values of its matched line)."""
         return self._patterns("readers", ei)
 
+    def reader_sources(self, ei: int) -> tuple[str, ...]:
+        """The sources of :meth:`readers` (the same for copies of one entry)."""
+        return tuple(self._reader_patterns.get(ei, ()))
+
     def vetoed(self, ei: int, clean_text: str) -> bool:
         if ei not in self._unless_patterns:
             return False

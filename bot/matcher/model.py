@@ -169,8 +169,11 @@ class RankingModel:
         vc, vw = char.vocab.vector(text), word.vocab.vector(text)
         cent_c, cent_w = char.centroid(vc), word.centroid(vw)
         cands = candidates(cent_c + cent_w, evidence)
-        # the exception line's centroid cosines (a short line: a few n-grams' rows of the sums)
-        exc = char.centroid(char.vocab.vector(info.exception)) if info.exception else np.zeros(len(self.roles))
+        # the exception line's centroid cosines, of the candidates only (rows reads no other)
+        exc = np.zeros(len(self.roles))
+        if info.exception:
+            at = np.asarray(cands, dtype=np.int64)
+            exc[at] = char.centroid_at(char.vocab.vector(info.exception), at)
         nb = self.bayes.log_likelihoods(vw) if self.bayes is not None else np.zeros(len(self.roles))
         sims = (cent_c, cent_w, char.nearest(vc, cands), word.nearest(vw, cands), exc, nb)
         x = rows(self, info, evidence, sims, cands)

@@ -13,8 +13,11 @@ import math
 import re
 import sys
 from array import array
-from collections import Counter
+from collections import Counter, deque
+from collections.abc import Iterable
 from functools import lru_cache
+from itertools import accumulate
+from operator import mul
 
 _CJK = r"\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af"
 _CJK_RUN = re.compile(f"[{_CJK}]+")
@@ -25,6 +28,7 @@ Vector = dict[str, float]
 FULL_COVER_WORDS = 5
 MAX_CANDIDATES = 64  # documents scored exactly, chosen by their overlap on distinctive n-grams
 NUMPY_FROM = 4000  # postings summed in Python up to this many entries, with NumPy above
+FEW_COMMON = 8  # n-grams in common summed in a loop up to this many, by iterators above (the same floats)
 NUMPY_LOADED_FROM = 500  # ... or above this many when NumPy is imported already (the model uses it)
 
 
@@ -93,13 +97,20 @@ class NgramIndex:
                     posting = lists[g] = ([], [])
                 posting[0].append(i)
                 posting[1].append(w)
-        # For each n-gram: the documents that have it, and their weight of it (typed arrays: compact to
-        # store, and NumPy reads them without a copy).
-        self.postings: dict[str, tuple[array, array]] = {g: (array("q", ds), array("d", ws)) for g, (ds, ws) in lists.items()}
+        # For each n-gram (numbered by ``grams``): the documents that have it and their weight of it, from
+        # ``starts[k]``, ``lens[k]`` long, in typed arrays of every n-gram's postings end to end: compact to
+        # store, and NumPy reads them without a copy (one array of each, not two per n-gram: a question chooses
+        # hundreds of n-grams at 1,000 entries, and viewing each posting as an array was half of choosing).
+        self.grams = {g: k for k, g in enumerate(lists)}
+        self.lens = array("q", [len(ds) for ds, _ in lists.values()])
+        self.starts = array("q", accumulate(self.lens, initial=0))[:-1]
+        self.docs = array("q", [d for ds, _ in lists.values() for d in ds])
+        self.weights = array("d", [w for _, ws in lists.values() for w in ws])
 
     def __getstate__(self) -> dict:
         state = self.__dict__.copy()
         state["_vectors"] = {}  # rebuilt from the documents on first use
+        state.pop("_flat", None)  # NumPy's views of the arrays
         return state
 
     def _weigh(self, c: Counter[str]) -> Vector:
@@ -133,59 +144,89 @@ class NgramIndex:
             return {}
         qn = _norm(q)
         rare_limit = max(20, len(self.documents) // 20)
-        chosen = []
+        numbers, lens = self.grams, self.lens
+        chosen = []  # (weight in the text, number) of the n-grams whose postings pick the candidates
+        total = 0  # postings of the chosen n-grams
         for g, w in q.items():
-            posting = self.postings.get(g)
-            if posting is not None and len(posting[0]) <= rare_limit:
-                chosen.append((w, posting))
+            k = numbers.get(g)
+            if k is not None and (n := lens[k]) <= rare_limit:
+                chosen.append((w, k))
+                total += n
         out = {}
         order = {g: k for k, g in enumerate(q)}
-        for i in _top_candidates(chosen, self.norms):
+        words = {g for g in q if g.startswith("#") or len(g) == 2}
+        for i in self._top_candidates(chosen, total):
             dn = self.norms[i]
             if dn == 0:
                 continue
             vec = self._vector(i)
-            dot = cov = 0.0
-            shared = 0
             # The n-grams in common, found by a set intersection (the documents are short, the text may
             # not be) and summed in the text's order, as a loop over the text's n-grams would.
-            for g in sorted(q.keys() & vec.keys(), key=order.__getitem__):
-                w, wi = q[g], vec[g]
-                dot += w * wi
-                cov += wi * wi
-                shared += g.startswith("#") or len(g) == 2
+            common = sorted(q.keys() & vec.keys(), key=order.__getitem__)
+            if len(common) <= FEW_COMMON:
+                dot = cov = 0.0
+                for g in common:
+                    w, wi = q[g], vec[g]
+                    dot += w * wi
+                    cov += wi * wi
+            else:
+                weights = list(map(vec.__getitem__, common))
+                dot = _in_order(map(mul, map(q.__getitem__, common), weights))
+                cov = _in_order(map(mul, weights, weights))
+            shared = len(words.intersection(common))
             out[i] = (dot / (dn * qn), cov / (dn * dn) * min(1.0, self.sizes[i] / FULL_COVER_WORDS), shared)
         return out
 
 
-def _top_candidates(chosen: list[tuple[float, tuple[array, array]]], norms: array) -> list[int]:
-    """The :data:`MAX_CANDIDATES` documents with the largest summed contribution (query weight × the
-    document's weight / its norm), ties in order of first appearance. Few postings are summed in Python;
-    many (a large knowledge base) with NumPy, imported then; both add the same floats in the same order,
-    so the choice never changes an answer."""
-    total = sum(len(p[0]) for _, p in chosen)
-    if total > NUMPY_FROM or (total > NUMPY_LOADED_FROM and "numpy" in sys.modules):
-        return _top_candidates_numpy(chosen, norms)
-    partial: dict[int, float] = {}  # in order of first appearance
-    get = partial.get
-    for w, (docs, weights) in chosen:
-        for d, weight in zip(docs, weights, strict=True):
-            partial[d] = get(d, 0.0) + w * weight / norms[d]
-    # nlargest is sorted(..., reverse=True)[:n], which is stable: ties keep their order
-    return heapq.nlargest(MAX_CANDIDATES, partial, key=partial.__getitem__)
+    def _top_candidates(self, chosen: list[tuple[float, int]], total: int) -> list[int]:
+        """The :data:`MAX_CANDIDATES` documents with the largest summed contribution of the ``chosen``
+        n-grams (query weight × the document's weight / its norm), ties in order of first appearance;
+        ``total``: how many postings they have. Few postings are summed in Python; many (a large knowledge
+        base) with NumPy, imported then; both add the same floats in the same order, so the choice never
+        changes an answer."""
+        if total > NUMPY_FROM or (total > NUMPY_LOADED_FROM and "numpy" in sys.modules):
+            return self._top_candidates_numpy(chosen)
+        norms, starts, lens, docs, weights = self.norms, self.starts, self.lens, self.docs, self.weights
+        partial: dict[int, float] = {}  # in order of first appearance
+        get = partial.get
+        for w, k in chosen:
+            at = starts[k]
+            for d, weight in zip(docs[at : at + lens[k]], weights[at : at + lens[k]], strict=True):
+                partial[d] = get(d, 0.0) + w * weight / norms[d]
+        # nlargest is sorted(..., reverse=True)[:n], which is stable: ties keep their order
+        return heapq.nlargest(MAX_CANDIDATES, partial, key=partial.__getitem__)
+
+    def _top_candidates_numpy(self, chosen: list[tuple[float, int]]) -> list[int]:
+        import numpy as np
+
+        from tracebot.matcher.spans import ranges
+
+        flat = self.__dict__.get("_flat")
+        if flat is None:
+            flat = self.__dict__["_flat"] = tuple(
+                np.frombuffer(a, dtype=np.int64 if a.typecode == "q" else np.float64)
+                for a in (self.starts, self.lens, self.docs, self.weights, self.norms)
+            )
+        starts, lens, docs, weights, norms = flat
+        at = np.array([k for _, k in chosen], dtype=np.int64)
+        counts = lens[at]
+        pos = ranges(starts[at], counts)
+        all_docs = docs[pos]
+        # (w × weight) / norm, as the Python sum computes each contribution
+        all_contrib = np.repeat(np.array([w for w, _ in chosen]), counts) * weights[pos] / norms[all_docs]
+        partial = np.bincount(all_docs, weights=all_contrib, minlength=len(norms))  # adds in order, like the loop
+        # each document's first appearance (np.unique's return_index, without sorting every posting)
+        first = np.full(len(norms), len(all_docs), dtype=np.int64)
+        np.minimum.at(first, all_docs, np.arange(len(all_docs)))
+        touched = np.flatnonzero(first < len(all_docs))
+        order = np.lexsort((first[touched], -partial[touched]))[:MAX_CANDIDATES]
+        return touched[order].tolist()
 
 
-def _top_candidates_numpy(chosen: list[tuple[float, tuple[array, array]]], norms: array) -> list[int]:
-    import numpy as np
-
-    all_norms = np.frombuffer(norms, dtype=np.float64)
-    docs = [np.frombuffer(p[0], dtype=np.int64) for _, p in chosen]
-    contrib = [w * np.frombuffer(p[1], dtype=np.float64) / all_norms[d] for (w, p), d in zip(chosen, docs, strict=True)]
-    all_docs, all_contrib = np.concatenate(docs), np.concatenate(contrib)
-    partial = np.bincount(all_docs, weights=all_contrib, minlength=len(norms))  # adds in order, like the loop
-    touched, first = np.unique(all_docs, return_index=True)
-    order = np.lexsort((first, -partial[touched]))[:MAX_CANDIDATES]
-    return touched[order].tolist()
+def _in_order(values: Iterable[float]) -> float:
+    """``values`` added one after the other from 0.0, as a loop of ``+=`` adds them (``sum`` adds floats
+    compensated from Python 3.12 on: other last bits)."""
+    return deque(accumulate(values, initial=0.0), maxlen=1)[0]
 
 
 def _norm(v: Vector) -> float:

@@ -4,6 +4,9 @@ store's list of unanswered errors, so both pick the same line and mask it the sa
 from __future__ import annotations
 
 import re
+from typing import Any
+
+import re2
 
 from tracebot.matcher.normalize import clean, mask, to_text
 
@@ -48,11 +51,47 @@ ERROR_LINE_SCORE = 3  # at least "error" in so many words: chatter that merely s
 SIGNATURE_CHARS = 200
 
 
+def _re2_signals() -> Any:
+    """Every signal in one RE2 pattern, which finds a match in an ASCII line exactly where one of
+    :data:`SIGNALS` does: there RE2's ``\\w`` and ``\\b`` are ``re``'s, and its ``\\s`` is widened to the
+    ASCII characters ``re`` counts as white space (RE2 leaves out ``\\x0b`` and ``\\x1c``-``\\x1f``). One pass
+    over a line that states nothing, where ``re`` searched it once per signal and noise pattern (most of
+    a traceback's or a log's lines)."""
+    parts = []
+    for pattern, _ in SIGNALS:
+        source = pattern.pattern.replace(r"\s", r"[\t\n\x0b\x0c\r\x1c-\x1f ]")
+        parts.append(f"(?i:{source})" if pattern.flags & re.IGNORECASE else f"(?:{source})")
+    return re2.compile("|".join(parts))
+
+
+_ANY_SIGNAL = _re2_signals()
+
+
+def _signalless(text: str) -> bool:
+    """Whether no signal is in ``text`` (asked of ASCII text only: see :func:`_re2_signals`)."""
+    return text.isascii() and not _ANY_SIGNAL.search(text)
+
+
 def line_score(text: str) -> int:
     """How much a cleaned line looks like the statement of an error (0: noise or nothing)."""
-    if len(text) < 12 or any(p.search(text) for p in NOISE):
+    if len(text) < 12 or _signalless(text) or any(p.search(text) for p in NOISE):
         return 0
     return sum(weight for pattern, weight in SIGNALS if pattern.search(text))
+
+
+def scores_at_least(text: str, score: int) -> bool:
+    """``line_score(text) >= score`` (``score`` ≥ 1), the signals searched only until they add up to it: every
+    line of a pasted text is asked whether it states an error, and an error line is told by its first
+    signal (an exception's ``FooError:``)."""
+    if len(text) < 12 or _signalless(text) or any(p.search(text) for p in NOISE):
+        return False
+    total = 0
+    for pattern, weight in SIGNALS:
+        if pattern.search(text):
+            total += weight
+            if total >= score:
+                return True
+    return False
 
 
 def error_signature(text: str, min_score: int = ERROR_LINE_SCORE) -> str | None:

@@ -259,6 +259,21 @@ class Columns:
                 out = out + np.einsum("i,ij->j", v.val[kept], self.dense[at[kept]])
         return out
 
+    def dot_at(self, v: Vector, cols: np.ndarray) -> np.ndarray:
+        """``self.dot(v)[cols]``, the same floats, with the dense rows' products summed for ``cols`` only: in
+        the order :meth:`dot`'s ``einsum`` adds them (one row after the other, which ``add.accumulate`` keeps;
+        an ``einsum`` over fewer columns adds in another order)."""
+        pos, lens = self._positions(v.idx)
+        found, values = self._gathered(pos)
+        out = np.bincount(found, weights=self._times(values, np.repeat(v.val, lens)), minlength=self.n)[cols]
+        if self.dense is not None and len(v.idx) and len(cols):
+            at = self.dense_at[v.idx]
+            kept = at >= 0
+            if kept.any():
+                products = v.val[kept][:, None] * self.dense[np.ix_(at[kept], cols)]
+                out = out + np.add.accumulate(products, axis=0)[-1]
+        return out
+
     def run_dots(self, first: np.ndarray, count: np.ndarray, dense: np.ndarray) -> np.ndarray:
         """The dot products with ``dense`` of rows ``first[k]`` to ``first[k] + count[k] - 1``, run after
         run (an entry's parts are such a run). A run's stored values are consecutive: they are copied as
@@ -298,6 +313,11 @@ class Space:
     def centroid(self, v: Vector) -> np.ndarray:
         """Cosine of ``v`` with each entry's summed vector."""
         return self.sums.dot(v) / np.sqrt(np.maximum(self.sq_norms, 1e-12))
+
+    def centroid_at(self, v: Vector, entries: np.ndarray) -> np.ndarray:
+        """:meth:`centroid` of ``entries`` only (the same floats): what the others would cost is the products
+        of every entry's sums with ``v``'s common n-grams."""
+        return self.sums.dot_at(v, entries) / np.sqrt(np.maximum(self.sq_norms[entries], 1e-12))
 
     def nearest(self, v: Vector, entries: list[int]) -> np.ndarray:
         """Cosine of ``v`` with the closest single part of each of ``entries`` (0 for the others): the

@@ -947,3 +947,21 @@ def test_a_narrow_naive_bayes_lead_is_read_as_narrow():
     assert top.tolist() == [1.0, 0.0, 0.0]
     assert margin.tolist() == pytest.approx([2 / NB_MARGIN_NATS, -2 / NB_MARGIN_NATS, -1.0])
     assert _bayes(np.array([0.0, -30.0]), np.arange(2))[1].tolist() == [1.0, -1.0]  # a wide lead, as before
+
+
+def test_the_centroids_of_some_entries_are_those_of_all_entries_to_the_float(trained):
+    # a paste's exception line is compared with its candidates only (Space.centroid_at): the same floats as the
+    # cosines with every entry, read at those entries, whether the entries are few, many, or none
+    _, _, model, _, texts, _ = trained
+    char = model.spaces[0]
+    n = len(char.sq_norms)
+    rng = np.random.default_rng(5)
+    checked = 0
+    for text in texts[:300]:
+        v = char.vocab.vector(text)
+        every = char.centroid(v)
+        for k in (0, 1, 7, n):
+            at = np.sort(rng.choice(n, size=k, replace=False))
+            assert char.centroid_at(v, at).tolist() == every[at].tolist(), text
+            checked += bool(k and char.sums.dense is not None and (char.sums.dense_at[v.idx] >= 0).any())
+    assert checked > 100  # the dense rows' products were summed for some entries only
