@@ -64,6 +64,12 @@ class Match:
     # ranks, else by line); None for the rest and for pastes the ranking model orders
     order: int | None = None
     lang: str = "en"  # the language title, summary, cause and fix are in
+    # Why a match that is not confident is not ("" when it is): "below point" (its score is under the threshold:
+    # the confidence model is not sure enough, or a log's line evidence is weak), "not asked" (an answer on wording
+    # alone to a text that asks nothing), "statement point" (the same for a text stating a problem or showing an
+    # error, whose model is not as sure as such texts need), "guess" (a closest guess), "thanks" or "change" (the
+    # text reads as a thank-you or a code change: nothing in it is answered). ``kb eval`` counts them.
+    withheld: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

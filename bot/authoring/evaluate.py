@@ -48,6 +48,7 @@ class CaseResult:
     top3: bool
     false_positive: bool
     long_log: bool
+    withheld: str = ""  # why the first answer is not confident (Match.withheld), "" when it is or there is none
 
 
 @dataclass
@@ -59,6 +60,9 @@ class EvalReport:
     confident_top1: float = 0.0
     confident_wrong: int = 0  # positives whose confident first answer is wrong: worse than silence
     confident_precision: float = 0.0  # of all unprompted (confident) first answers, the share that is right
+    # positives whose first answer is right but not confident, by the rule that held it back (Match.withheld):
+    # where confidence is lost, and so which rule or point a change to confidence must move
+    withheld: dict[str, int] = field(default_factory=dict)
     false_positive_rate: float = 0.0
     long_logs: int = 0
     long_log_root_first: float = 0.0
@@ -181,13 +185,14 @@ def run_case(matcher: Matcher, case: Case) -> CaseResult:
         long_log = (case.text or "").count("\n") >= LONG_LOG_LINES
     answers = [m.entry_id for m in d.matches[:5]]
     confident = [m.entry_id for m in d.matches if m.confident]
+    withheld = d.matches[0].withheld if d.matches else ""
     ok = {case.expected, *case.also_ok} - {None}
     if case.expected is None:
         fp = any(c in case.not_ok if case.not_ok else c not in ok for c in confident)
-        return CaseResult(case.id, None, answers, confident, False, False, fp, long_log)
+        return CaseResult(case.id, None, answers, confident, False, False, fp, long_log, withheld)
     top1 = bool(answers) and answers[0] in ok
     top3 = any(a in ok for a in answers[:3])
-    return CaseResult(case.id, case.expected, answers, confident, top1, top3, False, long_log)
+    return CaseResult(case.id, case.expected, answers, confident, top1, top3, False, long_log, withheld)
 
 
 def _diagnose_fixture(matcher: Matcher, path: Path):
@@ -282,6 +287,7 @@ def _figures(rep: EvalReport) -> dict[str, Any]:
         "confident_top1": rep.confident_top1,
         "false_positive_rate": rep.false_positive_rate,
         "confident_precision": rep.confident_precision,
+        "withheld": rep.withheld,
     }
 
 
@@ -305,6 +311,9 @@ def summarize(cases: list[Case], results: list[CaseResult]) -> EvalReport:
                 c_top1 += 1
             else:
                 rep.confident_wrong += 1
+        elif r.top1:
+            why = r.withheld or "other"
+            rep.withheld[why] = rep.withheld.get(why, 0) + 1
         if r.long_log:
             rep.long_logs += 1
             root_first += r.top1
@@ -323,6 +332,11 @@ def summarize(cases: list[Case], results: list[CaseResult]) -> EvalReport:
     return rep
 
 
+def _withheld_text(withheld: dict[str, int]) -> str:
+    """``below point 110, not asked 5, …``: most first."""
+    return ", ".join(f"{why} {n}" for why, n in sorted(withheld.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
 def format_report(rep: EvalReport) -> str:
     lines = [f"cross-validated: {rep.folds} folds by source"] if rep.folds else []
     lines += [
@@ -332,6 +346,8 @@ def format_report(rep: EvalReport) -> str:
         f"   confident wrong answers {rep.confident_wrong}   precision of confident answers {rep.confident_precision:.1%}",
         f"long logs: root cause first {rep.long_log_root_first:.1%}",
     ]
+    if rep.withheld:
+        lines.append("right first but not confident: " + _withheld_text(rep.withheld))
     if rep.kinds:
         lines.append("per kind:      cases  top-1  top-3  conf.top-1  false pos.  conf.precision")
         for kind, f in rep.kinds.items():

@@ -532,14 +532,15 @@ class Matcher:
         idx = self.index
         notes = list(stats.notes)
         _drop_off_platform_evidence(aggs, idx.entries, named or prose)
+        silenced = ""  # the rule that holds every answer back, for Match.withheld
         if prose and stats.lines_total <= 3 and _RESOLVED.search(prose) and not asks(prose):
             # "CUDA OOM is gone after halving the batch, thanks!" names the error but needs no answer.
-            thr = max(thr, 101.0)
+            thr, silenced = max(thr, 101.0), "thanks"
             notes.append(note("thanks"))
         elif named and describes_change(named) and not asks(prose):
             # "Handle Slurm's OUT_OF_MEMORY job state", "LGTM — we now catch OutOfMemoryError": a pull
             # request, a commit or a review names the error it handles; nobody in the thread has it.
-            thr = max(thr, 101.0)
+            thr, silenced = max(thr, 101.0), "change"
             notes.append(note("change"))
         probs: dict[int, float] = {}
         sure: dict[int, float] = {}  # the confidence model's probabilities (RankingModel.answer)
@@ -581,8 +582,9 @@ class Matcher:
             if probs and a.kind in ("anchor", "regex"):
                 # The model reorders and adds answers; it never talks exact evidence out of confidence.
                 score = max(score, round(a.score, 1))
-            if probs and (ei in guesses or not asked and (a.kind == "similar" or (a.kind == "phrase" and a.score < requested))
-                          and not ((stated or shown) and sure[ei] >= statement_point)):
+            unprompted = bool(probs) and not asked and (a.kind == "similar" or (a.kind == "phrase" and a.score < requested))
+            held = _withheld(silenced, ei in guesses, score, thr, unprompted, stated or shown)
+            if probs and (ei in guesses or unprompted and not ((stated or shown) and sure[ei] >= statement_point)):
                 # Resembling an entry's text is not evidence in a log or an error line: healthy
                 # nvidia-smi output reads like the ECC entry, a launch command with NCCL_* settings like the
                 # network hang, DeepSpeed's OVERFLOW info line like its loss scale at minimum, a reply saying
@@ -596,6 +598,7 @@ class Matcher:
             m = entry_match(idx.entries[ei], score=score, confident=score >= thr, kind=a.kind,
                             signature=a.signature, filled=filled, lang=lang)
             m.probability = round(probs[ei], 4) if probs else None
+            m.withheld = "" if m.confident else held
             m.line, m.line_no, m.occurrences, m.line_nos = a.line, a.first_line, a.occurrences, a.line_nos
             m.ranks, m.hosts = list(a.ranks), list(a.hosts)
             m.facts = self._facts(a.line, ei, read) if a.line else {}
@@ -609,6 +612,8 @@ class Matcher:
         explained_by(matches, idx.explainer.explains_ids, (idx.entries[ei].id for ei, a in kept.items() if a.kind in ("anchor", "regex")))
         if probs:
             _root_causes_outrank_symptoms(matches, thr)
+            for m in matches:
+                m.withheld = "" if m.confident else m.withheld
         diagnosis = Diagnosis(
             matches=rank(matches),
             threshold=requested,
@@ -901,6 +906,21 @@ def _evidence(aggs: dict[int, _Agg]) -> dict[int, Evidence]:
         )
         for ei, a in aggs.items()
     }
+
+
+def _withheld(silenced: str, guess: bool, score: float, thr: float, unprompted: bool, statement: bool) -> str:
+    """Why an answer that is not confident is not (:attr:`Match.withheld`), read before the cap on answers from
+    wording alone lowers its score: the thank-you or change rule (``silenced``) holds every answer of the text; a
+    closest guess is never confident; an answer scored below the threshold is below the confidence point (the
+    ranking model's, or for a log the line rules' score); one at or above it is held by the cap, at the statement
+    point when the text states a problem or shows an error, else because it asks nothing."""
+    if silenced:
+        return silenced
+    if guess:
+        return "guess"
+    if score < thr:
+        return "below point"
+    return ("statement point" if statement else "not asked") if unprompted else "below point"
 
 
 def _guesses(probs: dict[int, float]) -> set[int]:
