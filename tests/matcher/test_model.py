@@ -993,3 +993,19 @@ def test_the_centroids_of_some_entries_are_those_of_all_entries_to_the_float(tra
             assert char.centroid_at(v, at).tolist() == every[at].tolist(), text
             checked += bool(k and char.sums.dense is not None and (char.sums.dense_at[v.idx] >= 0).any())
     assert checked > 100  # the dense rows' products were summed for some entries only
+
+
+def test_training_rows_are_the_same_with_the_nearest_parts_worked_out_before_the_evidence(bundled_kb):
+    # the training helper works out the nearest parts of each text's closest entries while its parent gathers
+    # the evidence, and only those of the entries the evidence adds after it: the same rows as all at once
+    matcher = Matcher(bundled_kb, model=False)
+    p = training.prepare(matcher.index.entries, silence=bundled_kb.silence)
+    ahead = training.unaided(p.spaces, p.samples, ahead=True)
+    added = [
+        set(matcher.evidence_of(s.text)[0]) - set(done) for s, done in zip(p.samples, ahead.near_for, strict=True) if s.only < 0
+    ]
+    assert any(added)  # the evidence does add candidates the first pass had not worked out
+    at_once = training.training_rows(p.model, p.spaces, p.samples, matcher.evidence_of, text_info)
+    in_two = training.training_rows(p.model, p.spaces, p.samples, matcher.evidence_of, text_info, ahead)
+    for (a, b) in zip(at_once, in_two, strict=True):
+        assert len(a) == len(b) and all(np.array_equal(x, y) for x, y in zip(a, b, strict=True))
