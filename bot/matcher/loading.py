@@ -12,7 +12,7 @@ that changes no entry (a comment) keeps it. It is computed when the matcher is b
 so a warm start hashes nothing more than the files. :func:`load_matcher` loads (or trains) the model only
 when a text first needs it: a long log is answered by the line rules and never waits for training. When
 the matcher is not cached, a helper process started before parsing (:mod:`tracebot.matcher.trainer`),
-when a core is idle, imports the training code meanwhile and trains once the model is needed.
+when a core is idle, imports the training code meanwhile and trains the model as soon as the matcher is built.
 """
 
 from __future__ import annotations
@@ -55,7 +55,11 @@ def load_matcher(
         child = trainer.start(cache_file("matcher", key))
     try:
         kb, errors, index = load_compiled(
-            directory, key, each=child.entry if child is not None else None, parsed=child.hand if child is not None else None
+            directory,
+            key,
+            each=child.entry if child is not None else None,
+            parsed=child.hand if child is not None else None,
+            built=child.ahead if child is not None else None,
         )
         matcher = matcher_of(kb, index, threshold, model=model, helper=child, deferred=True)
     except BaseException:
@@ -122,11 +126,14 @@ def load_compiled(
     *,
     each: Callable[[Entry], None] | None = None,
     parsed: Callable[[KnowledgeBase, str], None] | None = None,
+    built: Callable[[CompiledKB], None] | None = None,
 ) -> tuple[KnowledgeBase, list[LoadError], CompiledKB]:
     """(knowledge base, load errors, compiled index), from the cache when nothing changed (``key``:
     :func:`matcher_key`, when the caller has it). When it is built, ``each(entry)`` is called with each
-    entry as soon as it is parsed (:func:`load_knowledge_base`), and ``parsed(kb, model key)`` between
-    parsing and building the index (the training helper starts on the entries meanwhile)."""
+    entry as soon as it is parsed (:func:`load_knowledge_base`), ``parsed(kb, model key)`` between
+    parsing and building the index (the training helper starts on the entries meanwhile), and
+    ``built(index)`` once the index is built, before it is stored (the helper is handed the training
+    texts' evidence, and trains while this process stores the matcher)."""
     from tracebot.matcher.index import CompiledKB
 
     def build() -> tuple[KnowledgeBase, list[LoadError], CompiledKB]:
@@ -136,6 +143,8 @@ def load_compiled(
             parsed(kb, mkey)
         index = CompiledKB(kb)
         index.model_key = mkey
+        if built is not None:
+            built(index)
         return kb, errors, index
 
     if not directory.is_dir():

@@ -317,9 +317,13 @@ def _bayes(ll: np.ndarray, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def candidates(sim: np.ndarray, evidence: dict[int, Evidence]) -> list[int]:
     """The entries with evidence, then the :data:`CANDIDATES` closest by TF-IDF."""
+    return list(dict.fromkeys([*sorted(evidence), *closest(sim)]))
+
+
+def closest(sim: np.ndarray) -> list[int]:
+    """The :data:`CANDIDATES` entries closest by TF-IDF (``sim``: a text's cosines with each), in order of number."""
     k = min(CANDIDATES, len(sim))
-    top = np.argpartition(-sim, k - 1)[:k] if k else []
-    return list(dict.fromkeys([*sorted(evidence), *(int(i) for i in sorted(top))]))
+    return [int(i) for i in sorted(np.argpartition(-sim, k - 1)[:k])] if k else []
 
 
 # ---- cache ------------------------------------------------------------------------------------------

@@ -16,8 +16,11 @@ parent parses the knowledge base, which now takes longer than the import. Its st
   key, from that and the parent's evidence, loading the matcher (~0.07 s at 1,000 entries, on the
   critical path) only for a text whose evidence was not handed over; otherwise from the matcher;
 - ``evidence N`` and N bytes (optional): the training texts' matcher evidence, pickled
-  (:func:`tracebot.matcher.samples.gathered`), which the parent gathers after "go" with the matcher it
-  built, while the child computes the parts of the training rows that need none (and, without it,
+  (:func:`tracebot.matcher.samples.gathered`), which the parent gathers with the matcher it built. Mostly
+  right after ``kb``, once the matcher is built (before "go", while the parent stores it): the child trains
+  and stores the model at once, and ends (told "go" meanwhile, it reads it no more: its parent waits for its
+  end); a text missing from it, and the child waits for "go" and gathers it with the matcher. Otherwise
+  after "go", while the child computes the parts of the training rows that need none (and, without it,
   would rebuild the cached phrase index's vectors to gather it): read when the rows need it; a text
   missing from it is gathered here.
 
@@ -66,18 +69,28 @@ def main() -> int:
             prepared = training.prepare(entries, silence=silence, rows_begun=True, streamed=streamed)
         told = pipe.readline().split()
     del streamed
+    handed = Handed(pipe, _not_handed)
+    if handed.take(told):  # the evidence, handed over ahead of "go": train now (the matcher is being stored)
+        idle.cancel()  # busy, not idle: a model half trained is not left to the parent
+        if prepared is not None and len(entries) >= MIN_ENTRIES:
+            with contextlib.suppress(LookupError):  # a text's evidence was not handed over: wait for "go"
+                train_ranking_model(entries, silence, key, handed, prepared=prepared, prewrite=True)
+                return 0  # stored: the parent finds the model in the cache (or is waiting for this to end)
+            prepared = None  # spent on the attempt
+        told = pipe.readline().split()
     idle.cancel()  # told something: "go" or the end of input
     # "go KEY MODEL_KEY": the matcher is in the cache under KEY, its model's key is MODEL_KEY
     if len(told) != 3 or told[0] != b"go" or not all(re.fullmatch(rb"[0-9a-f]{24}", k) for k in told[1:]) or cache_dir() is None:
         return 0  # end of input (the parent needs nothing) or not what the parent writes: the parent trains
     matcher_key, model_key = (k.decode() for k in told[1:])
     evidence = MatcherEvidence(matcher_key)
+    handed.gather = evidence
     if prepared is not None and key == model_key:  # what was prepared serves only the same entries and silence texts
         if len(entries) < MIN_ENTRIES:
             return 0
         with contextlib.suppress(LookupError):  # a text's evidence was not handed over and the matcher is gone
             train_ranking_model(
-                entries, silence, model_key, Handed(pipe, evidence), prepared=prepared,
+                entries, silence, model_key, handed, prepared=prepared,
                 prewrite=True,  # the parent waits idle meanwhile: its core writes the model's spaces
             )
         return 0
@@ -87,7 +100,8 @@ def main() -> int:
         return 0
     if not matcher.can_train:
         return 0
-    matcher.train_model(gather=Handed(pipe, matcher.evidence_of), prewrite=True)  # trains and stores
+    handed.gather = matcher.evidence_of
+    matcher.train_model(gather=handed, prewrite=True)  # trains and stores
     return 0
 
 
@@ -211,23 +225,34 @@ class MatcherEvidence:
 
 
 class Handed:
-    """The training texts' evidence as the parent handed it (read at the first text), or gathered by
-    ``gather`` (:meth:`Matcher.evidence_of`) for a text it lacks."""
+    """The training texts' evidence as the parent handed it (:meth:`take`: ahead of "go", or read at the first
+    text after it), or gathered by ``gather`` (:meth:`Matcher.evidence_of`) for a text it lacks."""
 
     def __init__(self, pipe: Pipe, gather) -> None:
         self.pipe, self.gather = pipe, gather
         self.got: dict | None = None
 
+    def take(self, told: list[bytes]) -> bool:
+        """Read the evidence that the line ``told`` (split) announces; ``False`` when it announces none."""
+        if not (len(told) == 2 and told[0] == b"evidence" and told[1].isdigit() and int(told[1]) <= MAX_KB_BYTES):
+            return False
+        data = self.pipe.read(int(told[1]))
+        self.got = {}
+        with contextlib.suppress(Exception):  # torn (the parent stopped): gathered here
+            self.got = pickle.loads(data)  # noqa: S301 — written by the parent, through its own pipe
+        return True
+
     def __call__(self, text: str, *, phrases: bool = True):
         if self.got is None:
             self.got = {}
-            told = self.pipe.readline().split()
-            if len(told) == 2 and told[0] == b"evidence" and told[1].isdigit() and int(told[1]) <= MAX_KB_BYTES:
-                data = self.pipe.read(int(told[1]))
-                with contextlib.suppress(Exception):  # torn (the parent stopped): gathered here
-                    self.got = pickle.loads(data)  # noqa: S301 — written by the parent, through its own pipe
+            self.take(self.pipe.readline().split())
         found = self.got.get((text, phrases))
         return found if found is not None else self.gather(text, phrases=phrases)
+
+
+def _not_handed(text: str, *, phrases: bool = True):
+    """Before "go" no matcher is known to gather a text the parent's evidence lacks."""
+    raise LookupError(text)
 
 
 if __name__ == "__main__":

@@ -8,13 +8,15 @@ a child process (:mod:`tracebot.matcher.train_child`) while the parent is still 
 As the parent parses it hands the child each entry (:meth:`Helper.entry`, a batch at a time), and the
 child does with each what needs no other entry; between parsing and building the matcher the parent says
 that the knowledge base is parsed (:meth:`Helper.hand`), and the child fits the TF-IDF spaces on the
-entries while the parent builds the matcher and stores it in the cache (at 1,000 entries the fit is
-about as long as the build); when a text first needs the model
-(the matcher defers it: a long log never does), :meth:`Helper.go` tells the child to go: the child loads
-that matcher from the cache and trains and stores the model exactly as the parent would have
-(:func:`tracebot.matcher.loading.matcher_of`). Meanwhile the parent, idle otherwise, gathers the training
-texts' evidence with the matcher it built and hands it over (:meth:`Helper.evidence`), while the child
-computes the parts of the rows that need none; then it loads the model from the cache. A child never told
+entries while the parent builds the matcher (at 1,000 entries the fit is about as long as the build).
+Once the matcher is built the parent gathers the training texts' evidence with it and hands it over
+(:meth:`Helper.ahead`), and the child trains and stores the model at once, exactly as the parent would have,
+while the parent stores the matcher in the cache and reads the text; the child then ends. When a text first
+needs the model (the matcher defers it: a long log never does) and it is not stored yet, :meth:`Helper.go`
+tells the child so and the parent waits for it; then it loads the model from the cache. When the evidence
+could not be handed over ahead, "go" has the child load that matcher from the cache and train
+(:func:`tracebot.matcher.loading.matcher_of`), while the parent, idle otherwise, gathers the evidence and
+hands it over (:meth:`Helper.evidence`) as the child computes the parts of the rows that need none. A child never told
 to go ends itself after :data:`IDLE_S`, or is ended (:meth:`Helper.stop`) when its matcher is dropped or the
 parent exits, whichever comes first; a thread reaps it whenever it ends. The child closes its standard
 output once the model is stored, and the parent goes on from there, not from the child's end. Anything that goes
@@ -39,6 +41,7 @@ if TYPE_CHECKING:
     from tracebot.knowledge.entry import Entry
     from tracebot.knowledge.loader import KnowledgeBase
     from tracebot.matcher.core import Matcher
+    from tracebot.matcher.index import CompiledKB
 
 # off: never (the child sets "0" for itself), on: always; unset: when a core is free. Read as every switch is.
 HELPER_ENV = TRAIN_HELPER_ENV
@@ -80,6 +83,8 @@ class Helper:
         self._closed = False  # the input's end is queued: nothing more is sent
         self._batch: list[Entry] = []  # entries parsed, not yet pickled
         self._sent: list[Entry] | None = []  # entries handed over, in order (None: handing them failed)
+        self._handed = False  # the parsed knowledge base was handed over (the child prepares its model)
+        self._evidence = False  # the training texts' evidence was handed over (the child trains at once)
         # A thread blocked in waitpid reaps the child the moment it ends, whoever ended it (it finished, it
         # was told to stop, it gave up idle, the OOM killer): never a zombie while the matcher lives; and
         # :meth:`wait` wakes at once (Popen.wait with a timeout polls, and noticed the end up to 50 ms late).
@@ -133,6 +138,25 @@ class Helper:
         except Exception:  # noqa: BLE001 — only the head start is lost: the child prepares after "go"
             return
         self._send(b"kb %d\n" % len(data), data)
+        self._handed = True
+
+    def ahead(self, index: CompiledKB) -> None:
+        """The matcher's ``index`` is built (not yet stored): gather the training texts' evidence with it now
+        and hand it over, so that the child trains and stores the model at once, while this process stores
+        the matcher and reads its text, rather than after a text first needs the model (:meth:`go`). Only
+        when the child was handed this knowledge base (:meth:`hand`: its model is not cached): a start that
+        ends up needing no model (a long log) costs this process the gathering (~0.15 s at 1,000 entries),
+        the other core the training. Anything that goes wrong leaves it to :meth:`evidence`."""
+        if not self._handed or self._broken or self._closed:
+            return
+        try:
+            from tracebot.matcher.core import Matcher
+
+            data = self._gathered(Matcher(index.kb, model=False, index=index))
+        except Exception:  # noqa: BLE001 — gathered again after "go" (evidence)
+            return
+        self._send(b"evidence %d\n" % len(data), data)
+        self._evidence = True
 
     def _send(self, *items: bytes | threading.Event | None) -> None:
         """Queue ``items`` for the child's input: bytes are written, an event is set once what came before it
@@ -193,13 +217,8 @@ class Helper:
         computes what needs none; then close the child's input. The child gathers whatever it lacks."""
         chunks: tuple[bytes, ...] = ()
         try:
-            if self.going:
-                import pickle
-
-                from tracebot.matcher.samples import gathered, training_texts
-
-                samples = training_texts(matcher.index.entries, (), (), (), matcher.silence)[0]
-                data = pickle.dumps(gathered(samples, matcher.evidence_of), protocol=pickle.HIGHEST_PROTOCOL)
+            if self.going and not self._evidence:  # handed over ahead (:meth:`ahead`): not again
+                data = self._gathered(matcher)
                 chunks = (b"evidence %d\n" % len(data), data)
         except Exception:  # noqa: BLE001, S110 — the child gathers it itself
             pass
@@ -207,6 +226,16 @@ class Helper:
         # hung child that never does would block this process in the write (a pipe holds 64 KB) with no
         # timeout; :meth:`wait`'s deadline bounds it, and :meth:`stop` ends the child and joins the thread.
         self._send(*chunks, None)
+
+    @staticmethod
+    def _gathered(matcher: Matcher) -> bytes:
+        """The training texts' evidence (:func:`tracebot.matcher.samples.gathered`) with ``matcher``, pickled."""
+        import pickle
+
+        from tracebot.matcher.samples import gathered, training_texts
+
+        samples = training_texts(matcher.index.entries, (), (), (), matcher.silence)[0]
+        return pickle.dumps(gathered(samples, matcher.evidence_of), protocol=pickle.HIGHEST_PROTOCOL)
 
     def wait(self) -> None:
         """Wait for the child told to :meth:`go` (until it has stored the model and closed its output, or

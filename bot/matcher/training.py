@@ -49,6 +49,7 @@ from tracebot.matcher.model import (
     RankingModel,
     TextInfoOf,
     candidates,
+    closest,
     precision_point,
     rows,
 )
@@ -464,20 +465,29 @@ class FittedSpaces:
         return out
 
     def nearest(
-        self, texts: list[str], vecs: list[sparse.csr_matrix], cands_of: list[list[int]], leave_out: list[int] | None = None
+        self,
+        texts: list[str],
+        vecs: list[sparse.csr_matrix],
+        cands_of: list[list[int]],
+        leave_out: list[int] | None = None,
+        out: list[np.ndarray] | None = None,
     ) -> list[np.ndarray]:
         """(texts × entries) cosines of each text (``vecs``: :meth:`vectors`) with the closest part of each
         of its candidates (0 for other entries), character and word, as :meth:`Space.nearest` computes
         them; with ``leave_out``, each text's own part (an index into the parts, or -1) is left out. Each
         distinct text is compared once with the parts of all its candidates, with the products answering
         uses (:meth:`Columns.run_dots`): comparing every text with every part (a texts × parts sparse
-        product) was most of training at 1,000 entries."""
+        product) was most of training at 1,000 entries. ``out``: filled in (at these candidates only), not
+        new arrays."""
         samples_of: dict[str, list[int]] = {}
         for i, text in enumerate(texts):
             samples_of.setdefault(text, []).append(i)
-        out = [np.zeros((len(texts), self.n_entries)) for _ in vecs]
+        if out is None:
+            out = [np.zeros((len(texts), self.n_entries)) for _ in vecs]
         for same in samples_of.values():
             entries = np.array(sorted({ei for i in same for ei in cands_of[i]}), dtype=np.int64)
+            if not len(entries):
+                continue
             first, count = self.starts[entries], self.starts[entries + 1] - self.starts[entries]
             at = {int(e): (int(f), int(k)) for e, f, k in zip(entries, np.cumsum(count) - count, count, strict=True)}
             for v, cols, res in zip(vecs, self.part_columns, out, strict=True):
@@ -556,14 +566,28 @@ class Unaided:
     cent_c: np.ndarray
     cent_w: np.ndarray
     nb: np.ndarray
+    # with ``ahead``: the nearest parts' cosines (:meth:`FittedSpaces.nearest`) of the candidates each text
+    # has whatever its evidence (its closest entries and its right answer, or its only one), and those
+    near: list[np.ndarray] | None = None
+    near_for: list[list[int]] | None = None
 
 
-def unaided(fitted: FittedSpaces, samples: list[Sample]) -> Unaided:
-    """:class:`Unaided` of ``samples``, each left out of the entry its text is a part of."""
+def unaided(fitted: FittedSpaces, samples: list[Sample], *, ahead: bool = False) -> Unaided:
+    """:class:`Unaided` of ``samples``, each left out of the entry its text is a part of; ``ahead``: with the
+    nearest parts of the candidates known without evidence (the training helper computes them while its
+    parent gathers the evidence, which adds only a few candidates more; the cosines are the same computed
+    either way, each entry's on its own)."""
     texts = [s.text for s in samples]
     vecs = fitted.vectors(texts)
     cent_c, cent_w = fitted.similarities(vecs, [s.part_of for s in samples], texts)
-    return Unaided(vecs, cent_c, cent_w, fitted.log_likelihoods(vecs[1], [s.part_of for s in samples]))
+    u = Unaided(vecs, cent_c, cent_w, fitted.log_likelihoods(vecs[1], [s.part_of for s in samples]))
+    if ahead:
+        u.near_for = [
+            [s.only] if s.only >= 0 else [*near, *([s.gold] if s.gold >= 0 and s.gold not in near else [])]
+            for s, near in ((s, closest(cent_c[si] + cent_w[si]) if s.only < 0 else []) for si, s in enumerate(samples))
+        ]
+        u.near = fitted.nearest(texts, vecs, u.near_for, [s.part for s in samples])
+    return u
 
 
 def train(entries: list[Entry], gather: Gather, info_of: TextInfoOf, *, prepared: Prepared | None = None, **leave_out) -> RankingModel:
@@ -605,7 +629,7 @@ def prepare(
     spaces = FittedSpaces(parts, owners, len(entries), streamed.vectorizers if streamed else None)
     p = Prepared(samples, parts, spaces, untrained_model(entries, spaces, streamed.words if streamed else None))
     if rows_begun:
-        p.unaided = unaided(spaces, samples)
+        p.unaided = unaided(spaces, samples, ahead=True)
     return p
 
 
@@ -675,7 +699,11 @@ def training_rows(
             if s.gold >= 0 and s.gold not in cands:
                 cands.append(s.gold)
         cands_of.append(cands)
-    near_c, near_w = fitted.nearest(texts, vecs, cands_of, [s.part for s in samples])
+    if u.near is None:
+        near_c, near_w = fitted.nearest(texts, vecs, cands_of, [s.part for s in samples])
+    else:  # computed already for the candidates known without evidence: the others' now
+        rest = [[c for c in cands if c not in set(done)] for cands, done in zip(cands_of, u.near_for, strict=True)]
+        near_c, near_w = fitted.nearest(texts, vecs, rest, [s.part for s in samples], out=u.near)
     sims = [cent_c, cent_w, near_c, near_w, exc, nb]
     xs, ys = [], []
     for si, s in enumerate(samples):

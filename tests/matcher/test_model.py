@@ -191,6 +191,28 @@ def test_a_model_trained_by_the_helper_process_answers_as_one_trained_in_process
     assert a.name == b.name and a.read_bytes() == b.read_bytes()
 
 
+def test_the_helper_trains_and_stores_the_model_once_the_matcher_is_built_before_a_text_needs_it(tmp_path, monkeypatch):
+    started: list[trainer.Helper | None] = []
+    start = trainer.start
+    monkeypatch.setattr(trainer, "start", lambda *a: started.append(start(*a)) or started[-1])
+    gathered_by: list[int] = []
+    gather = trainer.Helper._gathered
+    monkeypatch.setattr(trainer.Helper, "_gathered", staticmethod(lambda m: gathered_by.append(1) or gather(m)))
+    monkeypatch.setattr(training, "train", lambda *a, **k: pytest.fail("trained here, not in the helper"))
+    monkeypatch.setenv("TRACEBOT_CACHE", str(tmp_path))
+    monkeypatch.setenv(trainer.HELPER_ENV, "1")  # however busy the machine is
+    _, m, _ = load_matcher(KNOWLEDGE)
+    helper = started[0]
+    assert helper is not None
+    # no text has asked for the model: the helper was handed the evidence with the built matcher, trained,
+    # stored the model and ended by itself, never told to go
+    assert helper._ended.wait(120) and helper.proc.returncode == 0 and not helper.going
+    assert m.model_pending and len(list(tmp_path.glob("model-*.pkl"))) == 1
+    answer = m.diagnose(PASTE).best  # the first paste reads it from the cache
+    assert answer is not None and answer.entry_id == "cuda-oom" and answer.probability is not None
+    assert gathered_by == [1]  # once, with the built matcher: not again for the paste
+
+
 def test_waiting_for_a_helper_that_never_ends_gives_up_after_the_timeout_not_twice_it(tmp_path, monkeypatch):
     # a stuck child: the first paste waits TIMEOUT_S for it, then the parent trains (one wait, for the reaper
     # thread's word that the child is done; waiting for the end and then the reaping once took twice as long)
@@ -353,13 +375,14 @@ def test_a_helper_trains_from_what_it_prepared_when_handed_the_matchers_model_ke
     assert child != here
 
 
-@pytest.mark.parametrize("head_start", [False, True])
+@pytest.mark.parametrize(("head_start", "ahead"), [(False, False), (True, False), (True, True)])
 @pytest.mark.parametrize("handed", ["gathered", "torn", "blanked"])
-def test_the_helper_trains_on_the_evidence_its_parent_hands_it(tmp_path, monkeypatch, handed, head_start):
+def test_the_helper_trains_on_the_evidence_its_parent_hands_it(tmp_path, monkeypatch, handed, head_start, ahead):
     # the parent gathers the training texts' evidence with the matcher it built, while the child computes
     # the rest; what the parent gathered gives the model trained in one process, a torn handover makes the
     # child gather it itself (loading the matcher then, when it had the entries beforehand), and other
-    # evidence (every text's emptied) is what the child trains on
+    # evidence (every text's emptied) is what the child trains on. ``ahead``: handed over before "go" (the
+    # child trains at once; torn, it waits for "go" and gathers it with the matcher)
 
     def told(kb: KnowledgeBase, matcher: Matcher, go: str) -> bytes:
         evidence = gathered(training_texts(matcher.index.entries, (), (), (), kb.silence)[0], matcher.evidence_of)
@@ -369,7 +392,9 @@ def test_the_helper_trains_on_the_evidence_its_parent_hands_it(tmp_path, monkeyp
         if handed == "torn":
             data = data[: len(data) // 2]
         entries = pickle.dumps((matcher.index.model_key, kb.entries, kb.silence))
-        return (b"kb %d\n" % len(entries) + entries if head_start else b"") + go.encode() + b"evidence %d\n" % len(data) + data
+        evidence = b"evidence %d\n" % len(data) + data
+        kb_told = b"kb %d\n" % len(entries) + entries if head_start else b""
+        return kb_told + (evidence + go.encode() if ahead else go.encode() + evidence)
 
     child, here = _trained_by_a_child(tmp_path, monkeypatch, told)
     assert (child == here) is (handed != "blanked")
@@ -500,7 +525,9 @@ def test_a_long_log_is_answered_without_training_the_model(tmp_path, monkeypatch
     _, m, _ = load_matcher(KNOWLEDGE)
     d = m.diagnose(LONG_LOG)  # 301 lines: the line rules answer, the model is never read
     assert d.best is not None and d.best.entry_id == "cuda-oom" and d.best.probability is None
-    assert m.model_pending and not list(tmp_path.glob("model-*.pkl"))
+    assert m.model_pending  # neither loaded nor waited for
+    if helper == "0":  # (a helper trains it on the other core as soon as the matcher is built)
+        assert not list(tmp_path.glob("model-*.pkl"))
     # the first paste makes it (trained now, stored in the cache) and is ranked by it
     assert m.diagnose(PASTE).best.probability is not None
     assert not m.model_pending and len(list(tmp_path.glob("model-*.pkl"))) == 1
@@ -878,6 +905,7 @@ def test_an_idle_helper_never_told_to_go_ends_by_itself_and_the_parent_trains_wh
     start = trainer.start
     monkeypatch.setattr(trainer, "start", lambda *a: started.append(start(*a)) or started[-1])
     monkeypatch.setattr(trainer, "IDLE_S", 1.0)
+    monkeypatch.setattr(trainer.Helper, "ahead", lambda *a: None)  # no evidence ahead: it waits for "go"
     monkeypatch.setenv("TRACEBOT_CACHE", str(tmp_path))
     monkeypatch.setenv(trainer.HELPER_ENV, "1")
     _, m, _ = load_matcher(KNOWLEDGE)
@@ -965,3 +993,19 @@ def test_the_centroids_of_some_entries_are_those_of_all_entries_to_the_float(tra
             assert char.centroid_at(v, at).tolist() == every[at].tolist(), text
             checked += bool(k and char.sums.dense is not None and (char.sums.dense_at[v.idx] >= 0).any())
     assert checked > 100  # the dense rows' products were summed for some entries only
+
+
+def test_training_rows_are_the_same_with_the_nearest_parts_worked_out_before_the_evidence(bundled_kb):
+    # the training helper works out the nearest parts of each text's closest entries while its parent gathers
+    # the evidence, and only those of the entries the evidence adds after it: the same rows as all at once
+    matcher = Matcher(bundled_kb, model=False)
+    p = training.prepare(matcher.index.entries, silence=bundled_kb.silence)
+    ahead = training.unaided(p.spaces, p.samples, ahead=True)
+    added = [
+        set(matcher.evidence_of(s.text)[0]) - set(done) for s, done in zip(p.samples, ahead.near_for, strict=True) if s.only < 0
+    ]
+    assert any(added)  # the evidence does add candidates the first pass had not worked out
+    at_once = training.training_rows(p.model, p.spaces, p.samples, matcher.evidence_of, text_info)
+    in_two = training.training_rows(p.model, p.spaces, p.samples, matcher.evidence_of, text_info, ahead)
+    for (a, b) in zip(at_once, in_two, strict=True):
+        assert len(a) == len(b) and all(np.array_equal(x, y) for x, y in zip(a, b, strict=True))
