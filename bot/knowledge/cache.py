@@ -395,7 +395,7 @@ def _store(path: Path, value: object) -> None:
                     early.drop()
             if done:
                 return
-        with tempfile.NamedTemporaryFile("wb", dir=path.parent, prefix=".tmp-", delete=False) as f:
+        with tempfile.NamedTemporaryFile("wb", dir=path.parent, prefix=_tmp_prefix(), delete=False) as f:
             tmp = f.name
             _dump(value, f)
         os.replace(tmp, path)
@@ -431,7 +431,7 @@ class _Early:
 
         _, self.raws = _pickled(draft)
         self.offsets, self.at = _layout(self.raws)
-        self.fd, self.tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+        self.fd, self.tmp = tempfile.mkstemp(dir=path.parent, prefix=_tmp_prefix())
         self.failed = False
         self.thread = threading.Thread(target=self._write, daemon=True)
         try:
@@ -494,6 +494,20 @@ def prewrite(kind: str, key: str, draft: object) -> None:
 
 
 STALE_TMP_S = 3600.0  # a temporary file untouched this long is a killed writer's (a write takes seconds)
+
+
+def _tmp_prefix(pid: int | None = None) -> str:
+    """Temporary files carry their writer's pid, so that whoever kills a writer can remove what it left."""
+    return f".tmp-{os.getpid() if pid is None else pid}-"
+
+
+def drop_temporaries(folder: Path, pid: int) -> None:
+    """Remove the temporary files a killed (and reaped) writer ``pid`` left in ``folder``: the training helper,
+    stopped because nothing needed its model, may be mid-write of ~100 MB that :func:`_prune` would otherwise
+    keep for :data:`STALE_TMP_S`."""
+    for p in folder.glob(_tmp_prefix(pid) + "*"):
+        with contextlib.suppress(OSError):
+            p.unlink()
 
 
 def _prune(folder: Path, kind: str) -> None:

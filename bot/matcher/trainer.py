@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tracebot.config import TRAIN_HELPER_ENV, env_switch
-from tracebot.knowledge.cache import cache_file
+from tracebot.knowledge.cache import cache_file, drop_temporaries
 
 if TYPE_CHECKING:
     import subprocess
@@ -248,7 +248,8 @@ class Helper:
         child that has closed its output is ending by itself (its model stored): it is only waited for, as
         a killed one would be (killed, it ended with -9 whenever this process loaded the model faster than
         the kernel freed the child's memory)."""
-        if not self._ended.is_set() and not self._done.is_set():
+        killed = not self._ended.is_set() and not self._done.is_set()
+        if killed:
             with contextlib.suppress(OSError):
                 self.proc.kill()
         if self._writer is not None:  # its write fails now that the child is gone
@@ -259,7 +260,8 @@ class Helper:
         if self.proc.stdin is not None:
             with contextlib.suppress(OSError):
                 self.proc.stdin.close()
-        self._ended.wait(10)
+        if self._ended.wait(10) and killed:  # reaped: its pid names only what it left half-written
+            drop_temporaries(self.matcher_file.parent, self.proc.pid)
 
 
 def _reap(proc: subprocess.Popen[bytes], done: threading.Event, ended: threading.Event) -> None:

@@ -10,6 +10,7 @@ import os
 import pickle
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -237,6 +238,24 @@ def test_waiting_for_a_helper_that_never_ends_gives_up_after_the_timeout_not_twi
     finally:
         helper.stop()
     assert proc.returncode is not None  # stopped and reaped
+
+
+def test_a_helper_stopped_mid_write_leaves_no_temporary_file_in_the_cache(tmp_path):
+    # the helper trains as soon as the matcher is built; a process that never needs the model (a long log) stops
+    # it, maybe while it writes the ~100 MB model: what it leaves goes with it, another writer's file stays
+    other = tmp_path / ".tmp-1-another-writer"
+    other.write_bytes(b"x")
+    code = ("import sys, tempfile; from tracebot.knowledge import cache; "
+            f"tempfile.mkstemp(dir={str(tmp_path)!r}, prefix=cache._tmp_prefix()); sys.stdin.read()")
+    proc = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE)  # noqa: S603
+    helper = trainer.Helper(proc, tmp_path / "matcher-x.pkl")
+    deadline = time.monotonic() + 60
+    while not list(tmp_path.glob(f".tmp-{proc.pid}-*")) and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.01)  # until the child's temporary file exists
+    assert list(tmp_path.glob(f".tmp-{proc.pid}-*")), "the child never started writing"
+    helper.stop()
+    assert proc.returncode is not None
+    assert sorted(p.name for p in tmp_path.iterdir()) == [other.name]
 
 
 def test_the_parent_goes_on_when_the_helper_closes_its_output_not_when_it_ends(tmp_path):
