@@ -59,7 +59,7 @@ def load_matcher(
             key,
             each=child.entry if child is not None else None,
             parsed=child.hand if child is not None else None,
-            built=child.ahead if child is not None else None,
+            built=_handing_ahead(child) if child is not None else None,
         )
         matcher = matcher_of(kb, index, threshold, model=model, helper=child, deferred=True)
     except BaseException:
@@ -67,6 +67,18 @@ def load_matcher(
             child.stop()
         raise
     return kb, matcher, errors
+
+
+def _handing_ahead(child: trainer.Helper) -> Callable[[CompiledKB], None]:
+    """``load_compiled``'s ``built`` hook: the helper gathers the training texts' evidence with the matcher just
+    built (:meth:`trainer.Helper.ahead`; the matcher is made here, as the trainer never imports the matcher)."""
+
+    def built(index: CompiledKB) -> None:
+        from tracebot.matcher.core import Matcher
+
+        child.ahead(lambda: Matcher(index.kb, model=False, index=index))
+
+    return built
 
 
 def matcher_of(

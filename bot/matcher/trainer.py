@@ -37,11 +37,11 @@ from tracebot.knowledge.cache import cache_file, drop_temporaries
 if TYPE_CHECKING:
     import subprocess
     import threading
+    from collections.abc import Callable
 
     from tracebot.knowledge.entry import Entry
     from tracebot.knowledge.loader import KnowledgeBase
     from tracebot.matcher.core import Matcher
-    from tracebot.matcher.index import CompiledKB
 
 # off: never (the child sets "0" for itself), on: always; unset: when a core is free. Read as every switch is.
 HELPER_ENV = TRAIN_HELPER_ENV
@@ -140,8 +140,8 @@ class Helper:
         self._send(b"kb %d\n" % len(data), data)
         self._handed = True
 
-    def ahead(self, index: CompiledKB) -> None:
-        """The matcher's ``index`` is built (not yet stored): gather the training texts' evidence with it now
+    def ahead(self, bare: Callable[[], Matcher]) -> None:
+        """The matcher is built (not yet stored; ``bare()`` makes it without a model): gather the training texts' evidence with it now
         and hand it over, so that the child trains and stores the model at once, while this process stores
         the matcher and reads its text, rather than after a text first needs the model (:meth:`go`). Only
         when the child was handed this knowledge base (:meth:`hand`: its model is not cached): a start that
@@ -150,9 +150,7 @@ class Helper:
         if not self._handed or self._broken or self._closed:
             return
         try:
-            from tracebot.matcher.core import Matcher
-
-            data = self._gathered(Matcher(index.kb, model=False, index=index))
+            data = self._gathered(bare())
         except Exception:  # noqa: BLE001 — gathered again after "go" (evidence)
             return
         self._send(b"evidence %d\n" % len(data), data)
