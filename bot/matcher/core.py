@@ -533,7 +533,7 @@ class Matcher:
         notes = list(stats.notes)
         _drop_off_platform_evidence(aggs, idx.entries, named or prose)
         silenced = ""  # the rule that holds every answer back, for Match.withheld
-        if prose and stats.lines_total <= 3 and _RESOLVED.search(prose) and not asks(prose):
+        if prose and stats.lines_total <= 3 and _RESOLVED.search(prose) and not asks(prose) and not _thanks_a_report(named or prose, prose):
             # "CUDA OOM is gone after halving the batch, thanks!" names the error but needs no answer.
             thr, silenced = max(thr, 101.0), "thanks"
             notes.append(note("thanks"))
@@ -672,6 +672,28 @@ _FIX_REPORT = re.compile(
     r"|\bno longer (?:happens|occurs|appears|shows up|hangs|crashes|fails)\b",
     re.IGNORECASE,
 )
+
+
+# The courtesy words of _RESOLVED: alone they close a reply ("thanks, will try") as often as they open a
+# report ("Thanks for sharing the code. I get this error:").
+_THANKS = re.compile(r"\b(?:thanks|thank you|thx)\b|ありがと|謝謝|谢谢", re.IGNORECASE)
+
+
+def _thanks_a_report(text: str, prose: str) -> bool:
+    """Whether the only resolution ``prose`` speaks of is a thank-you and ``text`` carries an error on a line
+    of its own: courtesy around a report ("Thanks a lot for sharing your code. I encountered this issue" over
+    "RuntimeError: No CUDA GPUs are available"), not a problem closed ("fixed it by halving the batch, thanks"
+    over the error it fixed says fixed; "thanks, it was a hardware failure" pastes nothing)."""
+    from tracebot.matcher.features import SHOWN_ERROR_SCORE
+    from tracebot.matcher.signals import GLOG_PREFIX, scores_at_least
+
+    if _RESOLVED.search(_THANKS.sub(" ", prose)) or _FIX_REPORT.search(prose):
+        return False
+    return any(
+        not _RESOLVED.search(x) and scores_at_least(GLOG_PREFIX.sub("", x.strip()), SHOWN_ERROR_SCORE)
+        for x in text.splitlines()
+        if x.strip()
+    )
 
 
 def _says_it_is_over(text: str) -> bool:

@@ -67,3 +67,43 @@ def test_kb_eval_counts_right_first_answers_by_what_held_them_back():
     assert rep.withheld == {"below point": 2}
     assert "right first but not confident: below point 2" in format_report(rep)
     assert rep.to_dict()["withheld"] == {"below point": 2}
+
+
+# Written here (match21). Courtesy thanks around a report are no thank-you for a problem closed: the error
+# pasted on a line of its own is the report, as on GitHub issues that open "Thanks for sharing the code".
+THANKS_AROUND_A_REPORT = [
+    (
+        "Thanks a lot for sharing your code! I run into this as soon as training starts:\n"
+        "RuntimeError: No CUDA GPUs are available",
+        "no-gpu-visible",
+    ),
+    (
+        "RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 23.65 GiB total capacity)\n"
+        "thank you for the great work, this happens at the first step of my fine-tuning",
+        "cuda-oom",
+    ),
+]
+
+
+@pytest.mark.parametrize(("text", "entry"), THANKS_AROUND_A_REPORT)
+def test_a_report_with_courtesy_thanks_and_a_pasted_error_is_answered(matcher: Matcher, text: str, entry: str):
+    d = matcher.diagnose(text)
+    assert d.best is not None and d.best.entry_id == entry and d.best.confident, (d.notes, d.best and d.best.withheld)
+
+
+# Near misses: a thank-you that says the problem is over stays silent with the error quoted above or below it,
+# and an error named inside the thank-you sentence is no pasted error.
+THANKS_CLOSING_A_PROBLEM = {
+    "says fixed it": "fixed it by halving the batch, thanks\nRuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB",
+    "says went away": "RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB\n"
+    "that went away after halving the batch, thanks",
+    "says solved": "RuntimeError: No CUDA GPUs are available\nsolved by exporting CUDA_VISIBLE_DEVICES again, thank you",
+    "error inside the thanks": "Thanks, the RuntimeError: CUDA out of memory was my own batch size",
+}
+
+
+@pytest.mark.parametrize("text", THANKS_CLOSING_A_PROBLEM.values(), ids=THANKS_CLOSING_A_PROBLEM.keys())
+def test_a_thank_you_closing_a_problem_stays_unconfident_with_the_error_quoted(matcher: Matcher, text: str):
+    d = matcher.diagnose(text)
+    assert not d.confident, [(m.entry_id, m.score, m.withheld) for m in d.matches[:3]]
+    assert d.best is None or d.best.withheld == "thanks"
