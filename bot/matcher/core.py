@@ -684,30 +684,22 @@ def _thanks_a_report(text: str, prose: str) -> bool:
     of its own: courtesy around a report ("Thanks a lot for sharing your code. I encountered this issue" over
     "RuntimeError: No CUDA GPUs are available"), not a problem closed ("fixed it by halving the batch, thanks"
     over the error it fixed says fixed; "thanks, it was a hardware failure" pastes nothing)."""
-    from tracebot.matcher.features import SHOWN_ERROR_SCORE
-    from tracebot.matcher.signals import GLOG_PREFIX, scores_at_least
+    from tracebot.matcher.features import shows_error
 
     if _RESOLVED.search(_THANKS.sub(" ", prose)) or _FIX_REPORT.search(prose):
         return False
-    return any(
-        not _RESOLVED.search(x) and scores_at_least(GLOG_PREFIX.sub("", x.strip()), SHOWN_ERROR_SCORE)
-        for x in text.splitlines()
-        if x.strip()
-    )
+    return any(not _RESOLVED.search(x) and shows_error(x) for x in text.splitlines() if x.strip())
 
 
 def _says_it_is_over(text: str) -> bool:
     """Whether the lines of ``text`` that state no error (the words a person put around a paste: "fixed,
     thanks", "works now") say the error is over, as the thank-you and statement rules read prose."""
-    from tracebot.matcher.features import SHOWN_ERROR_SCORE
-    from tracebot.matcher.signals import GLOG_PREFIX, scores_at_least
+    from tracebot.matcher.features import shows_error
 
     if not (_RESOLVED.search(text) or _FIX_REPORT.search(text)):
         # both match within a line, so not in some of the lines when not in all of them: no line is scored
         return False
-    around = "\n".join(
-        x for x in text.splitlines() if not scores_at_least(GLOG_PREFIX.sub("", x.strip()), SHOWN_ERROR_SCORE)
-    )
+    around = "\n".join(x for x in text.splitlines() if not shows_error(x))
     return bool(_RESOLVED.search(around) or _FIX_REPORT.search(around))
 
 

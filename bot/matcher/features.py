@@ -86,10 +86,14 @@ def text_info(text: str, prose: str) -> TextInfo:
     opens = bool(lines) and lines[0].strip() in {x.strip() for x in prose.splitlines()} if prose else False
     states = opens and kind != "chat" and has_error and not exc and not _SOURCE_LOCATION.search(stripped)
     # last line first: a traceback, and most pasted logs, end with what failed
-    shows = kind in ("line", "traceback", "log") and any(
-        scores_at_least(GLOG_PREFIX.sub("", x.strip()), SHOWN_ERROR_SCORE) for x in reversed(lines)
-    )
+    shows = kind in ("line", "traceback", "log") and any(shows_error(x) for x in reversed(lines))
     return TextInfo(kind, len(lines), has_error, exc, exc_type, asks, states, mentioned(stripped), shows)
+
+
+def shows_error(line: str) -> bool:
+    """Whether one line of a text states an error (:data:`SHOWN_ERROR_SCORE`), a glog prefix aside: what the
+    shown-error input and the thank-you rules read each line of a paste by."""
+    return scores_at_least(GLOG_PREFIX.sub("", line.strip()), SHOWN_ERROR_SCORE)
 
 
 def entry_parts(e: Entry, *, with_examples: bool = True) -> list[str]:
