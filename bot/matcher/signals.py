@@ -72,9 +72,14 @@ def _signalless(text: str) -> bool:
     return text.isascii() and not _ANY_SIGNAL.search(text)
 
 
+def _states_nothing(text: str) -> bool:
+    """Too short, no signal at all, or noise (an INFO line, a frame): scores 0 whatever its words."""
+    return len(text) < 12 or _signalless(text) or any(p.search(text) for p in NOISE)
+
+
 def line_score(text: str) -> int:
     """How much a cleaned line looks like the statement of an error (0: noise or nothing)."""
-    if len(text) < 12 or _signalless(text) or any(p.search(text) for p in NOISE):
+    if _states_nothing(text):
         return 0
     return sum(weight for pattern, weight in SIGNALS if pattern.search(text))
 
@@ -83,7 +88,7 @@ def scores_at_least(text: str, score: int) -> bool:
     """``line_score(text) >= score`` (``score`` ≥ 1), the signals searched only until they add up to it: every
     line of a pasted text is asked whether it states an error, and an error line is told by its first
     signal (an exception's ``FooError:``)."""
-    if len(text) < 12 or _signalless(text) or any(p.search(text) for p in NOISE):
+    if _states_nothing(text):
         return False
     total = 0
     for pattern, weight in SIGNALS:
